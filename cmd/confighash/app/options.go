@@ -1,0 +1,149 @@
+package app
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+// Cert modes.
+const (
+	// CertModeSelf makes confighash issue and renew its own serving
+	// certificate and inject the CA into its webhook configuration.
+	CertModeSelf = "self"
+	// CertModeExternal serves files someone else (cert-manager) keeps in
+	// the cert dir.
+	CertModeExternal = "external"
+)
+
+// Options are the flags of `confighash serve`.
+type Options struct {
+	Kubeconfig string
+	Namespace  string
+
+	WebhookPort       int
+	WebhookHost       string
+	CertDir           string
+	CertMode          string
+	CertSecret        string
+	ServiceName       string
+	WebhookConfigName string
+	// WebhookURL switches on out-of-cluster mode: confighash registers its
+	// own webhook configuration with this URL and a self-managed CA.
+	WebhookURL string
+
+	HMACKeySecret string
+
+	MetricsAddr string
+	HealthAddr  string
+
+	LeaderElect bool
+
+	// CoalesceWindow is how long the hook waits for more changes to a
+	// workload's sources before it re-stamps.
+	CoalesceWindow time.Duration
+	// WritesPerSecond is the hook's global write budget.
+	WritesPerSecond float64
+	// FlapLimit re-stamps within FlapWindow put a workload on hold.
+	FlapLimit  int
+	FlapWindow time.Duration
+
+	Zap zap.Options
+}
+
+// DefaultOptions are the flag defaults.
+func DefaultOptions() Options {
+	return Options{
+		Namespace:         "confighash-system",
+		WebhookPort:       9443,
+		CertDir:           "/tmp/confighash/serving-certs",
+		CertMode:          CertModeSelf,
+		CertSecret:        "confighash-webhook-cert",
+		ServiceName:       "confighash-webhook",
+		WebhookConfigName: "confighash",
+		HMACKeySecret:     "confighash-hmac-key",
+		MetricsAddr:       ":8080",
+		HealthAddr:        ":8081",
+		CoalesceWindow:    time.Second,
+		WritesPerSecond:   100,
+		FlapLimit:         10,
+		FlapWindow:        10 * time.Minute,
+	}
+}
+
+func (o *Options) bind(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "path to a kubeconfig; empty means in-cluster config, then $KUBECONFIG")
+	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "namespace confighash runs in; holds its HMAC key, cert Secret and leader lease")
+	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "port the admission webhook listens on")
+	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost, "address the admission webhook listens on (empty: all)")
+	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "directory of the webhook's tls.crt and tls.key")
+	fs.StringVar(&o.CertMode, "cert-mode", o.CertMode, `"self": issue, renew and inject our own certificates; "external": serve the files in --cert-dir as they are (cert-manager)`)
+	fs.StringVar(&o.CertSecret, "cert-secret", o.CertSecret, "Secret holding the self-managed CA and serving certificate")
+	fs.StringVar(&o.ServiceName, "service-name", o.ServiceName, "Service in front of the webhook; names the self-managed certificate")
+	fs.StringVar(&o.WebhookConfigName, "webhook-config-name", o.WebhookConfigName, "MutatingWebhookConfiguration to inject the CA into (and, with --webhook-url, to create)")
+	fs.StringVar(&o.WebhookURL, "webhook-url", o.WebhookURL, "out-of-cluster mode: register the webhook at this https URL (e.g. https://127.0.0.1:9443) with a self-managed CA")
+	fs.StringVar(&o.HMACKeySecret, "hmac-key-secret", o.HMACKeySecret, "Secret holding the checksum HMAC key; created on first start")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, `metrics address; "0" disables`)
+	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", o.HealthAddr, "address of /healthz and /readyz")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader to run the config-update hook; every replica serves the webhook")
+	fs.DurationVar(&o.CoalesceWindow, "coalesce-window", o.CoalesceWindow, "wait this long for further changes to a workload's sources before re-stamping it")
+	fs.Float64Var(&o.WritesPerSecond, "writes-per-second", o.WritesPerSecond, "global budget of workload re-stamps per second")
+	fs.IntVar(&o.FlapLimit, "flap-limit", o.FlapLimit, "hold a workload re-stamped more than this many times within --flap-window")
+	fs.DurationVar(&o.FlapWindow, "flap-window", o.FlapWindow, "window of --flap-limit")
+	zfs := flag.NewFlagSet("zap", flag.ContinueOnError)
+	o.Zap.BindFlags(zfs)
+	fs.AddGoFlagSet(zfs)
+}
+
+// webhookEndpoint is where to listen, and with which certificate names, in
+// out-of-cluster mode.
+type webhookEndpoint struct {
+	host string
+	port int
+	ip   net.IP
+}
+
+func (o *Options) validate() (*webhookEndpoint, error) {
+	var errs []error
+	if o.CertMode != CertModeSelf && o.CertMode != CertModeExternal {
+		errs = append(errs, fmt.Errorf("--cert-mode must be %q or %q, not %q", CertModeSelf, CertModeExternal, o.CertMode))
+	}
+	if o.Namespace == "" {
+		errs = append(errs, errors.New("--namespace must not be empty"))
+	}
+	if o.CoalesceWindow < 0 || o.WritesPerSecond <= 0 || o.FlapLimit < 1 || o.FlapWindow <= 0 {
+		errs = append(errs, errors.New("--coalesce-window must be >= 0, --writes-per-second > 0, --flap-limit >= 1 and --flap-window > 0"))
+	}
+	var ep *webhookEndpoint
+	if o.WebhookURL != "" {
+		var err error
+		if ep, err = parseWebhookURL(o.WebhookURL); err != nil {
+			errs = append(errs, err)
+		} else if o.CertMode != CertModeSelf {
+			errs = append(errs, errors.New("--webhook-url needs --cert-mode=self"))
+		}
+	}
+	return ep, errors.Join(errs...)
+}
+
+func parseWebhookURL(raw string) (*webhookEndpoint, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("--webhook-url: %w", err)
+	}
+	if u.Scheme != "https" || u.Port() == "" || (u.Path != "" && u.Path != "/") {
+		return nil, fmt.Errorf("--webhook-url %q: want https://HOST:PORT with no path", raw)
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil || port < 1 || port > 65535 {
+		return nil, fmt.Errorf("--webhook-url %q: bad port", raw)
+	}
+	return &webhookEndpoint{host: u.Hostname(), port: port, ip: net.ParseIP(u.Hostname())}, nil
+}

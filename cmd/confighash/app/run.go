@@ -1,0 +1,63 @@
+// Package app is the confighash command line: flag parsing into options and
+// the subcommands. main only calls Run, so tests can run the binary's exact
+// code in-process.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+const usage = `usage: confighash [serve] [flags]   run the webhook and the config-update hook
+       confighash status [flags]    explain why workloads did or did not roll
+`
+
+// Run runs the command line args (without the program name).
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		opts := DefaultOptions()
+		fs := pflag.NewFlagSet("confighash serve", pflag.ContinueOnError)
+		fs.SetOutput(stderr)
+		opts.bind(fs)
+		if err := fs.Parse(args); err != nil {
+			return usageError{err}
+		}
+		return Serve(ctx, opts)
+	case "help", "-h", "--help":
+		_, err := io.WriteString(stdout, usage)
+		return err
+	}
+	return usageError{fmt.Errorf("unknown command %q\n%s", cmd, usage)}
+}
+
+// usageError marks bad command lines, which exit 2 like flag errors do.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+// exitCoder lets a command choose its exit code (status exits 1 when
+// something is stale).
+type exitCoder interface{ ExitCode() int }
+
+// ExitCode maps an error from Run to a process exit code.
+func ExitCode(err error) int {
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	var ec exitCoder
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	return 1
+}

@@ -1,0 +1,206 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/confighash/confighash/certs"
+	"github.com/confighash/confighash/hashkey"
+	"github.com/confighash/confighash/sources"
+	"github.com/confighash/confighash/webhook"
+)
+
+// Serve runs the webhook (on every replica) and the config-update hook (on
+// the leader) until ctx ends.
+func Serve(ctx context.Context, o Options) error {
+	ep, err := o.validate()
+	if err != nil {
+		return usageError{err}
+	}
+	logger := zap.New(zap.UseFlagOptions(&o.Zap))
+	// controller-runtime's own components log through its package logger.
+	ctrl.SetLogger(logger)
+	ctx = log.IntoContext(ctx, logger)
+
+	cfg, err := restConfig(o.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return fmt.Errorf("building scheme: %w", err)
+	}
+	// The caches are not running yet, so start-up reads and writes go live.
+	live, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("creating client: %w", err)
+	}
+	if ep != nil {
+		if err := ensureNamespace(ctx, live, o.Namespace); err != nil {
+			return err
+		}
+		if err := applyWebhookConfiguration(ctx, live, o, ep); err != nil {
+			return err
+		}
+	}
+	key, err := hashkey.Ensure(ctx, live, types.NamespacedName{Namespace: o.Namespace, Name: o.HMACKeySecret})
+	if err != nil {
+		return err
+	}
+
+	var certManager *certs.Manager
+	if o.CertMode == CertModeSelf {
+		if certManager, err = newCertManager(live, o, ep); err != nil {
+			return err
+		}
+		// The webhook server reads its certificate when it starts, which
+		// the manager does before any other runnable: issue it first.
+		if err := certManager.Ensure(ctx); err != nil {
+			return fmt.Errorf("preparing serving certificate: %w", err)
+		}
+	}
+
+	mgr, err := newManager(cfg, scheme, o, ep)
+	if err != nil {
+		return err
+	}
+	if certManager != nil {
+		if err := mgr.Add(certManager); err != nil {
+			return fmt.Errorf("adding certificate manager: %w", err)
+		}
+		if err := mgr.AddReadyzCheck("certificate", certManager.Ready); err != nil {
+			return fmt.Errorf("adding readiness check: %w", err)
+		}
+	}
+	if err := addWebhook(ctx, mgr, key); err != nil {
+		return err
+	}
+	if err := addHook(ctx, mgr, key, o); err != nil {
+		return err
+	}
+	log.FromContext(ctx).Info("starting", "namespace", o.Namespace, "certMode", o.CertMode, "webhookURL", o.WebhookURL)
+	return mgr.Start(ctx)
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		cfg, err := config.GetConfig()
+		if err != nil {
+			return nil, fmt.Errorf("loading kubeconfig (in-cluster, then $KUBECONFIG, then ~/.kube/config): %w", err)
+		}
+		return cfg, nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading --kubeconfig %s: %w", kubeconfig, err)
+	}
+	return cfg, nil
+}
+
+func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhookEndpoint) (manager.Manager, error) {
+	server := ctrlwebhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}
+	if ep != nil {
+		server.Host, server.Port = ep.host, ep.port
+	}
+	mgr, err := ctrl.NewManager(cfg, manager.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:  o.HealthAddr,
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        "confighash.dev",
+		LeaderElectionNamespace: o.Namespace,
+		// Release the lease on a clean stop so a new leader takes over at
+		// once during a rolling upgrade.
+		LeaderElectionReleaseOnCancel: true,
+		WebhookServer:                 ctrlwebhook.NewServer(server),
+		Cache: cache.Options{
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{
+				&corev1.ConfigMap{}: {Transform: sources.Slim},
+				&corev1.Secret{}:    {Transform: sources.Slim},
+			},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	return mgr, nil
+}
+
+func newCertManager(live client.Client, o Options, ep *webhookEndpoint) (*certs.Manager, error) {
+	co := certs.Options{
+		SecretKey:         types.NamespacedName{Namespace: o.Namespace, Name: o.CertSecret},
+		WebhookConfigName: o.WebhookConfigName,
+		CertDir:           o.CertDir,
+		DNSNames: []string{
+			o.ServiceName + "." + o.Namespace + ".svc",
+			o.ServiceName + "." + o.Namespace + ".svc.cluster.local",
+		},
+	}
+	if ep != nil {
+		co.DNSNames = []string{"localhost"}
+		if ep.ip != nil {
+			co.IPAddresses = []net.IP{ep.ip}
+		} else if ep.host != "localhost" {
+			co.DNSNames = append(co.DNSNames, ep.host)
+		}
+	}
+	return certs.New(live, co), nil
+}
+
+// addWebhook registers the admission handler and the readiness checks that
+// say it can be called: its certificate is served and its caches are synced.
+func addWebhook(ctx context.Context, mgr manager.Manager, key []byte) error {
+	// Start the config informers now, so readiness covers their sync and
+	// the first admission request finds them warm.
+	for _, obj := range []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}} {
+		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
+			return fmt.Errorf("starting informer for %T: %w", obj, err)
+		}
+	}
+	h := &webhook.Handler{
+		Key:     key,
+		Sources: sources.Reader{Cache: mgr.GetCache(), Live: mgr.GetAPIReader()},
+		Decoder: admission.NewDecoder(mgr.GetScheme()),
+	}
+	mgr.GetWebhookServer().Register(webhook.Path, webhook.WithStatusCodes(&admission.Webhook{Handler: h}))
+	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return fmt.Errorf("adding readiness check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("caches", cacheSynced(mgr.GetCache())); err != nil {
+		return fmt.Errorf("adding readiness check: %w", err)
+	}
+	return mgr.AddHealthzCheck("ping", func(*http.Request) error { return nil })
+}
+
+func cacheSynced(c cache.Cache) func(*http.Request) error {
+	return func(r *http.Request) error {
+		ctx, cancel := context.WithTimeout(r.Context(), time.Second)
+		defer cancel()
+		if !c.WaitForCacheSync(ctx) {
+			return errors.New("caches not synced")
+		}
+		return nil
+	}
+}

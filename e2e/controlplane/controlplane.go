@@ -1,0 +1,242 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Startup budgets per process. They are generous because the first start on
+// a loaded 2-core machine is slow (the API server bootstraps RBAC, priority
+// levels and CRD-free discovery), and a too-short timeout only produces flaky
+// failures; a wedged start still fails within a few minutes.
+const (
+	etcdStartTimeout              = 30 * time.Second
+	apiserverStartTimeout         = 2 * time.Minute
+	controllerManagerStartTimeout = 2 * time.Minute
+)
+
+// Options configures Start.
+type Options struct {
+	// Dir holds the state of the control plane: certificates, kubeconfig,
+	// etcd data and process logs. If empty, a temporary directory is created
+	// and removed again by Stop.
+	Dir string
+	// LogWriter, if set, additionally receives the processes' output, each
+	// line prefixed with the process name. The logs are always also written
+	// to files under Dir/logs, which startup errors quote.
+	LogWriter io.Writer
+	// Detached starts the processes in their own session so that they survive
+	// the exit of the calling process (for `cluster up`), and records their
+	// PIDs in Dir/pids for StopDetached. It cannot be combined with LogWriter,
+	// which would need this process alive to copy the output.
+	Detached bool
+}
+
+// Phase is the duration of one step of Start, for spotting slow startups.
+type Phase struct {
+	Name     string
+	Duration time.Duration
+}
+
+// ControlPlane is a running etcd, kube-apiserver and kube-controller-manager.
+type ControlPlane struct {
+	// Dir is the absolute state directory.
+	Dir string
+	// Kubeconfig is the path of the admin kubeconfig (system:masters).
+	Kubeconfig string
+	// Kubectl is the path of a kubectl binary matching the API server.
+	Kubectl string
+
+	restConfig *rest.Config
+	procs      []*process // in start order
+	phases     []Phase
+	removeDir  bool // Dir was created by Start and is removed by Stop
+	detached   bool
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start runs a control plane and returns once the controller-manager works.
+// ctx bounds only the startup: the processes keep running until Stop (or,
+// when not detached, until this process dies). On failure everything that was
+// started is stopped again, and the error quotes the failing process's log.
+func Start(ctx context.Context, bins Binaries, opts Options) (*ControlPlane, error) {
+	if err := bins.validate(); err != nil {
+		return nil, err
+	}
+	if opts.Detached && opts.LogWriter != nil {
+		return nil, errors.New("controlplane: Options.LogWriter cannot be used with Detached")
+	}
+	cp := &ControlPlane{Kubectl: bins.Kubectl, detached: opts.Detached}
+	if err := cp.makeDir(opts.Dir); err != nil {
+		return nil, err
+	}
+	if err := cp.start(ctx, bins, opts); err != nil {
+		if stopErr := cp.Stop(); stopErr != nil {
+			err = fmt.Errorf("%w (and cleaning up: %w)", err, stopErr)
+		}
+		return nil, err
+	}
+	return cp, nil
+}
+
+func (cp *ControlPlane) makeDir(dir string) error {
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "confighash-controlplane-")
+		if err != nil {
+			return fmt.Errorf("creating state directory: %w", err)
+		}
+		cp.Dir, cp.removeDir = tmp, true
+		return nil
+	}
+	// Absolute, because the processes run with Dir as their working
+	// directory and StopDetached recognises them by Dir in their arguments.
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("resolving state directory %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return fmt.Errorf("creating state directory: %w", err)
+	}
+	cp.Dir = abs
+	return nil
+}
+
+func (cp *ControlPlane) start(ctx context.Context, bins Binaries, opts Options) error {
+	begin := time.Now()
+	ports, err := freePorts(4)
+	if err != nil {
+		return err
+	}
+	etcdClientPort, etcdPeerPort, apiserverPort, controllerManagerPort := ports[0], ports[1], ports[2], ports[3]
+
+	keys, err := newPKI()
+	if err != nil {
+		return err
+	}
+	files, err := keys.write(cp.Dir)
+	if err != nil {
+		return err
+	}
+	host := fmt.Sprintf("https://127.0.0.1:%d", apiserverPort)
+	kubeconfig, err := adminKubeconfig(host, keys)
+	if err != nil {
+		return err
+	}
+	cp.Kubeconfig = filepath.Join(cp.Dir, "kubeconfig")
+	if err := writeKubeconfig(cp.Kubeconfig, kubeconfig); err != nil {
+		return err
+	}
+	cp.restConfig = adminRESTConfig(host, keys)
+	client, err := kubernetes.NewForConfig(cp.RESTConfig())
+	if err != nil {
+		return fmt.Errorf("creating admin client: %w", err)
+	}
+	cp.phase("certificates and kubeconfig", begin)
+
+	var tee func(name string) *lineWriter
+	if opts.LogWriter != nil {
+		mu := new(sync.Mutex)
+		tee = func(name string) *lineWriter {
+			return &lineWriter{mu: mu, w: opts.LogWriter, prefix: "[" + name + "] "}
+		}
+	}
+	steps := []struct {
+		name    string
+		path    string
+		args    []string
+		timeout time.Duration
+		ready   func(context.Context) error
+	}{
+		{"etcd", bins.Etcd, etcdArgs(cp.Dir, etcdClientPort, etcdPeerPort), etcdStartTimeout, etcdHealthy(etcdClientPort)},
+		{"kube-apiserver", bins.APIServer, apiserverArgs(cp.Dir, etcdClientPort, apiserverPort, files), apiserverStartTimeout, apiserverReady(client)},
+		{"kube-controller-manager", bins.ControllerManager, controllerManagerArgs(cp.Dir, controllerManagerPort, cp.Kubeconfig, files), controllerManagerStartTimeout, controllerManagerWorking(client)},
+	}
+	for _, step := range steps {
+		begin := time.Now()
+		spec := processSpec{name: step.name, path: step.path, args: step.args, dir: cp.Dir, detached: opts.Detached}
+		if tee != nil {
+			spec.tee = tee(step.name)
+		}
+		p, err := startProcess(spec)
+		if err != nil {
+			return err
+		}
+		cp.procs = append(cp.procs, p)
+		if opts.Detached {
+			// Recorded before waiting, so that `down` can clean up even if
+			// `up` itself is killed half-way through startup.
+			if err := writePIDFile(cp.Dir, cp.PIDs()); err != nil {
+				return err
+			}
+		}
+		if err := waitReady(ctx, p, step.timeout, step.ready); err != nil {
+			return err
+		}
+		cp.phase(step.name, begin)
+	}
+	return nil
+}
+
+func (cp *ControlPlane) phase(name string, begin time.Time) {
+	cp.phases = append(cp.phases, Phase{Name: name, Duration: time.Since(begin)})
+}
+
+// RESTConfig returns a new copy of the admin client configuration, so
+// callers may change it (QPS, user agent, impersonation) freely.
+func (cp *ControlPlane) RESTConfig() *rest.Config {
+	return rest.CopyConfig(cp.restConfig)
+}
+
+// PIDs returns the process IDs of etcd, kube-apiserver and
+// kube-controller-manager, in start order (as far as they were started).
+func (cp *ControlPlane) PIDs() []int {
+	pids := make([]int, 0, len(cp.procs))
+	for _, p := range cp.procs {
+		pids = append(pids, p.pid())
+	}
+	return pids
+}
+
+// StartupPhases reports how long each step of Start took.
+func (cp *ControlPlane) StartupPhases() []Phase {
+	return append([]Phase(nil), cp.phases...)
+}
+
+// Stop terminates the processes in reverse start order (so the
+// controller-manager never sees the API server vanish first, and the API
+// server never loses etcd), each with SIGTERM then, after 10 s, SIGKILL to its
+// process group. It is idempotent and safe to defer alongside an explicit call.
+// A temporary Dir created by Start is removed; a caller-provided one is kept.
+func (cp *ControlPlane) Stop() error {
+	cp.stopOnce.Do(func() {
+		var errs []error
+		for i := len(cp.procs) - 1; i >= 0; i-- {
+			if err := cp.procs[i].stop(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if cp.detached && len(errs) == 0 {
+			if err := removePIDFile(cp.Dir); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if cp.removeDir && len(errs) == 0 {
+			if err := os.RemoveAll(cp.Dir); err != nil {
+				errs = append(errs, fmt.Errorf("removing state directory: %w", err))
+			}
+		}
+		cp.stopErr = errors.Join(errs...)
+	})
+	return cp.stopErr
+}

@@ -1,0 +1,160 @@
+package controlplane
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// pidFileName is where a detached control plane records its processes, one
+// PID per line in start order, for a later StopDetached from another process.
+const pidFileName = "pids"
+
+func writePIDFile(dir string, pids []int) error {
+	var b strings.Builder
+	for _, pid := range pids {
+		fmt.Fprintln(&b, pid)
+	}
+	path := filepath.Join(dir, pidFileName)
+	// Write-then-rename: a reader never sees a half-written list.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("renaming %s: %w", tmp, err)
+	}
+	return nil
+}
+
+func readPIDFile(dir string) ([]int, error) {
+	path := filepath.Join(dir, pidFileName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	var pids []int
+	for _, field := range strings.Fields(string(data)) {
+		pid, err := strconv.Atoi(field)
+		if err != nil || pid <= 1 {
+			return nil, fmt.Errorf("%s: invalid pid %q", path, field)
+		}
+		pids = append(pids, pid)
+	}
+	return pids, nil
+}
+
+func removePIDFile(dir string) error {
+	if err := os.Remove(filepath.Join(dir, pidFileName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing pid file: %w", err)
+	}
+	return nil
+}
+
+// DetachedPIDs returns the PIDs recorded in dir/pids that still belong to a
+// live control-plane process of that directory. No pid file means none.
+func DetachedPIDs(dir string) ([]int, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("resolving %s: %w", dir, err)
+	}
+	pids, err := readPIDFile(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var alive []int
+	for _, pid := range pids {
+		if ownedBy(pid, abs) {
+			alive = append(alive, pid)
+		}
+	}
+	return alive, nil
+}
+
+// StopDetached stops a control plane that Start ran with Detached in dir,
+// possibly from another process: SIGTERM to each recorded process group in
+// reverse start order, SIGKILL after 10 s, then it removes the pid file.
+// Having nothing to stop is not an error, so `down` is idempotent.
+func StopDetached(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("resolving %s: %w", dir, err)
+	}
+	pids, err := readPIDFile(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i := len(pids) - 1; i >= 0; i-- {
+		if err := stopForeign(pids[i], abs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	return removePIDFile(abs)
+}
+
+// stopForeign stops a process group we did not start in this process, so we
+// cannot wait(2) for it and poll instead. A PID that no longer belongs to this
+// cluster (exited, possibly reused by something else) is left alone.
+func stopForeign(pid int, dir string) error {
+	for _, step := range []struct {
+		sig   syscall.Signal
+		grace time.Duration
+	}{{syscall.SIGTERM, stopGrace}, {syscall.SIGKILL, 5 * time.Second}} {
+		if !ownedBy(pid, dir) {
+			return nil
+		}
+		if err := syscall.Kill(-pid, step.sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("sending %v to process group %d: %w", step.sig, pid, err)
+		}
+		deadline := time.Now().Add(step.grace)
+		for time.Now().Before(deadline) && ownedBy(pid, dir) {
+			time.Sleep(pollInterval)
+		}
+	}
+	if ownedBy(pid, dir) {
+		return fmt.Errorf("process %d survived SIGKILL", pid)
+	}
+	return nil
+}
+
+// ownedBy reports whether pid is a live (not zombie) process whose command
+// line mentions dir. Every control-plane process has dir in its flags, so this
+// guards against signalling an unrelated process that reused a stale PID.
+func ownedBy(pid int, dir string) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name, which may itself
+	// contain spaces or parentheses, hence LastIndex.
+	if i := bytes.LastIndexByte(stat, ')'); i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X' {
+		return false
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	for _, arg := range bytes.Split(cmdline, []byte{0}) {
+		if strings.Contains(string(arg), dir+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}

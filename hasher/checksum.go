@@ -1,0 +1,87 @@
+package hasher
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+)
+
+// Version prefixes every checksum. It changes whenever the pre-image format
+// changes, so that the roll such a change causes is recognisable.
+const Version = "v1"
+
+// Lookup returns a source's content and whether it exists. err is for
+// lookup failures such as API errors, not for absence.
+type Lookup func(Source) (c Content, found bool, err error)
+
+// Result is the outcome of Checksum.
+type Result struct {
+	// Checksum is Version + ":" + lowercase hex of HMAC-SHA256(key,
+	// pre-image), or "" when there are no references.
+	Checksum string
+	// Missing lists, sorted, the required sources that do not exist. They
+	// are still part of the checksum, as absent, so the workload rolls
+	// when they are created; callers may want to warn about them.
+	Missing []Source
+}
+
+// Checksum computes the stamp for refs, fetching content through lookup.
+// refs need not be sorted or merged: duplicates are merged with the same
+// rules as References and the result does not depend on their order. key is
+// the HMAC key and must not be empty. Lookup errors are returned wrapped with
+// the name of the source.
+func Checksum(key []byte, refs []Reference, lookup Lookup) (Result, error) {
+	if len(key) == 0 {
+		return Result{}, errors.New("hasher: empty HMAC key")
+	}
+	refs = canonical(refs)
+	if len(refs) == 0 {
+		return Result{}, nil
+	}
+	if lookup == nil {
+		return Result{}, errors.New("hasher: nil Lookup")
+	}
+
+	var (
+		pre     = newPreimage(len(refs))
+		missing []Source
+	)
+	for _, ref := range refs {
+		c, found, err := lookup(ref.Source)
+		if err != nil {
+			return Result{}, fmt.Errorf("hasher: look up %s: %w", ref.Source, err)
+		}
+		if !found {
+			// A lookup that reports absence should not contribute
+			// content; make sure stale data cannot leak in.
+			c = Content{}
+			if !ref.Optional {
+				missing = append(missing, ref.Source)
+			}
+		}
+		pre.addSource(ref, c, found)
+	}
+
+	mac := hmac.New(sha256.New, key)
+	mac.Write(pre.bytes())
+	return Result{
+		Checksum: Version + ":" + hex.EncodeToString(mac.Sum(nil)),
+		Missing:  missing,
+	}, nil
+}
+
+// canonical merges and sorts refs without touching the caller's slices, so
+// that the pre-image depends only on what is read, not on how it was listed.
+func canonical(refs []Reference) []Reference {
+	set := newRefSet()
+	for _, r := range refs {
+		if r.AllKeys {
+			set.addWhole(r.Source, r.Optional)
+		} else {
+			set.addKeys(r.Source, r.Optional, r.Keys...)
+		}
+	}
+	return set.list()
+}

@@ -1,0 +1,64 @@
+// Package hasher computes the confighash checksum: a keyed digest of the
+// ConfigMap and Secret content that a pod template reads. The webhook and
+// controller stamp it into the template annotation confighash.dev/checksum,
+// so a change to that content changes the template and rolls the workload.
+//
+// The package is pure: it has no API client, does no I/O and takes no
+// context. References says what a PodSpec reads; callers fetch the content
+// and hand it to Checksum through a Lookup.
+//
+// # What counts as read
+//
+// env valueFrom key refs (one key), envFrom (whole object), and configMap and
+// secret volumes and projected volume sources (whole object, or only the keys
+// listed in items), in containers and init containers. Things that are not
+// workload configuration, such as imagePullSecrets or service account token
+// projections, are ignored. The confighash.dev/include and
+// confighash.dev/exclude annotations add or drop whole sources by hand.
+//
+// # Pre-image
+//
+// The checksum is computed over a canonical byte string, the pre-image:
+//
+//	preimage = "confighash/v1\x00" uvarint(#sources) source...
+//	source   = str(kind) str(name) scope state uvarint(#entries) entry...
+//	entry    = field str(key) [digest]
+//	str(s)   = uvarint(len(s)) s
+//
+// scope is 1 for a whole-object read and 2 for a key list; state is 0 when
+// the source does not exist and 1 when it does; field is 1 for data, 2 for
+// binaryData and 3 for a listed key the object does not have, which carries
+// no digest. A digest is the 32-byte SHA-256 of one value. Sources are sorted
+// by kind then name and entries by field then key, so the order in which
+// refs, keys or map entries arrive never matters.
+//
+// Every variable-length field is length-prefixed and every list is preceded
+// by its count, so the encoding can be parsed back unambiguously and two
+// different inputs never produce the same bytes. Joining "k=v;" pairs would
+// not have that property: {"a": "b;c=d"} and {"a": "b", "c": "d"} would
+// collide, and an edit could go unnoticed.
+//
+// Only what is read is covered. For a key-list read, keys that are not listed
+// are left out, so editing them does not roll the workload; a listed key that
+// the object lacks is written as an explicit missing entry, so that adding it
+// later does. A source that does not exist (state 0) encodes differently from
+// one that exists but is empty, because kubelet treats them differently.
+//
+// # Why the checksum is keyed
+//
+// The stamp is stored in the pod template, where anyone allowed to read
+// Deployments can see it; that is usually a much wider audience than the one
+// allowed to read Secrets. A plain hash of Secret values would be an offline
+// oracle: guess a password, hash the guess, compare with the stamp. The
+// checksum is therefore HMAC-SHA256 of the pre-image under a key that only
+// confighash holds, which makes the stamp useless for that without the key.
+// The unkeyed per-value digests inside the pre-image never leave the process.
+// Changing the key changes every checksum and so rolls every workload once.
+//
+// # Versioning
+//
+// A checksum is Version, a colon, and the lowercase hex HMAC. Any change to
+// the pre-image must come with a new Version, so that the one-off roll it
+// causes is recognisable as deliberate; the golden vectors in
+// testdata/golden.json exist to catch a change that was not.
+package hasher

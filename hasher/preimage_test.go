@@ -1,0 +1,51 @@
+package hasher
+
+import (
+	"bytes"
+	"testing"
+)
+
+// TestPreimageLayout spells out the v1 encoding byte by byte, as a readable
+// companion to the package documentation.
+func TestPreimageLayout(t *testing.T) {
+	x, y := DigestOf([]byte("1")), DigestOf([]byte("2"))
+	refs := []Reference{
+		whole(ConfigMap, "a"),
+		keyed(Secret, "s", "m", "k"),
+	}
+	objects := map[Source]Content{
+		{ConfigMap, "a"}: {
+			Data:       map[string]Digest{"x": x},
+			BinaryData: map[string]Digest{"y": y},
+		},
+	}
+
+	var want []byte
+	add := func(b ...byte) { want = append(want, b...) }
+	add([]byte("confighash/v1\x00")...)
+	add(2) // sources
+	add(9)
+	add([]byte("ConfigMap")...)
+	add(1, 'a')
+	add(scopeAllKeys, statePresent, 2) // 2 entries
+	add(fieldData, 1, 'x')
+	add(x[:]...)
+	add(fieldBinaryData, 1, 'y')
+	add(y[:]...)
+	add(6)
+	add([]byte("Secret")...)
+	add(1, 's')
+	add(scopeKeys, stateAbsent, 2) // 2 entries
+	add(fieldMissing, 1, 'k')
+	add(fieldMissing, 1, 'm')
+
+	canon := canonical(refs)
+	pre := newPreimage(len(canon))
+	for _, ref := range canon {
+		c, found := objects[ref.Source]
+		pre.addSource(ref, c, found)
+	}
+	if got := pre.bytes(); !bytes.Equal(got, want) {
+		t.Errorf("pre-image\n got %q\nwant %q", got, want)
+	}
+}

@@ -1,0 +1,52 @@
+package hasher
+
+import (
+	"errors"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Reference is what a pod template reads of one source, merged over all the
+// places that read it.
+type Reference struct {
+	Source
+	// AllKeys is set when the whole object is read: envFrom, a volume or
+	// projection without items, or the include annotation.
+	AllKeys bool
+	// Keys are the keys read when !AllKeys; sorted, unique.
+	Keys []string
+	// Optional is true only if every read of this source is optional, since
+	// a single required read is enough for the pod to need the object.
+	Optional bool
+}
+
+// References lists what spec reads, one Reference per Source, sorted by Kind
+// then Name.
+//
+// annotations may carry IncludeAnnotation and ExcludeAnnotation. Included
+// sources are read whole and required; excluded sources are dropped entirely,
+// whoever reads them. Malformed annotation entries are skipped rather than
+// failing the whole call, because one typo should not stop the rest of the
+// workload's config from being tracked: the returned refs are usable even
+// when err is not nil, and err joins one error per ignored entry.
+func References(spec *corev1.PodSpec, annotations map[string]string) ([]Reference, error) {
+	set := newRefSet()
+	if spec != nil {
+		readPodSpec(set, spec)
+	}
+
+	include, errs := parseSourceList(IncludeAnnotation, annotations[IncludeAnnotation], nil)
+	for _, src := range include {
+		set.addWhole(src, false)
+	}
+	exclude, errs := parseSourceList(ExcludeAnnotation, annotations[ExcludeAnnotation], errs)
+
+	refs := slices.DeleteFunc(set.list(), func(r Reference) bool {
+		return slices.Contains(exclude, r.Source)
+	})
+	if len(refs) == 0 {
+		refs = nil
+	}
+	return refs, errors.Join(errs...)
+}

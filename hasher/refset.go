@@ -1,0 +1,64 @@
+package hasher
+
+import (
+	"slices"
+)
+
+// refSet merges reads of the same source into one Reference, applying the
+// merge rules in one place for both References and Checksum: a whole-object
+// read wins over key lists, key lists union, and Optional is the AND of all
+// reads.
+type refSet struct {
+	index map[Source]int
+	refs  []Reference
+}
+
+func newRefSet() *refSet {
+	return &refSet{index: make(map[Source]int)}
+}
+
+// addWhole records a read of the whole object.
+func (s *refSet) addWhole(src Source, optional bool) {
+	r := s.ref(src, optional)
+	r.AllKeys = true
+	// Keys are meaningless once everything is read; drop them early so a
+	// later key-list read of the same source does not grow them again.
+	r.Keys = nil
+}
+
+// addKeys records a read of the given keys only. With no keys it still
+// records the source, so a caller's empty key list is not lost.
+func (s *refSet) addKeys(src Source, optional bool, keys ...string) {
+	r := s.ref(src, optional)
+	if !r.AllKeys {
+		r.Keys = append(r.Keys, keys...)
+	}
+}
+
+// ref returns the entry for src, creating it on first use, with optional
+// folded into its Optional flag.
+func (s *refSet) ref(src Source, optional bool) *Reference {
+	i, ok := s.index[src]
+	if !ok {
+		i = len(s.refs)
+		s.index[src] = i
+		s.refs = append(s.refs, Reference{Source: src, Optional: true})
+	}
+	r := &s.refs[i]
+	r.Optional = r.Optional && optional
+	return r
+}
+
+// list returns the merged references in canonical form: sorted by source,
+// keys sorted and unique. The set must not be used afterwards.
+func (s *refSet) list() []Reference {
+	for i := range s.refs {
+		r := &s.refs[i]
+		slices.Sort(r.Keys)
+		r.Keys = slices.Compact(r.Keys)
+	}
+	slices.SortFunc(s.refs, func(a, b Reference) int {
+		return compareSources(a.Source, b.Source)
+	})
+	return s.refs
+}

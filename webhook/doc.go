@@ -1,0 +1,16 @@
+// Package webhook is confighash's mutating admission handler.
+//
+// It stamps the pod template of Deployments, StatefulSets, DaemonSets and
+// CronJobs (on CREATE and UPDATE) and of Jobs and bare Pods (on CREATE) with
+// the checksum of the config content the pods read. The answer is a JSON
+// patch that touches only the checksum annotation.
+//
+// The rule that keeps admission from ever being the sole cause of a rollout:
+// a write that leaves the pod template as it was (ignoring the stamp) never
+// gets a newly computed stamp. It keeps the stamp it carries, or gets back the
+// one the stored object had (kubectl replace, a Helm or Argo CD sync with a
+// manifest that lacks it). Fresh checksums are computed only on CREATE and
+// when the template really changes, which rolls anyway. Config changes are the
+// config-update hook's job, and its writes change nothing but the stamp, so
+// this handler passes them through.
+package webhook

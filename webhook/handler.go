@@ -1,0 +1,147 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/workload"
+)
+
+// DefaultMaxSources bounds how many sources one template may read before the
+// handler gives up and allows it unchanged. Real workloads read a handful;
+// the bound keeps a pathological object from holding an admission call (and
+// its timeout) hostage to hundreds of lookups.
+const DefaultMaxSources = 256
+
+// Lookuper gives the hasher access to a namespace's sources.
+type Lookuper interface {
+	Lookup(ctx context.Context, namespace string) hasher.Lookup
+}
+
+// Handler stamps pod templates. It implements admission.Handler.
+type Handler struct {
+	// Key is the HMAC key shared by all replicas.
+	Key []byte
+	// Sources reads config content, normally the slimmed cache.
+	Sources Lookuper
+	// Decoder decodes admission objects.
+	Decoder admission.Decoder
+	// MaxSources overrides DefaultMaxSources when positive.
+	MaxSources int
+}
+
+// Handle answers one admission request.
+func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.UID == "" {
+		return admission.Errored(http.StatusBadRequest, errors.New("AdmissionReview has no request uid"))
+	}
+	kind, ok := workload.KindOf(schema.GroupVersionKind(req.Kind))
+	if !ok {
+		return admission.Allowed(fmt.Sprintf("confighash does not stamp %s", req.Kind.Kind))
+	}
+	if req.Operation != admissionv1.Create && (req.Operation != admissionv1.Update || !kind.Mutable) {
+		return admission.Allowed("")
+	}
+	obj := kind.New()
+	if err := h.Decoder.DecodeRaw(req.Object, obj); err != nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding %s: %w", kind.GVK.Kind, err))
+	}
+	if workload.OptedOut(obj.GetAnnotations()) {
+		return admission.Allowed("opted out by annotation " + workload.InjectionAnnotation)
+	}
+	if !kind.Mutable && metav1.GetControllerOf(obj) != nil {
+		// Created from a template that was stamped already.
+		return admission.Allowed("owned by a controller; its template carries the stamp")
+	}
+	t, _ := workload.PodTemplate(obj)
+
+	var old *workload.Template
+	if req.Operation == admissionv1.Update {
+		oldObj := kind.New()
+		if err := h.Decoder.DecodeRaw(req.OldObject, oldObj); err != nil {
+			return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding old %s: %w", kind.GVK.Kind, err))
+		}
+		ot, _ := workload.PodTemplate(oldObj)
+		old = &ot
+		if sameTemplate(ot, t) {
+			return keepStamp(kind, ot, t)
+		}
+	}
+
+	sum, warnings, err := h.checksum(ctx, req.Namespace, obj, t, old)
+	if err != nil {
+		// An unreadable cache must not block the cluster: keep what the
+		// object has and say why.
+		log.FromContext(ctx).Error(err, "computing checksum; admitting unchanged")
+		return admission.Allowed("").WithWarnings("confighash: checksum not computed: " + err.Error())
+	}
+	if sum == t.Checksum() {
+		return admission.Allowed("stamp up to date").WithWarnings(warnings...)
+	}
+	return stampPatch(kind, t, sum, "stamped").WithWarnings(warnings...)
+}
+
+// keepStamp handles a write that leaves the template as it was. Such a write
+// must not roll anything, so no checksum is computed: the stamp it carries
+// stands (this is how the hook's re-stamp gets through), and a stamp it
+// dropped is put back.
+func keepStamp(kind workload.Kind, old, t workload.Template) admission.Response {
+	if t.Checksum() != "" || old.Checksum() == "" {
+		return admission.Allowed("template unchanged")
+	}
+	return stampPatch(kind, t, old.Checksum(), "restored the stamp the write dropped")
+}
+
+// checksum computes the stamp for a new or changed template. On UPDATE with
+// a required source missing it returns the previous stamp: the template
+// change rolls the pods anyway, and a fresh stamp would only record a config
+// that is gone.
+func (h *Handler) checksum(ctx context.Context, ns string, obj client.Object, t workload.Template, old *workload.Template) (string, []string, error) {
+	refs, refErr := hasher.References(t.Spec, obj.GetAnnotations())
+	var warnings []string
+	if refErr != nil {
+		warnings = append(warnings, "confighash: "+oneLine(refErr))
+	}
+	if limit := h.maxSources(); len(refs) > limit {
+		return t.Checksum(), append(warnings, fmt.Sprintf("confighash: template reads %d sources, more than the limit of %d; not stamped", len(refs), limit)), nil
+	}
+	res, err := hasher.Checksum(h.Key, refs, h.Sources.Lookup(ctx, ns))
+	if err != nil {
+		return "", nil, err
+	}
+	if len(res.Missing) > 0 {
+		names := make([]string, len(res.Missing))
+		for i, s := range res.Missing {
+			names[i] = s.String()
+		}
+		msg := "confighash: required sources missing: " + strings.Join(names, ", ")
+		if old != nil {
+			return old.Checksum(), append(warnings, msg+"; keeping the previous stamp"), nil
+		}
+		warnings = append(warnings, msg)
+	}
+	return res.Checksum, warnings, nil
+}
+
+func (h *Handler) maxSources() int {
+	if h.MaxSources > 0 {
+		return h.MaxSources
+	}
+	return DefaultMaxSources
+}
+
+// oneLine flattens errors.Join output, since a warning is one header line.
+func oneLine(err error) string {
+	return strings.ReplaceAll(err.Error(), "\n", "; ")
+}

@@ -1,0 +1,34 @@
+package webhook
+
+import (
+	"strings"
+
+	"gomodules.xyz/jsonpatch/v2"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/confighash/confighash/workload"
+)
+
+// stampPatch answers with a patch that sets (or, for an empty sum, removes)
+// the stamp and touches nothing else. It is built by hand rather than by
+// diffing a re-marshalled object: a typed round trip can drop unknown
+// fields or reorder values, and the patch would then carry those changes too.
+func stampPatch(kind workload.Kind, t workload.Template, sum, reason string) admission.Response {
+	base := kind.MetaPath
+	key := base + "/annotations/" + escape(workload.ChecksumAnnotation)
+	var op jsonpatch.JsonPatchOperation
+	switch {
+	case sum == "":
+		op = jsonpatch.NewOperation("remove", key, nil)
+	case t.Meta.Annotations == nil:
+		op = jsonpatch.NewOperation("add", base+"/annotations", map[string]string{workload.ChecksumAnnotation: sum})
+	default:
+		op = jsonpatch.NewOperation("add", key, sum)
+	}
+	return admission.Patched(reason, op)
+}
+
+// escape applies RFC 6901 escaping to one JSON Pointer segment.
+func escape(s string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
