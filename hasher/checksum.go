@@ -75,7 +75,7 @@ func Checksum(key []byte, refs []Reference, lookup Lookup) (Result, error) {
 // canonical merges and sorts refs without touching the caller's slices, so
 // that the pre-image depends only on what is read, not on how it was listed.
 func canonical(refs []Reference) []Reference {
-	set := newRefSet()
+	set := newRefSet(len(refs))
 	for _, r := range refs {
 		if r.AllKeys {
 			set.addWhole(r.Source, r.Optional)

@@ -82,6 +82,13 @@ func TestChecksumProperties(t *testing.T) {
 			a: scenario{refs: []Reference{keyed(ConfigMap, "app", "k")}, objects: map[Source]Content{app: binaryDataOf("k", "1")}},
 			b: scenario{refs: []Reference{keyed(ConfigMap, "app", "k")}, objects: map[Source]Content{app: binaryDataOf("k", "2")}},
 		},
+		"key in both fields is read from both": {
+			a: scenario{refs: []Reference{keyed(ConfigMap, "app", "k")}, objects: map[Source]Content{app: dataOf("k", "v")}},
+			b: scenario{refs: []Reference{keyed(ConfigMap, "app", "k")}, objects: map[Source]Content{app: {
+				Data:       dataOf("k", "v").Data,
+				BinaryData: binaryDataOf("k", "v").BinaryData,
+			}}},
+		},
 		"refs order does not matter": {
 			a: scenario{
 				refs:    []Reference{whole(ConfigMap, "app"), keyed(Secret, "db", "u"), whole(ConfigMap, "b")},

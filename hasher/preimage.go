@@ -1,10 +1,8 @@
 package hasher
 
 import (
-	"cmp"
 	"encoding/binary"
 	"slices"
-	"strings"
 )
 
 // preimageHeader separates confighash pre-images from any other use of the
@@ -20,28 +18,23 @@ const (
 	stateAbsent  byte = 0
 	statePresent byte = 1
 
+	// Entries are ordered by field first, so these values also fix the order.
 	fieldData       byte = 1
 	fieldBinaryData byte = 2
-	fieldMissing    byte = 3 // a listed key the object lacks; no digest
+	fieldMissing    byte = 3 // a listed key the object lacks; carries no digest
 )
 
-// entry is one key of one source as written to the pre-image.
-type entry struct {
-	field  byte
-	key    string
-	digest Digest
-}
-
 // preimage builds the canonical byte string described in the package
-// documentation. Sources must be added in canonical order.
+// documentation, one source at a time.
 type preimage struct {
 	buf []byte
-	// entries is scratch space reused across sources.
-	entries []entry
+	// keys is scratch space for sorting map keys, reused across sources.
+	keys []string
 }
 
+// newPreimage starts a pre-image that will hold the given number of sources.
 func newPreimage(sources int) *preimage {
-	p := &preimage{buf: make([]byte, 0, 256)}
+	p := &preimage{buf: make([]byte, 0, 1024)}
 	p.buf = append(p.buf, preimageHeader...)
 	p.buf = binary.AppendUvarint(p.buf, uint64(sources))
 	return p
@@ -49,7 +42,9 @@ func newPreimage(sources int) *preimage {
 
 func (p *preimage) bytes() []byte { return p.buf }
 
-// addSource appends one source. c must be empty when !found.
+// addSource appends one source and the entries ref reads from c. Sources must
+// be added in canonical order and ref must be canonical (keys sorted and
+// unique), as canonical returns them. c must be empty when !found.
 func (p *preimage) addSource(ref Reference, c Content, found bool) {
 	p.appendString(string(ref.Kind))
 	p.appendString(ref.Name)
@@ -64,53 +59,71 @@ func (p *preimage) addSource(ref Reference, c Content, found bool) {
 		p.buf = append(p.buf, stateAbsent)
 	}
 
-	p.entries = selectEntries(p.entries[:0], ref, c)
-	slices.SortFunc(p.entries, func(a, b entry) int {
-		return cmp.Or(cmp.Compare(a.field, b.field), strings.Compare(a.key, b.key))
-	})
-	p.buf = binary.AppendUvarint(p.buf, uint64(len(p.entries)))
-	for i := range p.entries {
-		e := &p.entries[i]
-		p.buf = append(p.buf, e.field)
-		p.appendString(e.key)
-		if e.field != fieldMissing {
-			p.buf = append(p.buf, e.digest[:]...)
+	if ref.AllKeys {
+		p.buf = binary.AppendUvarint(p.buf, uint64(len(c.Data)+len(c.BinaryData)))
+		p.appendMap(fieldData, c.Data)
+		p.appendMap(fieldBinaryData, c.BinaryData)
+		return
+	}
+	p.appendKeys(ref.Keys, c)
+}
+
+// appendMap appends every entry of m, sorted by key.
+func (p *preimage) appendMap(field byte, m map[string]Digest) {
+	p.keys = p.keys[:0]
+	for k := range m {
+		p.keys = append(p.keys, k)
+	}
+	slices.Sort(p.keys)
+	for _, k := range p.keys {
+		p.appendEntry(field, k, m[k])
+	}
+}
+
+// appendKeys appends the entries for a key-list read: each listed key found
+// in data, then each found in binaryData, then each found in neither as a
+// missing entry. keys is sorted, so walking it once per field gives (field,
+// key) order without sorting. The API forbids a key in both fields, but
+// Content does not, so both are covered rather than one silently preferred.
+func (p *preimage) appendKeys(keys []string, c Content) {
+	// Every key yields exactly one entry, except a key in both fields.
+	n := len(keys)
+	for _, k := range keys {
+		_, inData := c.Data[k]
+		_, inBinary := c.BinaryData[k]
+		if inData && inBinary {
+			n++
 		}
 	}
+	p.buf = binary.AppendUvarint(p.buf, uint64(n))
+
+	for _, k := range keys {
+		if d, ok := c.Data[k]; ok {
+			p.appendEntry(fieldData, k, d)
+		}
+	}
+	for _, k := range keys {
+		if d, ok := c.BinaryData[k]; ok {
+			p.appendEntry(fieldBinaryData, k, d)
+		}
+	}
+	for _, k := range keys {
+		_, inData := c.Data[k]
+		_, inBinary := c.BinaryData[k]
+		if !inData && !inBinary {
+			p.buf = append(p.buf, fieldMissing)
+			p.appendString(k)
+		}
+	}
+}
+
+func (p *preimage) appendEntry(field byte, key string, d Digest) {
+	p.buf = append(p.buf, field)
+	p.appendString(key)
+	p.buf = append(p.buf, d[:]...)
 }
 
 func (p *preimage) appendString(s string) {
 	p.buf = binary.AppendUvarint(p.buf, uint64(len(s)))
 	p.buf = append(p.buf, s...)
-}
-
-// selectEntries appends to dst the entries ref reads from c, unsorted: every
-// key for a whole-object read, otherwise only the listed keys, with a
-// missing entry for each listed key found in neither field.
-func selectEntries(dst []entry, ref Reference, c Content) []entry {
-	if ref.AllKeys {
-		for k, d := range c.Data {
-			dst = append(dst, entry{fieldData, k, d})
-		}
-		for k, d := range c.BinaryData {
-			dst = append(dst, entry{fieldBinaryData, k, d})
-		}
-		return dst
-	}
-	for _, k := range ref.Keys {
-		d, inData := c.Data[k]
-		if inData {
-			dst = append(dst, entry{fieldData, k, d})
-		}
-		// The API forbids a key in both fields, but Content does not, so
-		// cover both rather than silently preferring one.
-		b, inBinary := c.BinaryData[k]
-		if inBinary {
-			dst = append(dst, entry{fieldBinaryData, k, b})
-		}
-		if !inData && !inBinary {
-			dst = append(dst, entry{field: fieldMissing, key: k})
-		}
-	}
-	return dst
 }

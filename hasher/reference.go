@@ -22,7 +22,8 @@ type Reference struct {
 }
 
 // References lists what spec reads, one Reference per Source, sorted by Kind
-// then Name.
+// then Name. Which fields count as reads is described in the package
+// documentation.
 //
 // annotations may carry IncludeAnnotation and ExcludeAnnotation. Included
 // sources are read whole and required; excluded sources are dropped entirely,
@@ -31,7 +32,7 @@ type Reference struct {
 // workload's config from being tracked: the returned refs are usable even
 // when err is not nil, and err joins one error per ignored entry.
 func References(spec *corev1.PodSpec, annotations map[string]string) ([]Reference, error) {
-	set := newRefSet()
+	set := newRefSet(0) // the number of sources is unknown until the spec is walked
 	if spec != nil {
 		readPodSpec(set, spec)
 	}

@@ -13,8 +13,9 @@ type refSet struct {
 	refs  []Reference
 }
 
-func newRefSet() *refSet {
-	return &refSet{index: make(map[Source]int)}
+// newRefSet returns an empty set with room for about size sources.
+func newRefSet(size int) *refSet {
+	return &refSet{index: make(map[Source]int, size), refs: make([]Reference, 0, size)}
 }
 
 // addWhole records a read of the whole object.

@@ -163,13 +163,13 @@ func (p *pki) write(dir string) (pkiFiles, error) {
 		ServiceAccountKey: filepath.Join(pkiDir, "service-account.key"),
 	}
 	for path, data := range map[string][]byte{
-		files.CACert:                        p.CACert,
-		filepath.Join(pkiDir, "ca.key"):     p.CAKey,
-		files.ServingCert:                   p.ServingCert,
-		files.ServingKey:                    p.ServingKey,
+		files.CACert:                       p.CACert,
+		filepath.Join(pkiDir, "ca.key"):    p.CAKey,
+		files.ServingCert:                  p.ServingCert,
+		files.ServingKey:                   p.ServingKey,
 		filepath.Join(pkiDir, "admin.crt"): p.AdminCert,
 		filepath.Join(pkiDir, "admin.key"): p.AdminKey,
-		files.ServiceAccountKey:             p.ServiceAccountKey,
+		files.ServiceAccountKey:            p.ServiceAccountKey,
 	} {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			return pkiFiles{}, fmt.Errorf("writing %s: %w", path, err)

@@ -146,4 +146,3 @@ func (p *process) tail() string {
 func (p *process) errWithTail(err error) error {
 	return fmt.Errorf("%w\n%s", err, p.tail())
 }
-

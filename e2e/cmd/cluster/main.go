@@ -1,0 +1,25 @@
+// Package main is the `cluster` command, which runs the e2e control plane
+// outside of `go test`, for exploring the API or debugging a test by hand:
+//
+//	go run ./e2e/cmd/cluster build   # only build the binaries into bin/
+//	go run ./e2e/cmd/cluster up      # start a detached cluster in .cluster/
+//	go run ./e2e/cmd/cluster down    # stop it and delete .cluster/
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cluster:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/confighash/confighash/e2e/controlplane"
+)
+
+// stateDirName is the cluster's state directory under the repository root:
+// fixed, so that `down` and other shells find what `up` started.
+const stateDirName = ".cluster"
+
+const usage = `usage: cluster <command>
+
+commands:
+  build   build the control-plane binaries into bin/ (first run ~15 min)
+  up      start a detached control plane with its state in .cluster/
+  down    stop that control plane and delete .cluster/`
+
+func run(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return errors.New(usage)
+	}
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		return err
+	}
+	stateDir := filepath.Join(root, stateDirName)
+	switch args[0] {
+	case "build":
+		_, err := controlplane.EnsureBinaries(ctx, root, os.Stderr)
+		return err
+	case "up":
+		return up(ctx, root, stateDir, os.Stdout, os.Stderr)
+	case "down":
+		return down(stateDir, os.Stdout)
+	case "-h", "-help", "--help", "help":
+		fmt.Println(usage)
+		return nil
+	default:
+		return fmt.Errorf("unknown command %q\n%s", args[0], usage)
+	}
+}
+
+func up(ctx context.Context, root, stateDir string, stdout, stderr io.Writer) error {
+	pids, err := controlplane.DetachedPIDs(stateDir)
+	if err != nil {
+		return err
+	}
+	if len(pids) > 0 {
+		return fmt.Errorf("a cluster is already running in %s (pids %v); run `go run ./e2e/cmd/cluster down` first", stateDir, pids)
+	}
+	bins, err := controlplane.EnsureBinaries(ctx, root, stderr)
+	if err != nil {
+		return err
+	}
+	// Leftovers of a crashed or half-stopped cluster would confuse etcd (old
+	// member data) and the reader (old logs); start from scratch.
+	if err := os.RemoveAll(stateDir); err != nil {
+		return fmt.Errorf("removing stale %s: %w", stateDir, err)
+	}
+	cp, err := controlplane.Start(ctx, bins, controlplane.Options{Dir: stateDir, Detached: true})
+	if err != nil {
+		return err
+	}
+	for _, p := range cp.StartupPhases() {
+		fmt.Fprintf(stderr, "  %-28s %s\n", p.Name, p.Duration.Round(time.Millisecond))
+	}
+	fmt.Fprintf(stderr, "  logs in %s\n", filepath.Join(cp.Dir, "logs"))
+	fmt.Fprintf(stdout, "cluster up: export KUBECONFIG=%s\n", cp.Kubeconfig)
+	return nil
+}
+
+func down(stateDir string, stdout io.Writer) error {
+	if err := controlplane.StopDetached(stateDir); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(stateDir); err != nil {
+		return fmt.Errorf("removing %s: %w", stateDir, err)
+	}
+	fmt.Fprintln(stdout, "cluster down")
+	return nil
+}

@@ -1,0 +1,161 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Versions of the control plane. They must match the requirements of the
+// tools modules under e2e/controlplane/tools, which pin the exact sources.
+const (
+	EtcdVersion       = "v3.6.16"
+	KubernetesVersion = "v1.37.2"
+)
+
+// Binaries are the paths of the control-plane executables.
+type Binaries struct {
+	Etcd, APIServer, ControllerManager, Kubectl string
+}
+
+// buildTarget is one executable of a tools module: the package to build and
+// the file name it must get (the etcd main package is the module root
+// go.etcd.io/etcd/server/v3, which `go build` would name "server").
+type buildTarget struct {
+	pkg, name string
+}
+
+// binaryGroup is a set of executables built together from one tools module
+// into one versioned cache directory.
+type binaryGroup struct {
+	label    string // for error messages
+	version  string
+	toolsDir string // module to run `go build` in
+	outDir   string // cache directory, versioned so upgrades rebuild
+	estimate string // how long a cold build takes, so nobody thinks it hung
+	targets  []buildTarget
+}
+
+// binaryGroups lists what EnsureBinaries provides, relative to repoRoot.
+func binaryGroups(repoRoot string) []binaryGroup {
+	return []binaryGroup{
+		{
+			label:    "etcd",
+			version:  EtcdVersion,
+			toolsDir: filepath.Join(repoRoot, "e2e", "controlplane", "tools", "etcd"),
+			outDir:   filepath.Join(repoRoot, "bin", "etcd-"+EtcdVersion),
+			estimate: "about 3 minutes on 2 cores",
+			targets:  []buildTarget{{"go.etcd.io/etcd/server/v3", "etcd"}},
+		},
+		{
+			label:    "Kubernetes",
+			version:  KubernetesVersion,
+			toolsDir: filepath.Join(repoRoot, "e2e", "controlplane", "tools", "kube"),
+			outDir:   filepath.Join(repoRoot, "bin", "kubernetes-"+KubernetesVersion),
+			estimate: "about 15 minutes on 2 cores",
+			targets: []buildTarget{
+				{"k8s.io/kubernetes/cmd/kube-apiserver", "kube-apiserver"},
+				{"k8s.io/kubernetes/cmd/kube-controller-manager", "kube-controller-manager"},
+				{"k8s.io/kubernetes/cmd/kubectl", "kubectl"},
+			},
+		},
+	}
+}
+
+func binariesIn(repoRoot string) Binaries {
+	groups := binaryGroups(repoRoot)
+	etcd, kube := groups[0], groups[1]
+	return Binaries{
+		Etcd:              filepath.Join(etcd.outDir, "etcd"),
+		APIServer:         filepath.Join(kube.outDir, "kube-apiserver"),
+		ControllerManager: filepath.Join(kube.outDir, "kube-controller-manager"),
+		Kubectl:           filepath.Join(kube.outDir, "kubectl"),
+	}
+}
+
+// EnsureBinaries returns the cached control-plane binaries under
+// <repoRoot>/bin, building the missing ones from the Go module proxy first.
+// The first build takes about 15 minutes on 2 cores, so it reports progress
+// to progress (nil discards it); with everything cached it prints nothing.
+// Concurrent callers (parallel test packages) wait for a single build.
+func EnsureBinaries(ctx context.Context, repoRoot string, progress io.Writer) (Binaries, error) {
+	if progress == nil {
+		progress = io.Discard
+	}
+	bins := binariesIn(repoRoot)
+	groups := binaryGroups(repoRoot)
+	if len(missingTargets(groups)) == 0 {
+		return bins, nil
+	}
+
+	unlock, err := lockBuild(ctx, filepath.Join(repoRoot, "bin"), progress)
+	if err != nil {
+		return Binaries{}, err
+	}
+	defer unlock()
+	// Check again: whoever held the lock may have built everything.
+	for _, g := range groups {
+		missing := g.missing()
+		if len(missing) == 0 {
+			continue
+		}
+		g.targets = missing
+		if err := g.build(ctx, progress); err != nil {
+			return Binaries{}, err
+		}
+	}
+	if err := bins.validate(); err != nil {
+		return Binaries{}, fmt.Errorf("after building: %w", err)
+	}
+	return bins, nil
+}
+
+func missingTargets(groups []binaryGroup) []buildTarget {
+	var missing []buildTarget
+	for _, g := range groups {
+		missing = append(missing, g.missing()...)
+	}
+	return missing
+}
+
+func (g binaryGroup) missing() []buildTarget {
+	var missing []buildTarget
+	for _, t := range g.targets {
+		if isExecutable(filepath.Join(g.outDir, t.name)) != nil {
+			missing = append(missing, t)
+		}
+	}
+	return missing
+}
+
+// validate checks that every binary is set and executable, so that a wrong
+// path fails here rather than as an obscure exec error half-way through Start.
+func (b Binaries) validate() error {
+	var errs []error
+	for _, f := range []struct{ name, path string }{
+		{"Etcd", b.Etcd}, {"APIServer", b.APIServer}, {"ControllerManager", b.ControllerManager}, {"Kubectl", b.Kubectl},
+	} {
+		if f.path == "" {
+			errs = append(errs, fmt.Errorf("Binaries.%s is empty", f.name))
+			continue
+		}
+		if err := isExecutable(f.path); err != nil {
+			errs = append(errs, fmt.Errorf("Binaries.%s: %w", f.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func isExecutable(path string) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() || info.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("%s is not an executable file", path)
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package controlplane
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func parseCert(t *testing.T, data []byte) *x509.Certificate {
+	t.Helper()
+	block, _ := pem.Decode(data)
+	if block == nil || block.Type != "CERTIFICATE" {
+		t.Fatalf("not a PEM certificate: %q", data)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert
+}
+
+func TestPKIServingCertVerifiesForLoopbackAndServiceNames(t *testing.T) {
+	p, err := newPKI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(p.CACert) {
+		t.Fatal("CA certificate does not parse")
+	}
+	serving := parseCert(t, p.ServingCert)
+	for _, name := range []string{"127.0.0.1", "localhost", "kubernetes.default.svc", "10.0.0.1"} {
+		if _, err := serving.Verify(x509.VerifyOptions{DNSName: name, Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+			t.Errorf("serving certificate does not verify for %s: %v", name, err)
+		}
+	}
+	if _, err := serving.Verify(x509.VerifyOptions{DNSName: "example.com", Roots: roots}); err == nil {
+		t.Error("serving certificate verifies for example.com")
+	}
+}
+
+func TestPKIAdminCertIsSystemMastersClient(t *testing.T) {
+	p, err := newPKI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(p.CACert)
+	admin := parseCert(t, p.AdminCert)
+	if _, err := admin.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Fatalf("admin certificate does not verify as a client certificate: %v", err)
+	}
+	if admin.Subject.CommonName != "admin" || len(admin.Subject.Organization) != 1 || admin.Subject.Organization[0] != "system:masters" {
+		t.Errorf("admin subject = %v, want CN=admin O=system:masters", admin.Subject)
+	}
+}
+
+func TestPKIWriteKeepsKeysPrivate(t *testing.T) {
+	p, err := newPKI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files, err := p.write(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{files.CACert, files.ServingCert, files.ServingKey, files.ServiceAccountKey, filepath.Join(dir, "pki", "admin.key")} {
+		info, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if perm := info.Mode().Perm(); perm != 0o600 {
+			t.Errorf("%s has mode %v, want 0600", path, perm)
+		}
+	}
+	key, err := os.ReadFile(files.ServiceAccountKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(key)
+	if block == nil {
+		t.Fatal("service-account key is not PEM")
+	}
+	if _, err := x509.ParsePKCS8PrivateKey(block.Bytes); err != nil {
+		t.Errorf("service-account key does not parse as PKCS#8: %v", err)
+	}
+}

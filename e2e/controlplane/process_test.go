@@ -1,0 +1,181 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// childEnv makes the test binary act as a fake control-plane process, so the
+// process handling is tested without the real (large, slow) binaries.
+const childEnv = "CONTROLPLANE_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(childEnv) {
+	case "":
+		os.Exit(m.Run())
+	case "serve":
+		fmt.Println("child started")
+		fmt.Fprint(os.Stdout, "partial line without newline")
+		select {}
+	case "ignore-term":
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println("child ignoring SIGTERM")
+		select {}
+	case "crash":
+		for i := range 50 {
+			fmt.Printf("log line %d\n", i)
+		}
+		fmt.Fprintln(os.Stderr, "fatal: flag --bogus refused")
+		os.Exit(3)
+	}
+}
+
+func childSpec(t *testing.T, dir, mode string, detached bool) processSpec {
+	t.Helper()
+	t.Setenv(childEnv, mode)
+	// The dir argument lets ownedBy recognise the child, as it does the real
+	// processes by their flags.
+	return processSpec{name: "fake-" + mode, path: os.Args[0], args: []string{"--state=" + filepath.Join(dir, "x")}, dir: dir, detached: detached}
+}
+
+func gone(pid int) bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }
+
+func TestProcessStopKillsAndReaps(t *testing.T) {
+	dir := t.TempDir()
+	p, err := startProcess(childSpec(t, dir, "serve", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := waitReady(t.Context(), p, 10*time.Second, func(context.Context) error {
+		if text, _ := tailFile(p.logPath, 5); !strings.Contains(text, "child started") {
+			return errors.New("not started")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if gone(p.pid()) {
+		t.Fatal("child not running")
+	}
+	if err := p.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !gone(p.pid()) {
+		t.Errorf("pid %d still exists after stop", p.pid())
+	}
+}
+
+func TestProcessStopEscalatesToSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the 10 s SIGTERM grace period")
+	}
+	dir := t.TempDir()
+	p, err := startProcess(childSpec(t, dir, "ignore-term", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // let it install the handler
+	begin := time.Now()
+	if err := p.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(begin); took < stopGrace {
+		t.Errorf("stop took %s; SIGTERM should have been ignored for %s", took, stopGrace)
+	}
+	if !gone(p.pid()) {
+		t.Errorf("pid %d survived SIGKILL", p.pid())
+	}
+}
+
+func TestWaitReadyQuotesLogOfCrashedProcess(t *testing.T) {
+	dir := t.TempDir()
+	p, err := startProcess(childSpec(t, dir, "crash", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = waitReady(t.Context(), p, 10*time.Second, func(context.Context) error { return errors.New("never ready") })
+	if err == nil {
+		t.Fatal("waitReady succeeded for a crashed process")
+	}
+	msg := err.Error()
+	for _, want := range []string{"exited during startup", "exit status 3", "flag --bogus refused", "log line 49"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "log line 10\n") {
+		t.Errorf("error quotes more than %d lines:\n%s", tailLines, msg)
+	}
+}
+
+func TestLineWriterPrefixesAndFlushes(t *testing.T) {
+	dir := t.TempDir()
+	var out strings.Builder
+	spec := childSpec(t, dir, "serve", false)
+	spec.tee = &lineWriter{mu: new(sync.Mutex), w: &out, prefix: "[fake] "}
+	p, err := startProcess(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := p.stop(); err != nil {
+		t.Fatal(err)
+	}
+	want := "[fake] child started\n[fake] partial line without newline\n"
+	if got := out.String(); got != want {
+		t.Errorf("tee got %q, want %q", got, want)
+	}
+	if text, _ := tailFile(p.logPath, 5); !strings.Contains(text, "child started") {
+		t.Errorf("log file lacks output: %q", text)
+	}
+}
+
+func TestStopDetached(t *testing.T) {
+	dir := t.TempDir()
+	var pids []int
+	for range 2 {
+		p, err := startProcess(childSpec(t, dir, "serve", true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, p.pid())
+	}
+	// A dead PID in the file must be tolerated (a process that crashed).
+	if err := writePIDFile(dir, append(pids, 999999999)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	alive, err := DetachedPIDs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(alive) != 2 {
+		t.Fatalf("DetachedPIDs = %v, want %v", alive, pids)
+	}
+	if other, err := DetachedPIDs(t.TempDir()); err != nil || len(other) != 0 {
+		t.Errorf("DetachedPIDs of an empty dir = %v, %v", other, err)
+	}
+	if err := StopDetached(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		if ownedBy(pid, dir) {
+			t.Errorf("pid %d still running", pid)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, pidFileName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("pid file not removed: %v", err)
+	}
+	if err := StopDetached(dir); err != nil {
+		t.Errorf("second StopDetached: %v", err)
+	}
+}

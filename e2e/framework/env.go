@@ -1,0 +1,124 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/confighash/confighash/e2e/controlplane"
+)
+
+// KubeconfigEnv names an existing cluster with confighash installed; when
+// unset, a local control plane is started.
+const KubeconfigEnv = "CONFIGHASH_E2E_KUBECONFIG"
+
+// Namespace is where confighash runs and keeps its Secrets.
+const Namespace = "confighash-system"
+
+// Env is a cluster with confighash on it.
+type Env struct {
+	Kubeconfig string
+	Kubectl    string
+	Config     *rest.Config
+	Client     client.Client
+	// Confighash starts and stops confighash itself.
+	Confighash Runner
+
+	stop func() error
+}
+
+// Runner controls the confighash under test.
+type Runner interface {
+	// Start runs confighash with extra flags and returns once it is ready.
+	Start(ctx context.Context, extraArgs ...string) error
+	// Stop stops it and returns once it is gone.
+	Stop(ctx context.Context) error
+	// WebhookURL is the admission endpoint, for calling it directly.
+	WebhookURL() string
+}
+
+// Setup prepares an Env from the environment. progress receives build and
+// start-up messages.
+func Setup(ctx context.Context, progress io.Writer) (*Env, error) {
+	if kc := os.Getenv(KubeconfigEnv); kc != "" {
+		return external(ctx, kc)
+	}
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	bins, err := controlplane.EnsureBinaries(ctx, root, progress)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(progress, "starting local control plane (etcd %s, kube-apiserver %s)…\n", controlplane.EtcdVersion, controlplane.KubernetesVersion)
+	cp, err := controlplane.Start(ctx, bins, controlplane.Options{})
+	if err != nil {
+		return nil, err
+	}
+	env, err := newEnv(cp.Kubeconfig, cp.Kubectl, cp.RESTConfig())
+	if err != nil {
+		return nil, joinStop(err, cp.Stop)
+	}
+	bin := filepath.Join(root, "bin", "confighash")
+	if err := buildConfighash(ctx, root, bin); err != nil {
+		return nil, joinStop(err, cp.Stop)
+	}
+	local, err := newLocalRunner(bin, cp.Kubeconfig, cp.Dir)
+	if err != nil {
+		return nil, joinStop(err, cp.Stop)
+	}
+	env.Confighash = local
+	env.stop = func() error {
+		stopErr := local.Stop(context.Background())
+		if err := cp.Stop(); err != nil {
+			return err
+		}
+		return stopErr
+	}
+	return env, nil
+}
+
+func external(ctx context.Context, kubeconfig string) (*Env, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading %s=%s: %w", KubeconfigEnv, kubeconfig, err)
+	}
+	env, err := newEnv(kubeconfig, "kubectl", cfg)
+	if err != nil {
+		return nil, err
+	}
+	env.Confighash = &inClusterRunner{c: env.Client, cfg: cfg}
+	env.stop = func() error { return nil }
+	return env, env.Confighash.Start(ctx)
+}
+
+func newEnv(kubeconfig, kubectl string, cfg *rest.Config) (*Env, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("building scheme: %w", err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("creating client: %w", err)
+	}
+	return &Env{Kubeconfig: kubeconfig, Kubectl: kubectl, Config: cfg, Client: c}, nil
+}
+
+// Teardown stops everything Setup started.
+func (e *Env) Teardown() error { return e.stop() }
+
+func joinStop(err error, stop func() error) error {
+	if serr := stop(); serr != nil {
+		return fmt.Errorf("%w (and stopping: %w)", err, serr)
+	}
+	return err
+}

@@ -1,0 +1,148 @@
+package framework
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// buildConfighash builds the binary under test; the Go build cache makes
+// repeat builds take a second or two.
+func buildConfighash(ctx context.Context, root, out string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/confighash")
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building confighash: %w\n%s", err, b)
+	}
+	return nil
+}
+
+// localRunner runs the confighash binary out-of-cluster, registered by URL,
+// as a child process that dies with the test binary.
+type localRunner struct {
+	bin, kubeconfig, logPath string
+	webhookPort, healthPort  int
+	cmd                      *exec.Cmd
+	exited                   chan struct{}
+}
+
+func newLocalRunner(bin, kubeconfig, dir string) (*localRunner, error) {
+	ports, err := freePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	return &localRunner{bin: bin, kubeconfig: kubeconfig, logPath: filepath.Join(dir, "confighash.log"),
+		webhookPort: ports[0], healthPort: ports[1]}, nil
+}
+
+func (r *localRunner) WebhookURL() string {
+	return "https://127.0.0.1:" + strconv.Itoa(r.webhookPort) + "/mutate"
+}
+
+// LogPath is where the child's output goes.
+func (r *localRunner) LogPath() string { return r.logPath }
+
+func (r *localRunner) Start(ctx context.Context, extraArgs ...string) error {
+	if r.cmd != nil {
+		return errors.New("confighash already running")
+	}
+	logf, err := os.OpenFile(r.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("opening confighash log: %w", err)
+	}
+	defer logf.Close()
+	args := append([]string{
+		"--kubeconfig", r.kubeconfig,
+		"--webhook-url", "https://127.0.0.1:" + strconv.Itoa(r.webhookPort),
+		"--cert-dir", filepath.Join(filepath.Dir(r.logPath), "confighash-certs"),
+		"--metrics-bind-address", "0",
+		"--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(r.healthPort),
+		"--namespace", Namespace,
+	}, extraArgs...)
+	cmd := exec.Command(r.bin, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting confighash: %w", err)
+	}
+	r.cmd, r.exited = cmd, make(chan struct{})
+	go func() { _ = cmd.Wait(); close(r.exited) }()
+	return r.waitReady(ctx)
+}
+
+func (r *localRunner) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	url := "http://127.0.0.1:" + strconv.Itoa(r.healthPort) + "/readyz"
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-r.exited:
+			r.cmd = nil
+			return fmt.Errorf("confighash exited during start-up; see %s", r.logPath)
+		case <-ctx.Done():
+			return fmt.Errorf("confighash not ready: %w; see %s", ctx.Err(), r.logPath)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (r *localRunner) Stop(ctx context.Context) error {
+	if r.cmd == nil {
+		return nil
+	}
+	defer func() { r.cmd = nil }()
+	_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-r.exited:
+	case <-time.After(15 * time.Second):
+		_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+		<-r.exited
+	case <-ctx.Done():
+		_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+		<-r.exited
+		return ctx.Err()
+	}
+	// Make sure the port is free again before anyone restarts us.
+	return waitPortClosed(r.webhookPort)
+}
+
+func waitPortClosed(port int) error {
+	for range 50 {
+		c, err := tls.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // probing only
+		if err != nil {
+			return nil
+		}
+		c.Close()
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("port %d still open after stopping confighash", port)
+}
+
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("reserving a port: %w", err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

@@ -1,0 +1,209 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/confighash/confighash/e2e/framework"
+	"github.com/confighash/confighash/workload"
+)
+
+func TestWebhookStampsEveryKind(t *testing.T) {
+	ns := namespace(t, true)
+	create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
+	create(t, secret(ns, "sec", map[string]string{"password": "hunter2"}))
+	spec := podSpec("cfg", "sec")
+	jobSpec := *spec.DeepCopy()
+	jobSpec.RestartPolicy = corev1.RestartPolicyNever
+	selector := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "e2e"}}
+
+	objects := map[string]client.Object{
+		"Deployment": deploymentOf(ns, "d", spec),
+		"StatefulSet": &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s"},
+			Spec: appsv1.StatefulSetSpec{Selector: selector, Template: template(spec)}},
+		"DaemonSet": &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ds"},
+			Spec: appsv1.DaemonSetSpec{Selector: selector, Template: template(spec)}},
+		"CronJob": &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cj"},
+			Spec: batchv1.CronJobSpec{Schedule: "0 0 1 1 *", JobTemplate: batchv1.JobTemplateSpec{
+				Spec: batchv1.JobSpec{Template: template(jobSpec)}}}},
+		"Job": &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "j"},
+			Spec: batchv1.JobSpec{Template: template(jobSpec)}},
+		"Pod": &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p"}, Spec: spec},
+	}
+	want := expectedChecksum(t, ns, &spec, nil)
+	if want == "" {
+		t.Fatal("expected a checksum for a spec that reads config")
+	}
+	for kind, obj := range objects {
+		t.Run(kind, func(t *testing.T) {
+			create(t, obj)
+			if got := stampOf(t, obj); got != want {
+				t.Errorf("stamp = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func TestWebhookLeavesUnlabelledNamespaceAlone(t *testing.T) {
+	ns := namespace(t, false)
+	create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
+	d := deploymentOf(ns, "d", podSpec("cfg", "sec"))
+	create(t, d)
+	if got := stampOf(t, d); got != "" {
+		t.Errorf("unlabelled namespace got stamp %q", got)
+	}
+}
+
+func TestWebhookOptOut(t *testing.T) {
+	ns := namespace(t, true)
+	create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
+	d := deploymentOf(ns, "d", podSpec("cfg", "sec"))
+	d.Annotations = map[string]string{workload.InjectionAnnotation: workload.InjectionDisabled}
+	create(t, d)
+	if got := stampOf(t, d); got != "" {
+		t.Errorf("opted-out deployment got stamp %q", got)
+	}
+}
+
+func TestWebhookServerSideDryRun(t *testing.T) {
+	ns := namespace(t, true)
+	create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
+	create(t, secret(ns, "sec", map[string]string{"password": "x"}))
+	spec := podSpec("cfg", "sec")
+	d := deploymentOf(ns, "d", spec)
+	create(t, d, client.DryRunAll)
+	want := expectedChecksum(t, ns, &spec, nil)
+	if got := d.Spec.Template.Annotations[workload.ChecksumAnnotation]; got != want {
+		t.Errorf("dry-run stamp = %q, want %q", got, want)
+	}
+	err := env.Client.Get(specContext(t), client.ObjectKeyFromObject(d), &appsv1.Deployment{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("dry-run left an object behind: %v", err)
+	}
+}
+
+// manifest is applied in one go: the ConfigMap and Secret reach the
+// apiserver moments before the Deployment, as in any `kubectl apply -f dir/`.
+const manifest = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg}
+data: {a: "1"}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: sec}
+stringData: {password: hunter2}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: e2e}}
+  template:
+    metadata: {labels: {app: e2e}}
+    spec:
+      containers:
+      - name: app
+        image: registry.k8s.io/pause:3.10
+        envFrom: [{configMapRef: {name: cfg}}]
+        env: [{name: PASSWORD, valueFrom: {secretKeyRef: {name: sec, key: password}}}]
+`
+
+func TestNoOpWritesDoNotRoll(t *testing.T) {
+	ns := namespace(t, true)
+	kubectl(t, manifest, "apply", "-n", ns, "-f", "-")
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}}
+	stamp := stampOf(t, d)
+	if want := expectedChecksum(t, ns, &d.Spec.Template.Spec, nil); stamp != want {
+		t.Fatalf("stamp after first apply = %q, want %q (a source applied just before was not seen?)", stamp, want)
+	}
+	first := replicaSets(t, ns, "web")
+	if len(first) != 1 {
+		t.Fatalf("replicasets after create = %v, want 1", first)
+	}
+
+	steps := map[string][]string{
+		"kubectl apply again":             {"apply", "-n", ns, "-f", "-"},
+		"kubectl apply --server-side":     {"apply", "--server-side", "--force-conflicts", "-n", ns, "-f", "-"},
+		"kubectl replace (no annotation)": {"replace", "-n", ns, "-f", "-"},
+	}
+	for _, name := range []string{"kubectl apply again", "kubectl apply --server-side", "kubectl replace (no annotation)"} {
+		t.Run(name, func(t *testing.T) {
+			kubectl(t, manifest, steps[name]...)
+			if got := stampOf(t, d); got != stamp {
+				t.Errorf("stamp changed from %q to %q", stamp, got)
+			}
+			if got := replicaSets(t, ns, "web"); len(got) != 1 {
+				t.Errorf("replicasets = %v, want still %v", got, first)
+			}
+		})
+	}
+}
+
+func TestMalformedRequestGets4xx(t *testing.T) {
+	url := env.Confighash.WebhookURL()
+	if url == "" {
+		t.Skip("webhook endpoint is not reachable from the test process on this cluster")
+	}
+	s := &corev1.Secret{}
+	if err := env.Client.Get(specContext(t), client.ObjectKey{Namespace: framework.Namespace, Name: "confighash-webhook-cert"}, s); err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(s.Data["ca.crt"]) {
+		t.Fatal("no CA in the cert secret")
+	}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	bodies := map[string]string{
+		"not json":            "{{{",
+		"no request":          `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`,
+		"wrong review object": `{"apiVersion":"v1","kind":"ConfigMap"}`,
+	}
+	for name, body := range bodies {
+		t.Run(name, func(t *testing.T) {
+			resp, err := hc.Post(url, "application/json", bytes.NewBufferString(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode < 400 || resp.StatusCode >= 500 {
+				t.Errorf("status = %d, want 4xx", resp.StatusCode)
+			}
+		})
+	}
+}
+
+// TestCreatesSucceedWhileStopped stops confighash, so it runs last in this
+// file and starts confighash again.
+func TestCreatesSucceedWhileStopped(t *testing.T) {
+	ctx := specContext(t)
+	ns := namespace(t, true)
+	if err := env.Confighash.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Confighash.Start(ctx, "--coalesce-window=300ms"); err != nil {
+			t.Fatalf("restarting confighash: %v", err)
+		}
+	})
+	d := deploymentOf(ns, "d", podSpec("cfg", "sec"))
+	d.Spec.Replicas = ptr.To[int32](0)
+	create(t, d) // failurePolicy: Ignore
+	if got := stampOf(t, d); got != "" {
+		t.Errorf("stamp %q while confighash was down", got)
+	}
+}

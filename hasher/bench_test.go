@@ -1,0 +1,92 @@
+package hasher
+
+import (
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// benchPodSpec is a realistic template: an init container, an app, two
+// sidecars, and volumes; about twenty ConfigMap and Secret reads in all,
+// several of them of the same sources.
+func benchPodSpec() *corev1.PodSpec {
+	return &corev1.PodSpec{
+		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "registry"}},
+		InitContainers: []corev1.Container{{
+			Name:    "migrate",
+			Env:     []corev1.EnvVar{envSecret("db", "dsn", nil), envCM("app", "db.schema", nil)},
+			EnvFrom: []corev1.EnvFromSource{envFromCM("migrate", nil)},
+		}},
+		Containers: []corev1.Container{
+			{
+				Name: "app",
+				Env: []corev1.EnvVar{
+					{Name: "MODE", Value: "prod"},
+					envCM("app", "log.level", nil),
+					envCM("app", "listen.addr", nil),
+					envCM("features", "beta", new(true)),
+					envSecret("db", "username", nil),
+					envSecret("db", "password", nil),
+					envSecret("api-keys", "stripe", nil),
+					envSecret("api-keys", "sendgrid", nil),
+				},
+				EnvFrom: []corev1.EnvFromSource{envFromCM("app-env", nil), envFromSecret("app-env", new(true))},
+			},
+			{
+				Name:    "proxy",
+				Env:     []corev1.EnvVar{envCM("proxy", "upstream", nil)},
+				EnvFrom: []corev1.EnvFromSource{envFromSecret("proxy-auth", nil)},
+			},
+			{
+				Name: "metrics",
+				Env:  []corev1.EnvVar{envCM("metrics", "scrape.interval", nil), envSecret("metrics", "token", new(true))},
+			},
+		},
+		Volumes: []corev1.Volume{
+			volCM("app", nil, "app.yaml", "logging.yaml"),
+			volSecret("tls", nil),
+			volCM("proxy", nil),
+			projected(
+				corev1.VolumeProjection{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}},
+				projCM("ca-bundle", nil, "ca.crt"),
+				projSecret("client-cert", nil, "tls.crt", "tls.key"),
+			),
+		},
+	}
+}
+
+func BenchmarkReferences(b *testing.B) {
+	spec := benchPodSpec()
+	annotations := map[string]string{IncludeAnnotation: "configmap/extra", ExcludeAnnotation: "secret/proxy-auth"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := References(spec, annotations); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkChecksum hashes ten whole-object sources of twenty keys each.
+func BenchmarkChecksum(b *testing.B) {
+	const sources, keys = 10, 20
+	objects := make(map[Source]Content, sources)
+	refs := make([]Reference, 0, sources)
+	for i := range sources {
+		src := Source{ConfigMap, fmt.Sprintf("config-%02d", i)}
+		c := Content{Data: make(map[string]Digest, keys)}
+		for k := range keys {
+			c.Data[fmt.Sprintf("key-%02d.yaml", k)] = DigestOf(fmt.Appendf(nil, "value %d/%d", i, k))
+		}
+		objects[src] = c
+		refs = append(refs, Reference{Source: src, AllKeys: true})
+	}
+	lookup := lookupFrom(objects)
+	key := []byte(testKey)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Checksum(key, refs, lookup); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

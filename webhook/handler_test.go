@@ -1,0 +1,303 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	admissionv1 "k8s.io/api/admission/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/workload"
+)
+
+// fakeSources serves contents from a map; the handler's logic, not the
+// cache, is under test here (e2e covers the cache on a real apiserver).
+type fakeSources map[hasher.Source]map[string]string
+
+func (f fakeSources) Lookup(_ context.Context, _ string) hasher.Lookup {
+	return func(s hasher.Source) (hasher.Content, bool, error) {
+		data, ok := f[s]
+		if !ok {
+			return hasher.Content{}, false, nil
+		}
+		c := hasher.Content{Data: map[string]hasher.Digest{}}
+		for k, v := range data {
+			c.Data[k] = hasher.DigestOf([]byte(v))
+		}
+		return c, true, nil
+	}
+}
+
+var testKey = []byte("0123456789abcdef0123456789abcdef")
+
+func newHandler(t *testing.T, src fakeSources) *Handler {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	return &Handler{Key: testKey, Sources: src, Decoder: admission.NewDecoder(scheme)}
+}
+
+func deployment(mutate ...func(*appsv1.Deployment)) *appsv1.Deployment {
+	d := &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"},
+		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "c", Image: "busybox",
+				EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}}}},
+		}}},
+	}
+	for _, m := range mutate {
+		m(d)
+	}
+	return d
+}
+
+func withStamp(sum string) func(*appsv1.Deployment) {
+	return func(d *appsv1.Deployment) {
+		d.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: sum}
+	}
+}
+
+func withImage(img string) func(*appsv1.Deployment) {
+	return func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = img }
+}
+
+func request(op admissionv1.Operation, obj, old client.Object) admission.Request {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID: "uid-1", Operation: op, Namespace: "ns",
+		Kind:   metav1.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind},
+		Object: runtime.RawExtension{Raw: mustJSON(obj)},
+	}}
+	if old != nil {
+		req.OldObject = runtime.RawExtension{Raw: mustJSON(old)}
+	}
+	return req
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// stampOf applies the response's patch to the request object and returns
+// the stamp it ends with, checking the patch touched nothing else.
+func stampOf(t *testing.T, req admission.Request, resp admission.Response) string {
+	t.Helper()
+	kind, ok := workload.KindOf(toGVK(req.Kind))
+	if !ok {
+		if len(resp.Patches) > 0 {
+			t.Fatalf("patched an unknown kind")
+		}
+		return ""
+	}
+	raw := req.Object.Raw
+	if len(resp.Patches) > 0 {
+		p, err := jsonpatch.DecodePatch(mustJSON(resp.Patches))
+		if err != nil {
+			t.Fatalf("decoding patch: %v", err)
+		}
+		if raw, err = p.Apply(raw); err != nil {
+			t.Fatalf("applying patch %s: %v", mustJSON(resp.Patches), err)
+		}
+		for _, op := range resp.Patches {
+			if !strings.HasPrefix(op.Path, kind.MetaPath+"/annotations") {
+				t.Fatalf("patch touches %s, outside the stamp", op.Path)
+			}
+		}
+	}
+	obj := kind.New()
+	if err := json.Unmarshal(raw, obj); err != nil {
+		t.Fatal(err)
+	}
+	tmpl, _ := workload.PodTemplate(obj)
+	return tmpl.Checksum()
+}
+
+func TestHandle(t *testing.T) {
+	cfg := hasher.Source{Kind: hasher.ConfigMap, Name: "cfg"}
+	present := fakeSources{cfg: {"k": "v"}}
+	changed := fakeSources{cfg: {"k": "v2"}}
+	sum := func(src fakeSources) string {
+		refs, _ := hasher.References(&deployment().Spec.Template.Spec, nil)
+		r, err := hasher.Checksum(testKey, refs, src.Lookup(context.Background(), "ns"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Checksum
+	}
+	current, stale := sum(present), sum(changed)
+
+	tests := map[string]struct {
+		src       fakeSources
+		req       admission.Request
+		wantStamp string
+		wantPatch bool
+		wantWarn  string
+	}{
+		"create stamps": {
+			src: present, req: request(admissionv1.Create, deployment(), nil),
+			wantStamp: current, wantPatch: true,
+		},
+		"create with other template annotations adds only ours": {
+			src: present, req: request(admissionv1.Create, deployment(func(d *appsv1.Deployment) {
+				d.Spec.Template.Annotations = map[string]string{"other": "x"}
+			}), nil),
+			wantStamp: current, wantPatch: true,
+		},
+		"create with the right stamp sends no patch": {
+			src: present, req: request(admissionv1.Create, deployment(withStamp(current)), nil),
+			wantStamp: current,
+		},
+		"create with a required source missing still stamps, and warns": {
+			src: fakeSources{}, req: request(admissionv1.Create, deployment(), nil),
+			wantStamp: sum(fakeSources{}), wantPatch: true, wantWarn: "required sources missing: configmap/cfg",
+		},
+		"replace without the annotation restores the stored stamp": {
+			src: changed, req: request(admissionv1.Update, deployment(), deployment(withStamp(current))),
+			wantStamp: current, wantPatch: true,
+		},
+		"re-apply with the stamp changes nothing, even if config moved on": {
+			src: changed, req: request(admissionv1.Update, deployment(withStamp(current)), deployment(withStamp(current))),
+			wantStamp: current,
+		},
+		"the hook's re-stamp passes through": {
+			src: present, req: request(admissionv1.Update, deployment(withStamp(stale)), deployment(withStamp(current))),
+			wantStamp: stale,
+		},
+		"unstamped workload stays unstamped on a no-op write": {
+			src: present, req: request(admissionv1.Update, deployment(), deployment()),
+		},
+		"template change computes a fresh stamp": {
+			src: changed, req: request(admissionv1.Update, deployment(withImage("nginx"), withStamp(current)), deployment(withStamp(current))),
+			wantStamp: stale, wantPatch: true,
+		},
+		"template change stamps an unstamped workload": {
+			src: present, req: request(admissionv1.Update, deployment(withImage("nginx")), deployment()),
+			wantStamp: current, wantPatch: true,
+		},
+		"template change with a required source missing keeps the old stamp": {
+			src: fakeSources{}, req: request(admissionv1.Update, deployment(withImage("nginx")), deployment(withStamp(current))),
+			wantStamp: current, wantPatch: true, wantWarn: "keeping the previous stamp",
+		},
+		"opt-out is left alone": {
+			src: present, req: request(admissionv1.Create, deployment(func(d *appsv1.Deployment) {
+				d.Annotations = map[string]string{workload.InjectionAnnotation: workload.InjectionDisabled}
+			}), nil),
+		},
+		"malformed include is reported, the rest still stamped": {
+			src: present, req: request(admissionv1.Create, deployment(func(d *appsv1.Deployment) {
+				d.Annotations = map[string]string{hasher.IncludeAnnotation: "deployment/x"}
+			}), nil),
+			wantStamp: current, wantPatch: true, wantWarn: "deployment/x",
+		},
+		"too many sources is allowed unchanged with a warning": {
+			src: present, req: request(admissionv1.Create, deployment(func(d *appsv1.Deployment) {
+				for i := range 500 {
+					d.Spec.Template.Spec.Containers[0].Env = append(d.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{
+						Name: fmt.Sprintf("E%d", i), ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+							LocalObjectReference: corev1.LocalObjectReference{Name: fmt.Sprintf("cm-%d", i)}, Key: "k"}},
+					})
+				}
+			}), nil),
+			wantWarn: "more than the limit",
+		},
+		"cronjob job template is stamped": {
+			src: present, req: request(admissionv1.Create, &batchv1.CronJob{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"},
+				ObjectMeta: metav1.ObjectMeta{Name: "cj", Namespace: "ns"},
+				Spec: batchv1.CronJobSpec{JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+					Template: deployment().Spec.Template}}},
+			}, nil),
+			wantStamp: current, wantPatch: true,
+		},
+		"bare pod is stamped": {
+			src: present, req: request(admissionv1.Create, &corev1.Pod{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+				ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"},
+				Spec:       deployment().Spec.Template.Spec,
+			}, nil),
+			wantStamp: current, wantPatch: true,
+		},
+		"pod owned by a controller is left alone": {
+			src: present, req: request(admissionv1.Create, &corev1.Pod{
+				TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+				ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", OwnerReferences: []metav1.OwnerReference{{
+					APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: "u", Controller: ptr.To(true)}}},
+				Spec: deployment().Spec.Template.Spec,
+			}, nil),
+		},
+		"job update is not handled": {
+			src: present, req: request(admissionv1.Update, &batchv1.Job{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+				ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns"},
+				Spec:       batchv1.JobSpec{Template: deployment().Spec.Template},
+			}, nil),
+		},
+		"unknown kind is allowed unchanged": {
+			src: present, req: request(admissionv1.Create, &corev1.ConfigMap{
+				TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: "x"}}, nil),
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			resp := newHandler(t, tc.src).Handle(context.Background(), tc.req)
+			if !resp.Allowed {
+				t.Fatalf("denied: %v", resp.Result)
+			}
+			if got := len(resp.Patches) > 0; got != tc.wantPatch {
+				t.Errorf("patch = %v (%s), want %v", got, mustJSON(resp.Patches), tc.wantPatch)
+			}
+			if got := stampOf(t, tc.req, resp); got != tc.wantStamp {
+				t.Errorf("stamp = %q, want %q", got, tc.wantStamp)
+			}
+			warnings := strings.Join(resp.Warnings, "\n")
+			if tc.wantWarn == "" && warnings != "" {
+				t.Errorf("unexpected warnings: %s", warnings)
+			}
+			if !strings.Contains(warnings, tc.wantWarn) {
+				t.Errorf("warnings %q lack %q", warnings, tc.wantWarn)
+			}
+		})
+	}
+}
+
+func TestHandleBadInput(t *testing.T) {
+	h := newHandler(t, fakeSources{})
+	tests := map[string]admission.Request{
+		"no uid":         {AdmissionRequest: admissionv1.AdmissionRequest{Kind: metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, Operation: admissionv1.Create}},
+		"garbage object": {AdmissionRequest: admissionv1.AdmissionRequest{UID: "u", Kind: metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: []byte(`{"spec":`)}}},
+	}
+	for name, req := range tests {
+		t.Run(name, func(t *testing.T) {
+			resp := h.Handle(context.Background(), req)
+			if resp.Allowed || resp.Result == nil || resp.Result.Code != http.StatusBadRequest {
+				t.Fatalf("want a 400, got allowed=%v result=%v", resp.Allowed, resp.Result)
+			}
+		})
+	}
+}
+
+func toGVK(k metav1.GroupVersionKind) schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: k.Group, Version: k.Version, Kind: k.Kind}
+}
