@@ -4,9 +4,21 @@ import (
 	"context"
 
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/confighash/confighash/restamp"
 )
 
-// addHook wires the config-update hook. Not built yet: see the README.
+// addHook wires the config-update hook; the manager runs it on the leader.
 func addHook(ctx context.Context, mgr manager.Manager, key []byte, o Options) error {
-	return nil
+	return restamp.Setup(ctx, mgr, restamp.Options{
+		Key:             key,
+		Window:          o.CoalesceWindow,
+		WritesPerSecond: o.WritesPerSecond,
+		// A burst the size of a large fan-out lets one change reach its
+		// readers at once; the rate caps sustained storms.
+		Burst:      50,
+		FlapLimit:  o.FlapLimit,
+		FlapWindow: o.FlapWindow,
+		Workers:    4,
+	})
 }

@@ -1,0 +1,34 @@
+package restamp
+
+import (
+	"slices"
+	"sync"
+)
+
+// changes remembers which sources triggered each queued workload, so the
+// ConfigChanged event can name them. Requests are deduplicated by the queue,
+// so the names cannot travel in the request itself.
+type changes struct {
+	mu      sync.Mutex
+	pending map[Request][]string
+}
+
+func newChanges() *changes { return &changes{pending: map[Request][]string{}} }
+
+func (c *changes) add(r Request, source string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !slices.Contains(c.pending[r], source) {
+		c.pending[r] = append(c.pending[r], source)
+	}
+}
+
+// take returns and forgets the sources recorded for r, sorted.
+func (c *changes) take(r Request) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.pending[r]
+	delete(c.pending, r)
+	slices.Sort(s)
+	return s
+}

@@ -1,0 +1,14 @@
+// Package restamp is the config-update hook: when a ConfigMap or Secret
+// changes, it re-stamps the workloads that read it, so that their checksum
+// changes and Kubernetes rolls them in the ordinary way.
+//
+// Readers are found through a field index over the workload kinds (keys from
+// the hasher's reference discovery), never by listing a namespace. Events are
+// coalesced per workload for a short window, writes share a global budget,
+// and a workload re-stamped too often is held until its sources settle.
+//
+// Only the leader runs it. It writes only the stamp, with a merge patch under
+// the field manager "confighash", and only when the stamp differs. A write
+// that changes nothing but the stamp is passed through by the webhook, so the
+// two never fight.
+package restamp

@@ -1,0 +1,145 @@
+package restamp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"golang.org/x/time/rate"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/sources"
+	"github.com/confighash/confighash/workload"
+)
+
+// Event reasons, also read back by `confighash status`.
+const (
+	ReasonConfigChanged = "ConfigChanged"
+	ReasonFlapHold      = "FlapHold"
+	ReasonSourceMissing = "SourceMissing"
+)
+
+// FieldOwner is the field manager of the hook's writes.
+const FieldOwner = "confighash"
+
+// reconciler re-checks one workload's stamp.
+type reconciler struct {
+	client  client.Client // cached reads, live writes
+	key     []byte
+	kinds   map[string]workload.Kind
+	budget  *rate.Limiter
+	flaps   *flapGuard
+	changes *changes
+	events  events.EventRecorder
+	metrics *Metrics
+	now     func() time.Time
+}
+
+func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Result, error) {
+	logger := log.FromContext(ctx).WithValues("workload", req.String())
+	ctx = log.IntoContext(ctx, logger)
+	kind := r.kinds[req.Kind]
+	obj := kind.New()
+	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+		r.changes.take(req)
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	enabled, err := r.namespaceEnabled(ctx, req.Namespace)
+	if err != nil || !enabled || workload.OptedOut(obj.GetAnnotations()) || obj.GetDeletionTimestamp() != nil {
+		r.changes.take(req)
+		return reconcile.Result{}, err
+	}
+	t, _ := workload.PodTemplate(obj)
+	current := t.Checksum()
+	if current == "" && req.Startup {
+		r.changes.take(req)
+		return reconcile.Result{}, nil
+	}
+
+	refs, _ := hasher.References(t.Spec, obj.GetAnnotations())
+	r.metrics.Checksums.Inc()
+	res, err := hasher.Checksum(r.key, refs, sources.Reader{Cache: r.client}.Lookup(ctx, req.Namespace))
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("computing checksum: %w", err)
+	}
+	if len(res.Missing) > 0 {
+		// Rolling now would start pods that cannot find their config. Keep
+		// the stamp; when the source returns, its create event brings us back.
+		r.changes.take(req)
+		r.metrics.Missing.WithLabelValues(req.Kind).Inc()
+		r.events.Eventf(obj, nil, corev1.EventTypeWarning, ReasonSourceMissing, "Restamp",
+			"required %s missing; not rolling until it exists", joinSources(res.Missing))
+		return reconcile.Result{}, nil
+	}
+	if res.Checksum == current {
+		r.changes.take(req)
+		return reconcile.Result{}, nil
+	}
+
+	if ok, retry := r.flaps.allow(req, r.now()); !ok {
+		r.metrics.Holds.WithLabelValues(req.Kind).Inc()
+		r.events.Eventf(obj, nil, corev1.EventTypeWarning, ReasonFlapHold, "Restamp",
+			"re-stamped too often; holding for %s until its sources settle", retry.Round(time.Second))
+		logger.Info("flap hold", "retryAfter", retry)
+		return reconcile.Result{RequeueAfter: retry}, nil
+	}
+	if err := r.budget.Wait(ctx); err != nil {
+		return reconcile.Result{}, fmt.Errorf("waiting for write budget: %w", err)
+	}
+	if err := r.patch(ctx, obj, t, res.Checksum); err != nil {
+		return reconcile.Result{}, err
+	}
+	r.flaps.record(req, r.now())
+	reason := "changed"
+	if current == "" {
+		reason = "first-stamp"
+	}
+	if req.Startup {
+		reason = "startup-catchup"
+	}
+	r.metrics.Restamps.WithLabelValues(req.Kind, reason).Inc()
+	changed := r.changes.take(req)
+	r.events.Eventf(obj, nil, corev1.EventTypeNormal, ReasonConfigChanged, "Restamp",
+		"config changed (%s); re-stamped pod template", strings.Join(changed, ", "))
+	logger.Info("re-stamped", "sources", changed, "reason", reason)
+	return reconcile.Result{}, nil
+}
+
+// patch writes only the stamp. The optimistic lock makes a concurrent
+// template change fail the patch instead of being overwritten; the error
+// requeues us and the next try starts from the new object.
+func (r *reconciler) patch(ctx context.Context, obj client.Object, t workload.Template, sum string) error {
+	base := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	t.SetChecksum(sum)
+	err := r.client.Patch(ctx, obj, base, client.FieldOwner(FieldOwner))
+	if apierrors.IsConflict(err) {
+		return fmt.Errorf("workload changed while re-stamping, retrying: %w", err)
+	}
+	if err != nil {
+		return fmt.Errorf("patching stamp: %w", err)
+	}
+	return nil
+}
+
+func (r *reconciler) namespaceEnabled(ctx context.Context, name string) (bool, error) {
+	ns := &corev1.Namespace{}
+	if err := r.client.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return ns.Labels[workload.InjectionLabel] == workload.InjectionEnabled, nil
+}
+
+func joinSources(s []hasher.Source) string {
+	names := make([]string, len(s))
+	for i, src := range s {
+		names[i] = src.String()
+	}
+	return strings.Join(names, ", ")
+}

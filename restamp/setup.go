@@ -1,0 +1,72 @@
+package restamp
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"golang.org/x/time/rate"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/sources"
+	"github.com/confighash/confighash/workload"
+)
+
+// Options tune the hook.
+type Options struct {
+	// Key is the HMAC key shared with the webhook.
+	Key []byte
+	// Window coalesces changes to a workload's sources into one re-stamp.
+	Window time.Duration
+	// WritesPerSecond is the global write budget; Burst lets a single
+	// change reach a few hundred readers without waiting.
+	WritesPerSecond float64
+	Burst           int
+	// FlapLimit re-stamps within FlapWindow put a workload on hold.
+	FlapLimit  int
+	FlapWindow time.Duration
+	// Workers is how many workloads are re-checked in parallel.
+	Workers int
+}
+
+// Setup indexes the workload kinds by the sources they read and adds the
+// hook's controller to mgr. It runs on the leader only.
+func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
+	kinds := workload.MutableKinds()
+	byName := map[string]workload.Kind{}
+	for _, k := range kinds {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, k.New(), sources.ReadersIndex, sources.ReadKeys); err != nil {
+			return fmt.Errorf("indexing %s by sources: %w", k.GVK.Kind, err)
+		}
+		byName[k.GVK.Kind] = k
+	}
+	m, err := NewMetrics(metrics.Registry)
+	if err != nil {
+		return fmt.Errorf("registering metrics: %w", err)
+	}
+	ch := newChanges()
+	e := &enqueuer{cache: mgr.GetCache(), kinds: kinds, window: o.Window, changes: ch}
+	r := &reconciler{
+		client:  mgr.GetClient(),
+		key:     o.Key,
+		kinds:   byName,
+		budget:  rate.NewLimiter(rate.Limit(o.WritesPerSecond), max(o.Burst, 1)),
+		flaps:   newFlapGuard(o.FlapLimit, o.FlapWindow),
+		changes: ch,
+		events:  mgr.GetEventRecorder("confighash"),
+		metrics: m,
+		now:     time.Now,
+	}
+	return builder.TypedControllerManagedBy[Request](mgr).
+		Named("confighash-restamp").
+		WithOptions(controller.TypedOptions[Request]{MaxConcurrentReconciles: max(o.Workers, 1)}).
+		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.ConfigMap{}, handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap))).
+		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.Secret{}, handlerFor[*corev1.Secret](e, hasher.Secret))).
+		Complete(r)
+}
