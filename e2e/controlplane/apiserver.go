@@ -37,7 +37,7 @@ func apiserverArgs(dir string, etcdPort, securePort int, files pkiFiles) []strin
 		"--tls-private-key-file=" + files.ServingKey,
 		"--client-ca-file=" + files.CACert,
 		"--service-account-issuer=" + serviceAccountIssuer,
-		"--service-account-key-file=" + files.ServiceAccountKey,
+		"--service-account-key-file=" + files.ServiceAccountPublicKey,
 		"--service-account-signing-key-file=" + files.ServiceAccountKey,
 	}
 }

@@ -30,13 +30,16 @@ type pki struct {
 	AdminCert   []byte
 	AdminKey    []byte
 	// ServiceAccountKey signs ServiceAccount tokens (apiserver) and legacy
-	// token Secrets (controller-manager); its public half verifies them.
-	ServiceAccountKey []byte
+	// token Secrets (controller-manager); ServiceAccountPublicKey verifies
+	// them. The public half is a separate PKIX file because the API server's
+	// --service-account-key-file does not accept a PKCS#8 private key.
+	ServiceAccountKey       []byte
+	ServiceAccountPublicKey []byte
 }
 
 // pkiFiles are the paths that the processes' flags point at.
 type pkiFiles struct {
-	CACert, ServingCert, ServingKey, ServiceAccountKey string
+	CACert, ServingCert, ServingKey, ServiceAccountKey, ServiceAccountPublicKey string
 }
 
 // servingSANs are the names a client may use for the API server: loopback for
@@ -108,10 +111,16 @@ func newPKI() (*pki, error) {
 		return nil, fmt.Errorf("generating service-account key: %w", err)
 	}
 
+	saPublic, err := x509.MarshalPKIXPublicKey(saKey.Public())
+	if err != nil {
+		return nil, fmt.Errorf("encoding service-account public key: %w", err)
+	}
+
 	p := &pki{
-		CACert:      pemBlock("CERTIFICATE", caDER),
-		ServingCert: pemBlock("CERTIFICATE", servingDER),
-		AdminCert:   pemBlock("CERTIFICATE", adminDER),
+		ServiceAccountPublicKey: pemBlock("PUBLIC KEY", saPublic),
+		CACert:                  pemBlock("CERTIFICATE", caDER),
+		ServingCert:             pemBlock("CERTIFICATE", servingDER),
+		AdminCert:               pemBlock("CERTIFICATE", adminDER),
 	}
 	for _, k := range []struct {
 		dst *[]byte
@@ -157,10 +166,11 @@ func (p *pki) write(dir string) (pkiFiles, error) {
 		return pkiFiles{}, fmt.Errorf("creating %s: %w", pkiDir, err)
 	}
 	files := pkiFiles{
-		CACert:            filepath.Join(pkiDir, "ca.crt"),
-		ServingCert:       filepath.Join(pkiDir, "apiserver.crt"),
-		ServingKey:        filepath.Join(pkiDir, "apiserver.key"),
-		ServiceAccountKey: filepath.Join(pkiDir, "service-account.key"),
+		CACert:                  filepath.Join(pkiDir, "ca.crt"),
+		ServingCert:             filepath.Join(pkiDir, "apiserver.crt"),
+		ServingKey:              filepath.Join(pkiDir, "apiserver.key"),
+		ServiceAccountKey:       filepath.Join(pkiDir, "service-account.key"),
+		ServiceAccountPublicKey: filepath.Join(pkiDir, "service-account.pub"),
 	}
 	for path, data := range map[string][]byte{
 		files.CACert:                       p.CACert,
@@ -170,6 +180,7 @@ func (p *pki) write(dir string) (pkiFiles, error) {
 		filepath.Join(pkiDir, "admin.crt"): p.AdminCert,
 		filepath.Join(pkiDir, "admin.key"): p.AdminKey,
 		files.ServiceAccountKey:            p.ServiceAccountKey,
+		files.ServiceAccountPublicKey:      p.ServiceAccountPublicKey,
 	} {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			return pkiFiles{}, fmt.Errorf("writing %s: %w", path, err)

@@ -1,0 +1,59 @@
+# confighash. Newcomers need two targets: `make demo` and `make test`.
+SHELL := /bin/bash
+GO    ?= go
+IMG   ?= ghcr.io/confighash/confighash:dev
+KIND_CLUSTER ?= confighash-e2e
+
+.PHONY: build test unit e2e demo cluster-up cluster-down controlplane bench bench-hook lint docker-build docker-push e2e-kind clean
+
+## build: the confighash binary, into bin/
+build:
+	$(GO) build -o bin/confighash ./cmd/confighash
+
+## controlplane: build (once) the pinned etcd, kube-apiserver, kube-controller-manager and kubectl into bin/
+controlplane:
+	$(GO) run ./e2e/cmd/cluster build
+
+## test: lint, unit tests, then the e2e specs on a local control plane (built on first run, ~15 min)
+test: lint unit e2e
+
+unit:
+	$(GO) test -count=1 ./...
+
+e2e: controlplane
+	$(GO) test -tags e2e -count=1 -timeout 60m -v ./e2e/...
+
+## demo: start a local control plane, run confighash, stamp a sample app, roll it on a config change, stop
+demo: controlplane
+	$(GO) run ./e2e/cmd/demo
+
+## cluster-up / cluster-down: a local control plane left running, kubeconfig in .cluster/kubeconfig
+cluster-up:
+	$(GO) run ./e2e/cmd/cluster up
+
+cluster-down:
+	$(GO) run ./e2e/cmd/cluster down
+
+## bench: hasher and handler micro-benchmarks, then the hook's figures on the local control plane
+bench: controlplane
+	$(GO) test -run '^$$' -bench . -benchmem ./hasher/ ./webhook/
+	$(GO) test -tags e2e -count=1 -timeout 30m -run '^TestBench' -v ./e2e/
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) vet -tags e2e ./e2e/...
+
+## docker-build / docker-push: the image (needs a Docker engine)
+docker-build:
+	docker build -t $(IMG) .
+
+docker-push:
+	docker push $(IMG)
+
+## e2e-kind: the same e2e specs on a kind cluster with cert-manager (needs Docker and kind)
+e2e-kind:
+	IMG=$(IMG) KIND_CLUSTER=$(KIND_CLUSTER) ./e2e/kind/run.sh
+
+clean:
+	rm -rf bin/confighash .cluster

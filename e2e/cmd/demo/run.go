@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/confighash/confighash/e2e/framework"
+)
+
+const ns = "demo"
+
+func run(ctx context.Context, out io.Writer) error {
+	if os.Getenv(framework.KubeconfigEnv) != "" {
+		return fmt.Errorf("the demo runs on its own local control plane; unset %s", framework.KubeconfigEnv)
+	}
+	step(out, "Starting a local control plane (etcd, kube-apiserver, kube-controller-manager) and confighash")
+	env, err := framework.Setup(ctx, os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		step(out, "Stopping everything")
+		if err := env.Teardown(); err != nil {
+			fmt.Fprintln(out, "teardown:", err)
+		}
+	}()
+	if err := env.Confighash.Start(ctx); err != nil {
+		return err
+	}
+	k := kubectl{env: env, out: out, ctx: ctx}
+
+	step(out, "Label a namespace for injection and apply a sample app that reads a ConfigMap key and a Secret key")
+	k.run("", "create", "namespace", ns)
+	k.run("", "label", "namespace", ns, "confighash.dev/injection=enabled")
+	k.run(configYAML, "apply", "-n", ns, "-f", "-")
+	k.run(deploymentYAML, "apply", "-n", ns, "-f", "-")
+
+	step(out, "The webhook stamped the pod template with a keyed checksum of exactly what the pods read")
+	k.run("", "get", "deployment", "web", "-n", ns, "-o", `jsonpath={.spec.template.metadata.annotations.confighash\.dev/checksum}{"\n"}`)
+	k.waitReplicaSets(1)
+	k.run("", "get", "replicasets", "-n", ns)
+
+	step(out, "Change a key nobody reads: nothing rolls")
+	k.run("", "patch", "configmap", "web-config", "-n", ns, "--type=merge", "-p", `{"data":{"unused":"changed"}}`)
+	k.settle()
+	k.waitReplicaSets(1)
+	k.run("", "get", "replicasets", "-n", ns)
+
+	step(out, "Change the greeting: the hook re-stamps the Deployment and exactly one new ReplicaSet appears")
+	k.run("", "patch", "configmap", "web-config", "-n", ns, "--type=merge", "-p", `{"data":{"greeting":"hola"}}`)
+	k.waitReplicaSets(2)
+	k.settle()
+	k.run("", "get", "replicasets", "-n", ns)
+
+	step(out, "Re-apply the same Deployment manifest (as Argo CD or Helm would): nothing rolls")
+	k.run(deploymentYAML, "apply", "-n", ns, "-f", "-")
+	k.settle()
+	k.waitReplicaSets(2)
+	k.run("", "get", "replicasets", "-n", ns)
+	k.run("", "rollout", "history", "deployment/web", "-n", ns)
+
+	step(out, "The ConfigChanged event names the source that changed, never its value")
+	k.run("", "get", "events", "-n", ns, "--field-selector", "reason=ConfigChanged", "-o", "custom-columns=OBJECT:.involvedObject.name,REASON:.reason,MESSAGE:.note,NOTE:.message")
+	return k.err
+}
+
+func step(out io.Writer, msg string) {
+	fmt.Fprintf(out, "\n==> %s\n", msg)
+}
+
+// kubectl runs and echoes commands; the first failure stops the rest.
+type kubectl struct {
+	env *framework.Env
+	out io.Writer
+	ctx context.Context
+	err error
+}
+
+func (k *kubectl) run(stdin string, args ...string) string {
+	if k.err != nil {
+		return ""
+	}
+	fmt.Fprintf(k.out, "$ kubectl %s\n", strings.Join(args, " "))
+	cmd := exec.CommandContext(k.ctx, k.env.Kubectl, append([]string{"--kubeconfig", k.env.Kubeconfig}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	b, err := cmd.CombinedOutput()
+	fmt.Fprint(k.out, string(b))
+	if err != nil {
+		k.err = fmt.Errorf("kubectl %s: %w", strings.Join(args, " "), err)
+	}
+	return string(b)
+}
+
+// waitReplicaSets waits until the Deployment has n ReplicaSets.
+func (k *kubectl) waitReplicaSets(n int) {
+	deadline := time.Now().Add(30 * time.Second)
+	for k.err == nil {
+		cmd := exec.CommandContext(k.ctx, k.env.Kubectl, "--kubeconfig", k.env.Kubeconfig,
+			"get", "replicasets", "-n", ns, "-l", "app=web", "-o", "name")
+		b, err := cmd.Output()
+		if err == nil && len(strings.Fields(string(b))) == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			k.err = fmt.Errorf("timed out waiting for %d replicasets, have: %s", n, b)
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// settle gives the hook longer than its coalescing window to act, so that
+// "nothing rolled" is shown, not assumed.
+func (k *kubectl) settle() { time.Sleep(3 * time.Second) }
