@@ -13,6 +13,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -183,4 +184,118 @@ func kubectl(t *testing.T, stdin string, args ...string) string {
 		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// settle is longer than the hook's default 1 s coalescing window plus its
+// work, so "nothing rolled" is observed, not assumed.
+const settle = 4 * time.Second
+
+// expectReplicaSets waits until Deployment name has n ReplicaSets, then
+// checks the count holds for the settle time (no second rollout).
+func expectReplicaSets(t *testing.T, ns, name string, n int) []string {
+	t.Helper()
+	ctx := specContext(t)
+	var names []string
+	list := func() []string {
+		l := &appsv1.ReplicaSetList{}
+		if err := env.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, rs := range l.Items {
+			if c := metav1.GetControllerOf(&rs); c != nil && c.Kind == "Deployment" && c.Name == name {
+				out = append(out, rs.Name)
+			}
+		}
+		return out
+	}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		names = list()
+		return len(names) >= n, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: want %d replicasets, have %v", name, n, names)
+	}
+	time.Sleep(settle)
+	if names = list(); len(names) != n {
+		t.Fatalf("%s: want exactly %d replicasets, have %d: %v", name, n, len(names), names)
+	}
+	return names
+}
+
+// currentReplicaSet is the ReplicaSet whose template matches the
+// Deployment's, the one a rollout ends on.
+func currentReplicaSet(t *testing.T, ns, name string) string {
+	t.Helper()
+	ctx := specContext(t)
+	d := &appsv1.Deployment{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+		t.Fatal(err)
+	}
+	l := &appsv1.ReplicaSetList{}
+	if err := env.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	want := d.Spec.Template.Annotations[workload.ChecksumAnnotation]
+	for _, rs := range l.Items {
+		if c := metav1.GetControllerOf(&rs); c != nil && c.Name == name && rs.Spec.Template.Annotations[workload.ChecksumAnnotation] == want {
+			return rs.Name
+		}
+	}
+	t.Fatalf("no replicaset of %s carries stamp %q", name, want)
+	return ""
+}
+
+func update(t *testing.T, obj client.Object, mutate func()) {
+	t.Helper()
+	ctx := specContext(t)
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return false, err
+		}
+		mutate()
+		err := env.Client.Update(ctx, obj)
+		if apierrors.IsConflict(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		t.Fatalf("updating %s: %v", obj.GetName(), err)
+	}
+}
+
+func remove(t *testing.T, obj client.Object) {
+	t.Helper()
+	if err := env.Client.Delete(specContext(t), obj); err != nil {
+		t.Fatalf("deleting %s: %v", obj.GetName(), err)
+	}
+}
+
+// restartConfighash stops and starts confighash, waiting for readiness.
+func restartConfighash(t *testing.T) {
+	t.Helper()
+	ctx := specContext(t)
+	if err := env.Confighash.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Confighash.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// events lists the Events about an object with a reason.
+func events(t *testing.T, ns, name, reason string) []corev1.Event {
+	t.Helper()
+	l := &corev1.EventList{}
+	if err := env.Client.List(specContext(t), l, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var out []corev1.Event
+	for _, e := range l.Items {
+		if e.InvolvedObject.Name == name && e.Reason == reason {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -39,7 +39,7 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "e2e teardown:", err)
 		}
 	}()
-	if err := env.Confighash.Start(ctx, "--coalesce-window=300ms"); err != nil {
+	if err := env.Confighash.Start(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e setup:", err)
 		return 1
 	}

@@ -196,7 +196,7 @@ func TestCreatesSucceedWhileStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := env.Confighash.Start(ctx, "--coalesce-window=300ms"); err != nil {
+		if err := env.Confighash.Start(ctx); err != nil {
 			t.Fatalf("restarting confighash: %v", err)
 		}
 	})

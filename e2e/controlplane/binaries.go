@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Versions of the control plane. They must match the requirements of the
@@ -36,6 +37,7 @@ type binaryGroup struct {
 	toolsDir string // module to run `go build` in
 	outDir   string // cache directory, versioned so upgrades rebuild
 	estimate string // how long a cold build takes, so nobody thinks it hung
+	ldflags  string
 	targets  []buildTarget
 }
 
@@ -56,6 +58,7 @@ func binaryGroups(repoRoot string) []binaryGroup {
 			toolsDir: filepath.Join(repoRoot, "e2e", "controlplane", "tools", "kube"),
 			outDir:   filepath.Join(repoRoot, "bin", "kubernetes-"+KubernetesVersion),
 			estimate: "about 15 minutes on 2 cores",
+			ldflags:  kubeVersionLDFlags(),
 			targets: []buildTarget{
 				{"k8s.io/kubernetes/cmd/kube-apiserver", "kube-apiserver"},
 				{"k8s.io/kubernetes/cmd/kube-controller-manager", "kube-controller-manager"},
@@ -63,6 +66,25 @@ func binaryGroups(repoRoot string) []binaryGroup {
 			},
 		},
 	}
+}
+
+// kubeVersionLDFlags stamps the release version the way Kubernetes' own build
+// (hack/lib/version.sh) does. Without it a `go build` reports
+// v0.0.0-master+$Format:%H$ from /version and `kubectl version`, which
+// confuses version checks in clients and skew warnings in kubectl.
+func kubeVersionLDFlags() string {
+	major, minor, _ := strings.Cut(strings.TrimPrefix(KubernetesVersion, "v"), ".")
+	minor, _, _ = strings.Cut(minor, ".")
+	var flags []string
+	for _, pkg := range []string{"k8s.io/client-go/pkg/version", "k8s.io/component-base/version"} {
+		flags = append(flags,
+			"-X", pkg+".gitVersion="+KubernetesVersion,
+			"-X", pkg+".gitMajor="+major,
+			"-X", pkg+".gitMinor="+minor,
+			"-X", pkg+".gitTreeState=clean",
+		)
+	}
+	return strings.Join(flags, " ")
 }
 
 func binariesIn(repoRoot string) Binaries {

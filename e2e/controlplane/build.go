@@ -45,7 +45,11 @@ func (g binaryGroup) build(ctx context.Context, progress io.Writer) error {
 	if len(g.targets) == 1 {
 		out = filepath.Join(tmp, g.targets[0].name)
 	}
-	args := append([]string{"build", "-o", out}, pkgs...)
+	args := []string{"build", "-o", out}
+	if g.ldflags != "" {
+		args = append(args, "-ldflags="+g.ldflags)
+	}
+	args = append(args, pkgs...)
 
 	fmt.Fprintf(progress, "building %s %s from the Go module proxy (first run only; %s)…\n",
 		strings.Join(names, ", "), g.version, g.estimate)

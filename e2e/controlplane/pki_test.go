@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"crypto/ecdsa"
 	"crypto/x509"
 	"encoding/pem"
 	"os"
@@ -84,7 +85,23 @@ func TestPKIWriteKeepsKeysPrivate(t *testing.T) {
 	if block == nil {
 		t.Fatal("service-account key is not PEM")
 	}
-	if _, err := x509.ParsePKCS8PrivateKey(block.Bytes); err != nil {
-		t.Errorf("service-account key does not parse as PKCS#8: %v", err)
+	priv, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		t.Fatalf("service-account key does not parse as PKCS#8: %v", err)
+	}
+	pubPEM, err := os.ReadFile(files.ServiceAccountPublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ = pem.Decode(pubPEM)
+	if block == nil || block.Type != "PUBLIC KEY" {
+		t.Fatalf("service-account public key is not a PEM PUBLIC KEY: %q", pubPEM)
+	}
+	pub, err := x509.ParsePKIXPublicKey(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !priv.(*ecdsa.PrivateKey).PublicKey.Equal(pub) {
+		t.Error("service-account public key does not match the private key")
 	}
 }

@@ -1,0 +1,338 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/confighash/confighash/workload"
+)
+
+// fixture is a labelled namespace with ConfigMap "cfg" (keys a, b, unread),
+// Secret "sec" and a Deployment "app" that reads cfg's key a through env,
+// cfg's key b through a volume's items, all of sec, and the optional
+// ConfigMap "opt", which does not exist yet.
+type fixture struct {
+	ns  string
+	cm  *corev1.ConfigMap
+	sec *corev1.Secret
+	app *appsv1.Deployment
+}
+
+func readerSpec() corev1.PodSpec {
+	return corev1.PodSpec{
+		Containers: []corev1.Container{{
+			Name: "app", Image: "registry.k8s.io/pause:3.10",
+			Env: []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}, Key: "a"}}}},
+			EnvFrom: []corev1.EnvFromSource{
+				{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "sec"}}},
+				{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "opt"}, Optional: ptr.To(true)}},
+			},
+			VolumeMounts: []corev1.VolumeMount{{Name: "cfg", MountPath: "/cfg"}},
+		}},
+		Volumes: []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"},
+			Items:                []corev1.KeyToPath{{Key: "b", Path: "b"}},
+		}}}},
+	}
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{ns: namespace(t, true)}
+	f.cm = configMap(f.ns, "cfg", map[string]string{"a": "1", "b": "1", "unread": "1"})
+	f.sec = secret(f.ns, "sec", map[string]string{"password": "hunter2"})
+	create(t, f.cm)
+	create(t, f.sec)
+	f.app = deploymentOf(f.ns, "app", readerSpec())
+	create(t, f.app)
+	if stampOf(t, f.app) == "" {
+		t.Fatal("fixture deployment was not stamped")
+	}
+	expectReplicaSets(t, f.ns, "app", 1)
+	return f
+}
+
+func (f *fixture) setCM(t *testing.T, key, value string) {
+	t.Helper()
+	update(t, f.cm, func() { f.cm.Data[key] = value })
+}
+
+func (f *fixture) setSecret(t *testing.T, value string) {
+	t.Helper()
+	update(t, f.sec, func() { f.sec.Data["password"] = []byte(value) })
+}
+
+func TestHookConfigMapChangeRollsReadersOnce(t *testing.T) {
+	f := newFixture(t)
+	other := deploymentOf(f.ns, "other", readerSpec())
+	other.Spec.Selector.MatchLabels = map[string]string{"app": "other"}
+	other.Spec.Template.Labels = map[string]string{"app": "other"}
+	create(t, other)
+	expectReplicaSets(t, f.ns, "other", 1)
+
+	f.setCM(t, "a", "2")
+	expectReplicaSets(t, f.ns, "app", 2)
+	expectReplicaSets(t, f.ns, "other", 2)
+	if want := expectedChecksum(t, f.ns, &f.app.Spec.Template.Spec, nil); stampOf(t, f.app) != want {
+		t.Errorf("stamp does not match the new content")
+	}
+	evs := events(t, f.ns, "app", "ConfigChanged")
+	if len(evs) != 1 || !strings.Contains(evs[0].Message, "configmap/cfg") {
+		t.Errorf("want one ConfigChanged event naming configmap/cfg, got %+v", evs)
+	}
+	for _, e := range evs {
+		if strings.Contains(e.Message, "2") && strings.Contains(e.Message, "a=") {
+			t.Errorf("event leaks a value: %q", e.Message)
+		}
+	}
+}
+
+func TestHookSecretChangeRollsOnce(t *testing.T) {
+	f := newFixture(t)
+	f.setSecret(t, "correct-horse")
+	expectReplicaSets(t, f.ns, "app", 2)
+	for _, e := range events(t, f.ns, "app", "ConfigChanged") {
+		if strings.Contains(e.Message, "correct-horse") {
+			t.Errorf("event leaks the secret: %q", e.Message)
+		}
+	}
+}
+
+func TestHookCoalescesChangesWithinWindow(t *testing.T) {
+	f := newFixture(t)
+	f.setCM(t, "a", "2")
+	f.setSecret(t, "changed")
+	expectReplicaSets(t, f.ns, "app", 2)
+}
+
+func TestHookIgnoresUnreadKeysAndMetadata(t *testing.T) {
+	f := newFixture(t)
+	tests := map[string]func(){
+		"unread key":          func() { f.cm.Data["unread"] = "2" },
+		"new unread key":      func() { f.cm.Data["extra"] = "x" },
+		"labels":              func() { f.cm.Labels = map[string]string{"team": "x"} },
+		"annotations":         func() { f.cm.Annotations = map[string]string{"note": "x"} },
+		"secret labels":       nil,
+		"volume items only b": func() { f.cm.Data["c"] = "not in items" },
+	}
+	for name, mutate := range tests {
+		t.Run(name, func(t *testing.T) {
+			if mutate == nil {
+				update(t, f.sec, func() { f.sec.Labels = map[string]string{"team": "x"} })
+			} else {
+				update(t, f.cm, mutate)
+			}
+			expectReplicaSets(t, f.ns, "app", 1)
+		})
+	}
+}
+
+func TestHookRevertReturnsToOldReplicaSet(t *testing.T) {
+	f := newFixture(t)
+	first := currentReplicaSet(t, f.ns, "app")
+	f.setCM(t, "a", "2")
+	expectReplicaSets(t, f.ns, "app", 2)
+	f.setCM(t, "a", "1")
+	expectReplicaSets(t, f.ns, "app", 2)
+	if got := currentReplicaSet(t, f.ns, "app"); got != first {
+		t.Errorf("after revert the deployment runs %s, want the original %s", got, first)
+	}
+}
+
+func TestHookRestartIsNoOpAndCatchesUp(t *testing.T) {
+	f := newFixture(t)
+	t.Run("restart with nothing changed", func(t *testing.T) {
+		restartConfighash(t)
+		expectReplicaSets(t, f.ns, "app", 1)
+	})
+	t.Run("change while down is caught up once", func(t *testing.T) {
+		ctx := specContext(t)
+		if err := env.Confighash.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		f.setCM(t, "a", "while-down")
+		expectReplicaSets(t, f.ns, "app", 1)
+		if err := env.Confighash.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		expectReplicaSets(t, f.ns, "app", 2)
+	})
+}
+
+func TestHookMissingRequiredSource(t *testing.T) {
+	f := newFixture(t)
+	remove(t, f.sec)
+	expectReplicaSets(t, f.ns, "app", 1)
+	if evs := events(t, f.ns, "app", "SourceMissing"); len(evs) == 0 || evs[0].Type != corev1.EventTypeWarning {
+		t.Errorf("want a SourceMissing warning, got %+v", evs)
+	}
+	t.Run("recreated with the old content", func(t *testing.T) {
+		create(t, secret(f.ns, "sec", map[string]string{"password": "hunter2"}))
+		expectReplicaSets(t, f.ns, "app", 1)
+	})
+	t.Run("deleted and recreated with new content", func(t *testing.T) {
+		remove(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "sec"}})
+		expectReplicaSets(t, f.ns, "app", 1)
+		create(t, secret(f.ns, "sec", map[string]string{"password": "new"}))
+		expectReplicaSets(t, f.ns, "app", 2)
+	})
+}
+
+func TestHookOptionalSourceAppearsAndDisappears(t *testing.T) {
+	f := newFixture(t)
+	opt := configMap(f.ns, "opt", map[string]string{"x": "1"})
+	create(t, opt)
+	expectReplicaSets(t, f.ns, "app", 2)
+	remove(t, opt)
+	expectReplicaSets(t, f.ns, "app", 3)
+}
+
+func TestHookWorksWhileWebhookUnreachable(t *testing.T) {
+	f := newFixture(t)
+	ctx := specContext(t)
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: "confighash"}, cfg); err != nil {
+		t.Skipf("no out-of-cluster webhook configuration to break: %v", err)
+	}
+	if cfg.Webhooks[0].ClientConfig.URL == nil {
+		t.Skip("webhook is reached through a Service here")
+	}
+	good := *cfg.Webhooks[0].ClientConfig.URL
+	setURL := func(u string) {
+		update(t, cfg, func() { cfg.Webhooks[0].ClientConfig.URL = &u })
+	}
+	setURL("https://127.0.0.1:1/mutate") // nothing listens: failurePolicy Ignore applies
+	t.Cleanup(func() { setURL(good) })
+
+	f.setCM(t, "a", "2")
+	expectReplicaSets(t, f.ns, "app", 2)
+}
+
+func TestHookLeavesPreexistingWorkloadsUntilTheirConfigChanges(t *testing.T) {
+	ns := namespace(t, false)
+	create(t, configMap(ns, "cfg", map[string]string{"a": "1", "b": "1"}))
+	create(t, secret(ns, "sec", map[string]string{"password": "x"}))
+	d := deploymentOf(ns, "app", readerSpec())
+	create(t, d)
+	expectReplicaSets(t, ns, "app", 1)
+
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	update(t, nsObj, func() { nsObj.Labels = map[string]string{workload.InjectionLabel: workload.InjectionEnabled} })
+	restartConfighash(t)
+	expectReplicaSets(t, ns, "app", 1)
+	if got := stampOf(t, d); got != "" {
+		t.Fatalf("pre-existing workload stamped without a change: %q", got)
+	}
+
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"}}
+	update(t, cm, func() { cm.Data["a"] = "2" })
+	expectReplicaSets(t, ns, "app", 2)
+	if stampOf(t, d) == "" {
+		t.Error("config change did not stamp the workload")
+	}
+}
+
+func TestHookBurstOfChanges(t *testing.T) {
+	f := newFixture(t)
+	for i := range 5 {
+		f.setCM(t, "a", fmt.Sprintf("burst-%d", i))
+		time.Sleep(350 * time.Millisecond)
+	}
+	time.Sleep(settle)
+	rs := expectReplicaSetsAtMost(t, f.ns, "app", 3) // the original plus at most 2 rollouts
+	if want := expectedChecksum(t, f.ns, &f.app.Spec.Template.Spec, nil); stampOf(t, f.app) != want {
+		t.Errorf("did not end on the last content (%d replicasets)", rs)
+	}
+}
+
+func expectReplicaSetsAtMost(t *testing.T, ns, name string, n int) int {
+	t.Helper()
+	l := &appsv1.ReplicaSetList{}
+	if err := env.Client.List(specContext(t), l, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	count := 0
+	for _, rs := range l.Items {
+		if c := metav1.GetControllerOf(&rs); c != nil && c.Name == name {
+			count++
+		}
+	}
+	if count > n {
+		t.Fatalf("%s: %d replicasets, want at most %d", name, count, n)
+	}
+	return count
+}
+
+func TestHookRollsStatefulSetsDaemonSetsAndCronJobs(t *testing.T) {
+	f := newFixture(t)
+	spec := readerSpec()
+	jobSpec := *spec.DeepCopy()
+	jobSpec.RestartPolicy = corev1.RestartPolicyNever
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "e2e"}}
+	objs := []client.Object{
+		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "sts"},
+			Spec: appsv1.StatefulSetSpec{Selector: sel, Template: template(spec)}},
+		&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "ds"},
+			Spec: appsv1.DaemonSetSpec{Selector: sel, Template: template(spec)}},
+		&batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "cj"},
+			Spec: batchv1.CronJobSpec{Schedule: "0 0 1 1 *", JobTemplate: batchv1.JobTemplateSpec{
+				Spec: batchv1.JobSpec{Template: template(jobSpec)}}}},
+	}
+	before := map[string]string{}
+	for _, o := range objs {
+		create(t, o)
+		before[o.GetName()] = stampOf(t, o)
+	}
+	waitRevisions(t, f.ns, 2) // one ControllerRevision each for sts and ds
+
+	f.setCM(t, "a", "2")
+	time.Sleep(settle)
+	for _, o := range objs {
+		if stampOf(t, o) == before[o.GetName()] {
+			t.Errorf("%s was not re-stamped", o.GetName())
+		}
+	}
+	// A real rollout of each: a second ControllerRevision, and no third.
+	waitRevisions(t, f.ns, 4)
+}
+
+func waitRevisions(t *testing.T, ns string, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(specContext(t), 30*time.Second)
+	defer cancel()
+	for {
+		l := &appsv1.ControllerRevisionList{}
+		if err := env.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Items) == n {
+			time.Sleep(settle)
+			if err := env.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
+				t.Fatal(err)
+			}
+			if len(l.Items) != n {
+				t.Fatalf("controllerrevisions = %d, want %d", len(l.Items), n)
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("controllerrevisions = %d, want %d", len(l.Items), n)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
