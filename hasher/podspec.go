@@ -60,8 +60,13 @@ func readVolume(set *refSet, v *corev1.VolumeSource) {
 	if v.Projected == nil {
 		return
 	}
+	token := hasTokenProjection(v.Projected)
 	for i := range v.Projected.Sources {
 		p := &v.Projected.Sources[i]
+		if cm := p.ConfigMap; cm != nil && cm.Name == rootCAConfigMap && token {
+			// Part of the service-account token bundle, not config.
+			continue
+		}
 		if cm := p.ConfigMap; cm != nil && cm.Name != "" {
 			readItems(set, Source{ConfigMap, cm.Name}, cm.Items, cm.Optional)
 		}
@@ -69,6 +74,22 @@ func readVolume(set *refSet, v *corev1.VolumeSource) {
 			readItems(set, Source{Secret, s.Name}, s.Items, s.Optional)
 		}
 	}
+}
+
+// rootCAConfigMap is published into every namespace by the control plane
+// and projected next to service-account tokens (the kube-api-access-*
+// volume the ServiceAccount admission plugin adds to every pod before our
+// webhook sees it). It carries the cluster CA for the token, so rotating the
+// cluster CA must not roll every workload.
+const rootCAConfigMap = "kube-root-ca.crt"
+
+func hasTokenProjection(p *corev1.ProjectedVolumeSource) bool {
+	for i := range p.Sources {
+		if p.Sources[i].ServiceAccountToken != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // readItems records a volume-style read: kubelet projects only the listed

@@ -128,6 +128,16 @@ func TestReferences(t *testing.T) {
 				},
 			},
 		},
+		"kube-root-ca.crt beside a token is the token bundle, not config": {
+			spec: corev1.PodSpec{Volumes: []corev1.Volume{projected(
+				corev1.VolumeProjection{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}},
+				projCM("kube-root-ca.crt", nil, "ca.crt"),
+			)}},
+		},
+		"kube-root-ca.crt read on its own is config": {
+			spec: corev1.PodSpec{Volumes: []corev1.Volume{projected(projCM("kube-root-ca.crt", nil, "ca.crt"))}},
+			want: []Reference{keyed(ConfigMap, "kube-root-ca.crt", "ca.crt")},
+		},
 		"empty names skipped": {
 			spec: corev1.PodSpec{
 				Containers: []corev1.Container{{Env: []corev1.EnvVar{envCM("", "a", nil)}, EnvFrom: []corev1.EnvFromSource{envFromSecret("", nil)}}},

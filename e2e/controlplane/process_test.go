@@ -179,3 +179,25 @@ func TestStopDetached(t *testing.T) {
 		t.Errorf("second StopDetached: %v", err)
 	}
 }
+
+func TestWaitReadyTimeoutAndCancel(t *testing.T) {
+	dir := t.TempDir()
+	p, err := startProcess(childSpec(t, dir, "serve", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.stop() })
+	never := func(context.Context) error { return errors.New("still booting") }
+
+	err = waitReady(t.Context(), p, 300*time.Millisecond, never)
+	if err == nil || !strings.Contains(err.Error(), "not ready after 300ms") || !strings.Contains(err.Error(), "still booting") || !strings.Contains(err.Error(), "child started") {
+		t.Errorf("timeout error lacks the cause, last check or log tail: %v", err)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	err = waitReady(ctx, p, time.Minute, never)
+	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "child started") {
+		t.Errorf("cancellation should be reported without the log tail: %v", err)
+	}
+}

@@ -11,10 +11,10 @@ import (
 const pollInterval = 100 * time.Millisecond
 
 // waitReady polls check until it succeeds, the process exits, timeout passes
-// or ctx ends. Every failure carries the process log tail, because "not
-// ready" alone never says why.
-func waitReady(ctx context.Context, p *process, timeout time.Duration, check func(context.Context) error) error {
-	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("not ready after %s", timeout))
+// or parent ends. A failure of the process (exit, timeout) carries its log
+// tail, because "not ready" alone never says why.
+func waitReady(parent context.Context, p *process, timeout time.Duration, check func(context.Context) error) error {
+	ctx, cancel := context.WithTimeoutCause(parent, timeout, fmt.Errorf("not ready after %s", timeout))
 	defer cancel()
 	ticker := time.NewTicker(pollInterval)
 	defer ticker.Stop()
@@ -33,7 +33,12 @@ func waitReady(ctx context.Context, p *process, timeout time.Duration, check fun
 		}
 		select {
 		case <-ctx.Done():
-			return p.errWithTail(fmt.Errorf("waiting for %s: %w (last check: %v)", p.name, context.Cause(ctx), lastErr))
+			if parent.Err() != nil {
+				// The caller gave up (Ctrl-C, test deadline): the process
+				// did nothing wrong, so its log would only be noise.
+				return fmt.Errorf("waiting for %s: %w", p.name, context.Cause(parent))
+			}
+			return p.errWithTail(fmt.Errorf("waiting for %s: %w (last check: %w)", p.name, context.Cause(ctx), lastErr))
 		case <-p.done:
 		case <-ticker.C:
 		}

@@ -76,7 +76,7 @@ func Serve(ctx context.Context, o Options) error {
 		}
 		// The webhook server reads its certificate when it starts, which
 		// the manager does before any other runnable: issue it first.
-		if err := certManager.Ensure(ctx); err != nil {
+		if err := certManager.EnsureWithRetry(ctx); err != nil {
 			return fmt.Errorf("preparing serving certificate: %w", err)
 		}
 	}

@@ -1,0 +1,417 @@
+package sources
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/confighash/confighash/hasher"
+)
+
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+var (
+	created = metav1.NewTime(metav1.Now().Rfc3339Copy().Time)
+	deleted = metav1.NewTime(created.Add(time.Hour))
+)
+
+// fullMeta is metadata with everything slimMeta should keep and everything
+// it should drop.
+func fullMeta(name string, secretish string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:              name,
+		Namespace:         "ns",
+		UID:               types.UID("uid-" + name),
+		ResourceVersion:   "42",
+		Generation:        7,
+		CreationTimestamp: created,
+		DeletionTimestamp: &deleted,
+		Labels:            map[string]string{"app": "label-" + secretish},
+		Annotations: map[string]string{
+			lastApplied: `{"data":{"password":"` + secretish + `"}}`,
+			"other":     "annotation-" + secretish,
+		},
+		Finalizers:      []string{"example.com/keep"},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "owner", UID: "owner-uid"}},
+		ManagedFields: []metav1.ManagedFieldsEntry{{
+			Manager:    "kubectl",
+			Operation:  metav1.ManagedFieldsOperationApply,
+			APIVersion: "v1",
+			FieldsType: "FieldsV1",
+			FieldsV1:   &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:password":{}},"f:x":"` + secretish + `"}`)},
+		}},
+	}
+}
+
+// checkSlimMeta verifies identity and lifecycle were kept and everything
+// else dropped.
+func checkSlimMeta(t *testing.T, got, orig metav1.ObjectMeta) {
+	t.Helper()
+	if got.Name != orig.Name || got.Namespace != orig.Namespace || got.UID != orig.UID ||
+		got.ResourceVersion != orig.ResourceVersion || got.Generation != orig.Generation ||
+		!got.CreationTimestamp.Equal(&orig.CreationTimestamp) || !got.DeletionTimestamp.Equal(orig.DeletionTimestamp) {
+		t.Errorf("identity not kept:\n got %+v\nfrom %+v", got, orig)
+	}
+	if got.Labels != nil || got.Annotations != nil || got.ManagedFields != nil ||
+		got.Finalizers != nil || got.OwnerReferences != nil {
+		t.Errorf("slimmed metadata keeps more than identity: labels=%v annotations=%v managedFields=%v finalizers=%v owners=%v",
+			got.Labels, got.Annotations, got.ManagedFields, got.Finalizers, got.OwnerReferences)
+	}
+}
+
+// checkNoValues fails when any of values appears, in clear or base64, in
+// the JSON of obj.
+func checkNoValues(t *testing.T, obj any, values ...string) {
+	t.Helper()
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range values {
+		for _, enc := range []string{v, base64.StdEncoding.EncodeToString([]byte(v))} {
+			if bytes.Contains(raw, []byte(enc)) {
+				t.Errorf("slimmed object still holds value %q (as %q): %s", v, enc, raw)
+			}
+		}
+	}
+}
+
+// sameContent compares contents as the checksum sees them: a nil map and
+// an empty one are alike.
+func sameContent(a, b hasher.Content) bool {
+	eq := func(x, y map[string]hasher.Digest) bool {
+		if len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			if w, ok := y[k]; !ok || w != v {
+				return false
+			}
+		}
+		return true
+	}
+	return eq(a.Data, b.Data) && eq(a.BinaryData, b.BinaryData)
+}
+
+func TestSlimConfigMap(t *testing.T) {
+	tests := map[string]struct {
+		cm     *corev1.ConfigMap
+		values []string
+	}{
+		"data and binaryData": {
+			cm: &corev1.ConfigMap{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+				ObjectMeta: fullMeta("app", "hunter2-cm-secretish"),
+				Data:       map[string]string{"app.yaml": "level: debug-unique-value", "empty": ""},
+				BinaryData: map[string][]byte{"blob.bin": []byte("\x00\x01binary-unique-value")},
+			},
+			values: []string{"hunter2-cm-secretish", "level: debug-unique-value", "binary-unique-value"},
+		},
+		"data only": {
+			cm: &corev1.ConfigMap{
+				ObjectMeta: fullMeta("data-only", "data-only-secretish"),
+				Data:       map[string]string{"k": "data-only-value"},
+			},
+			values: []string{"data-only-secretish", "data-only-value"},
+		},
+		"binaryData only": {
+			cm: &corev1.ConfigMap{
+				ObjectMeta: fullMeta("bin-only", "bin-only-secretish"),
+				BinaryData: map[string][]byte{"k": []byte("bin-only-value")},
+			},
+			values: []string{"bin-only-secretish", "bin-only-value"},
+		},
+		"empty": {
+			cm: &corev1.ConfigMap{ObjectMeta: fullMeta("empty", "empty-secretish")},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			orig := tc.cm.DeepCopy()
+			out, err := Slim(tc.cm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slim, ok := out.(*corev1.ConfigMap)
+			if !ok {
+				t.Fatalf("Slim returned %T, want *corev1.ConfigMap", out)
+			}
+			if slim == tc.cm {
+				t.Fatal("Slim returned its input, want a new object")
+			}
+			if slim.TypeMeta != orig.TypeMeta {
+				t.Errorf("TypeMeta = %+v, want %+v", slim.TypeMeta, orig.TypeMeta)
+			}
+			checkSlimMeta(t, slim.ObjectMeta, orig.ObjectMeta)
+			checkNoValues(t, slim, tc.values...)
+			if len(slim.Data) != len(orig.Data) || len(slim.BinaryData) != len(orig.BinaryData) {
+				t.Errorf("keys not kept: data %v binaryData %v", slim.Data, slim.BinaryData)
+			}
+			for k := range orig.Data {
+				if len(slim.Data[k]) != 64 || strings.ToLower(slim.Data[k]) != slim.Data[k] {
+					t.Errorf("data[%q] = %q, want 64 lowercase hex digits", k, slim.Data[k])
+				}
+			}
+			for k := range orig.BinaryData {
+				if len(slim.BinaryData[k]) != 32 {
+					t.Errorf("binaryData[%q] has %d bytes, want a 32-byte digest", k, len(slim.BinaryData[k]))
+				}
+			}
+
+			got, err := Content(slim)
+			if err != nil {
+				t.Fatalf("Content(Slim(cm)): %v", err)
+			}
+			if want := hasher.ConfigMapContent(orig); !sameContent(got, want) {
+				t.Errorf("Content(Slim(cm)) = %v, want %v", got, want)
+			}
+
+			// Slim must not touch its input: the informer may still share it.
+			if len(tc.cm.Data) != len(orig.Data) || tc.cm.Annotations[lastApplied] != orig.Annotations[lastApplied] {
+				t.Errorf("Slim modified its input")
+			}
+			for k, v := range orig.Data {
+				if tc.cm.Data[k] != v {
+					t.Errorf("Slim modified input data[%q]: %q", k, tc.cm.Data[k])
+				}
+			}
+			for k, v := range orig.BinaryData {
+				if !bytes.Equal(tc.cm.BinaryData[k], v) {
+					t.Errorf("Slim modified input binaryData[%q]", k)
+				}
+			}
+		})
+	}
+}
+
+func TestSlimSecret(t *testing.T) {
+	tests := map[string]struct {
+		s      *corev1.Secret
+		values []string
+	}{
+		"opaque": {
+			s: &corev1.Secret{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+				ObjectMeta: fullMeta("db", "hunter2-secret-annotation"),
+				Type:       corev1.SecretTypeOpaque,
+				Data:       map[string][]byte{"password": []byte("hunter2-secret-value"), "user": []byte("admin-unique-user")},
+				StringData: map[string]string{"extra": "string-data-value"},
+			},
+			values: []string{"hunter2-secret-annotation", "hunter2-secret-value", "admin-unique-user", "string-data-value"},
+		},
+		"tls": {
+			s: &corev1.Secret{
+				ObjectMeta: fullMeta("tls", "tls-secretish"),
+				Type:       corev1.SecretTypeTLS,
+				Data:       map[string][]byte{"tls.crt": []byte("-----CERT tls-cert-value"), "tls.key": []byte("-----KEY tls-key-value")},
+			},
+			values: []string{"tls-secretish", "tls-cert-value", "tls-key-value"},
+		},
+		"empty": {
+			s: &corev1.Secret{ObjectMeta: fullMeta("empty", "empty-secret-secretish")},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			orig := tc.s.DeepCopy()
+			out, err := Slim(tc.s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slim, ok := out.(*corev1.Secret)
+			if !ok {
+				t.Fatalf("Slim returned %T, want *corev1.Secret", out)
+			}
+			if slim.TypeMeta != orig.TypeMeta {
+				t.Errorf("TypeMeta = %+v, want %+v", slim.TypeMeta, orig.TypeMeta)
+			}
+			if slim.Type != orig.Type {
+				t.Errorf("Type = %q, want %q", slim.Type, orig.Type)
+			}
+			if slim.StringData != nil {
+				t.Errorf("StringData kept: %v", slim.StringData)
+			}
+			checkSlimMeta(t, slim.ObjectMeta, orig.ObjectMeta)
+			checkNoValues(t, slim, tc.values...)
+			if len(slim.Data) != len(orig.Data) {
+				t.Errorf("keys not kept: %v", slim.Data)
+			}
+			for k := range orig.Data {
+				if d := hasher.DigestOf(orig.Data[k]); !bytes.Equal(slim.Data[k], d[:]) {
+					t.Errorf("data[%q] = %x, want sha256 %x", k, slim.Data[k], d)
+				}
+			}
+			got, err := Content(slim)
+			if err != nil {
+				t.Fatalf("Content(Slim(secret)): %v", err)
+			}
+			if want := hasher.SecretContent(orig); !sameContent(got, want) {
+				t.Errorf("Content(Slim(secret)) = %v, want %v", got, want)
+			}
+			for k, v := range orig.Data {
+				if !bytes.Equal(tc.s.Data[k], v) {
+					t.Errorf("Slim modified input data[%q]", k)
+				}
+			}
+		})
+	}
+}
+
+func TestSlimTombstone(t *testing.T) {
+	tests := map[string]struct {
+		inner    any
+		wantType string
+		values   []string
+	}{
+		"configmap": {
+			inner:  &corev1.ConfigMap{ObjectMeta: fullMeta("gone", "tomb-cm-annotation"), Data: map[string]string{"k": "tomb-cm-value"}},
+			values: []string{"tomb-cm-annotation", "tomb-cm-value"},
+		},
+		"secret": {
+			inner:  &corev1.Secret{ObjectMeta: fullMeta("gone", "tomb-secret-annotation"), Data: map[string][]byte{"k": []byte("tomb-secret-value")}},
+			values: []string{"tomb-secret-annotation", "tomb-secret-value"},
+		},
+		"other object": {
+			inner: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			out, err := Slim(cache.DeletedFinalStateUnknown{Key: "ns/gone", Obj: tc.inner})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tomb, ok := out.(cache.DeletedFinalStateUnknown)
+			if !ok {
+				t.Fatalf("Slim(tombstone) returned %T, want cache.DeletedFinalStateUnknown", out)
+			}
+			if tomb.Key != "ns/gone" {
+				t.Errorf("Key = %q, want %q", tomb.Key, "ns/gone")
+			}
+			checkNoValues(t, tomb.Obj, tc.values...)
+			switch inner := tc.inner.(type) {
+			case *corev1.ConfigMap:
+				got, err := Content(tomb.Obj)
+				if err != nil {
+					t.Fatalf("tombstone object is not slimmed: %v", err)
+				}
+				if want := hasher.ConfigMapContent(inner); !sameContent(got, want) {
+					t.Errorf("Content = %v, want %v", got, want)
+				}
+			case *corev1.Secret:
+				got, err := Content(tomb.Obj)
+				if err != nil {
+					t.Fatalf("tombstone object is not slimmed: %v", err)
+				}
+				if want := hasher.SecretContent(inner); !sameContent(got, want) {
+					t.Errorf("Content = %v, want %v", got, want)
+				}
+			default:
+				if tomb.Obj != tc.inner {
+					t.Errorf("tombstone of %T: Obj = %v, want it passed through", tc.inner, tomb.Obj)
+				}
+			}
+		})
+	}
+}
+
+func TestSlimPassesOtherObjectsThrough(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Annotations: map[string]string{"a": "b"}}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"l": "v"}}}
+	cmByValue := corev1.ConfigMap{Data: map[string]string{"k": "v"}}
+	tests := map[string]struct {
+		obj any
+	}{
+		"pod":                {obj: pod},
+		"namespace":          {obj: ns},
+		"nil":                {obj: nil},
+		"configmap by value": {obj: cmByValue},
+		"string":             {obj: "ns/name"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			out, err := Slim(tc.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch want := tc.obj.(type) {
+			case *corev1.Pod:
+				if out != any(want) || want.Annotations["a"] != "b" {
+					t.Errorf("Slim(pod) = %v, want the same, unmodified pod", out)
+				}
+			case *corev1.Namespace:
+				if out != any(want) || want.Labels["l"] != "v" {
+					t.Errorf("Slim(namespace) = %v, want the same, unmodified namespace", out)
+				}
+			case corev1.ConfigMap:
+				got, ok := out.(corev1.ConfigMap)
+				if !ok || got.Data["k"] != "v" {
+					t.Errorf("Slim(ConfigMap value) = %v, want it passed through", out)
+				}
+			default:
+				if out != tc.obj {
+					t.Errorf("Slim(%v) = %v, want it passed through", tc.obj, out)
+				}
+			}
+		})
+	}
+}
+
+func TestContentRejectsUnslimmed(t *testing.T) {
+	digest := hasher.DigestOf([]byte("x"))
+	tests := map[string]struct {
+		obj     any
+		wantErr string
+	}{
+		"configmap with a plain value": {
+			obj:     &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Data: map[string]string{"k": "hello world"}},
+			wantErr: `configmap ns/c key "k": not a slimmed digest`,
+		},
+		"configmap with short hex": {
+			obj:     &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Data: map[string]string{"k": "abcd"}},
+			wantErr: `configmap ns/c key "k": not a slimmed digest: 2 bytes`,
+		},
+		"configmap with raw binaryData": {
+			obj:     &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, BinaryData: map[string][]byte{"b": []byte("raw")}},
+			wantErr: `configmap ns/c binaryData: key "b": not a slimmed digest: 3 bytes`,
+		},
+		"secret with a raw value": {
+			obj:     &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns"}, Data: map[string][]byte{"password": []byte("hunter2")}},
+			wantErr: `secret ns/s: key "password": not a slimmed digest: 7 bytes`,
+		},
+		"secret with a value one byte too long": {
+			obj:     &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns"}, Data: map[string][]byte{"k": append(digest[:], 0)}},
+			wantErr: "33 bytes",
+		},
+		"pod": {
+			obj:     &corev1.Pod{},
+			wantErr: "unsupported source type *v1.Pod",
+		},
+		"nil": {
+			obj:     nil,
+			wantErr: "unsupported source type",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c, err := Content(tc.obj)
+			if err == nil {
+				t.Fatalf("Content(%T) = %v, nil; want an error", tc.obj, c)
+			}
+			if !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error %q does not contain %q", err, tc.wantErr)
+			}
+			if c.Data != nil || c.BinaryData != nil {
+				t.Errorf("Content returned data alongside an error: %v", c)
+			}
+		})
+	}
+}

@@ -1,0 +1,81 @@
+package status
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// CheckInstallHint is appended to reasons that point at the installation.
+const CheckInstallHint = "run `confighash status --check-install`"
+
+// Classify works out w's State and Reason from the facts already in w:
+// Injection, Sources, the two checksums, Error and the events. It does no
+// I/O. The first rule that applies wins:
+//
+//   - not-injected: injection is off (namespace not labelled, namespace
+//     excluded by the webhook, or the workload opted out);
+//   - missing-source: a required source is absent; the hook does not roll a
+//     workload whose pods could not start;
+//   - unknown: the checksum the sources give now could not be obtained;
+//   - held: the stamp differs from it, and the newest confighash event on
+//     the workload is a FlapHold warning newer than its last ConfigChanged;
+//   - stale: the stamp differs from it (or there is no stamp yet);
+//   - current: the stamp is what the sources give now.
+func Classify(w *Workload) (State, string) {
+	if w.Injection.State == InjectionOff {
+		return StateNotInjected, w.Injection.Reason
+	}
+	if missing := missingRequired(w.Sources); len(missing) > 0 {
+		return StateMissingSource, fmt.Sprintf("required %s missing; the hook does not roll it until %s",
+			strings.Join(missing, ", "), pluralize(len(missing), "it exists", "they exist"))
+	}
+	if w.ExpectedChecksum == "" {
+		if w.Error != "" {
+			return StateUnknown, w.Error
+		}
+		return StateUnknown, "the current checksum could not be computed; " + CheckInstallHint
+	}
+	if w.StampedChecksum == w.ExpectedChecksum {
+		return StateCurrent, "the stamp is what the sources give now"
+	}
+	if hold := w.LastFlapHold; onHold(hold, w.LastConfigChanged, w.LastSourceMissing) {
+		return StateHeld, fmt.Sprintf("the stamp is out of date and the hook has held the workload since %s: %s",
+			hold.Time.UTC().Format("2006-01-02T15:04:05Z"), hold.Message)
+	}
+	if w.StampedChecksum == "" {
+		return StateStale, "not stamped: it predates injection or was written while the webhook was unreachable; " +
+			"the hook stamps it when one of its sources changes"
+	}
+	return StateStale, "the stamp differs from what the sources give now; the hook should re-stamp it within seconds"
+}
+
+// onHold reports whether hold is a FlapHold warning and the newest of the
+// workload's confighash events.
+func onHold(hold, changed, missing *Event) bool {
+	return hold != nil && hold.Type == corev1.EventTypeWarning && newer(hold, changed) && !newer(missing, hold)
+}
+
+// newer reports whether a exists and is newer than b (or b does not exist).
+func newer(a, b *Event) bool {
+	return a != nil && (b == nil || a.Time.After(b.Time))
+}
+
+// missingRequired lists the required sources known to be absent.
+func missingRequired(sources []Source) []string {
+	var out []string
+	for i := range sources {
+		if s := &sources[i]; !s.Optional && s.Presence == Absent {
+			out = append(out, s.Ref())
+		}
+	}
+	return out
+}
+
+func pluralize(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,156 @@
+package status
+
+import (
+	"strings"
+	"time"
+)
+
+// SchemaVersion identifies the JSON layout of Report. Fields may be added
+// under the same version; renaming or removing one needs a new version.
+const SchemaVersion = "status.confighash.dev/v1"
+
+// State sums up one workload.
+type State string
+
+// The states, from the most to the least in need of attention when read by
+// a person; Classify documents when each applies.
+const (
+	// StateMissingSource: a source the pods require does not exist.
+	StateMissingSource State = "missing-source"
+	// StateHeld: stale, and the hook put the workload on flap hold.
+	StateHeld State = "held"
+	// StateStale: the stamp differs from what the sources give now.
+	StateStale State = "stale"
+	// StateUnknown: what the sources give now could not be computed.
+	StateUnknown State = "unknown"
+	// StateNotInjected: confighash does not stamp this workload.
+	StateNotInjected State = "not-injected"
+	// StateCurrent: the stamp is what the sources give now.
+	StateCurrent State = "current"
+)
+
+// NeedsAttention reports whether s makes `confighash status` exit 1.
+func (s State) NeedsAttention() bool {
+	return s == StateStale || s == StateHeld || s == StateMissingSource
+}
+
+// InjectionState says whether the webhook stamps a workload.
+type InjectionState string
+
+// Injection states.
+const (
+	InjectionOn      InjectionState = "on"
+	InjectionOff     InjectionState = "off"
+	InjectionUnknown InjectionState = "unknown"
+)
+
+// Presence says whether a source exists.
+type Presence string
+
+// Presences. A source being deleted counts as absent, as it does for the
+// webhook: pods started from now on will not find it.
+const (
+	Present         Presence = "present"
+	Absent          Presence = "absent"
+	PresenceUnknown Presence = "unknown"
+)
+
+// AllKeys is the single entry of Source.Keys for a read of the whole object.
+const AllKeys = "*"
+
+// Report is what `confighash status` found; `-o json` prints it as is.
+//
+//	{
+//	  "schemaVersion": "status.confighash.dev/v1",
+//	  "workloads": [{
+//	    "kind": "Deployment", "namespace": "shop", "name": "web",
+//	    "injection": {"state": "on", "reason": "namespace shop is labelled confighash.dev/injection=enabled"},
+//	    "state": "stale", "reason": "...",
+//	    "stampedChecksum": "v1:…", "expectedChecksum": "v1:…",
+//	    "sources": [{"kind": "ConfigMap", "name": "web", "keys": ["*"], "optional": false, "presence": "present"}],
+//	    "lastConfigChanged": {"type": "Normal", "reason": "ConfigChanged", "time": "2026-…Z", "count": 1, "message": "…"},
+//	    "lastFlapHold": null, "lastSourceMissing": null,
+//	    "warnings": ["…"]
+//	  }],
+//	  "summary": {"current": 3, "stale": 1}
+//	}
+//
+// The checksums are the keyed stamps the pod templates carry anyway; no
+// ConfigMap or Secret value is ever read, so none can appear.
+type Report struct {
+	SchemaVersion string     `json:"schemaVersion"`
+	Workloads     []Workload `json:"workloads"`
+	// Summary counts the workloads in each state that occurs.
+	Summary map[State]int `json:"summary"`
+}
+
+// Workload is the status of one workload.
+type Workload struct {
+	// Kind is Deployment, StatefulSet, DaemonSet or CronJob.
+	Kind      string    `json:"kind"`
+	Namespace string    `json:"namespace"`
+	Name      string    `json:"name"`
+	Injection Injection `json:"injection"`
+	State     State     `json:"state"`
+	// Reason explains State in one line.
+	Reason string `json:"reason"`
+	// StampedChecksum is the stamp in the pod template; empty if none.
+	StampedChecksum string `json:"stampedChecksum"`
+	// ExpectedChecksum is the stamp the webhook gives the template now;
+	// empty when it was not or could not be obtained.
+	ExpectedChecksum string `json:"expectedChecksum"`
+	// Sources are what the pod template reads, sorted by kind then name.
+	Sources []Source `json:"sources"`
+	// The newest confighash events of each reason about this workload.
+	LastConfigChanged *Event `json:"lastConfigChanged"`
+	LastFlapHold      *Event `json:"lastFlapHold"`
+	LastSourceMissing *Event `json:"lastSourceMissing"`
+	// Error says why ExpectedChecksum could not be obtained.
+	Error string `json:"error,omitempty"`
+	// Warnings are problems that did not stop the evaluation: malformed
+	// include/exclude entries, webhook warnings, unreadable events.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Ref is "kind/name" in lowercase, as kubectl spells it.
+func (w *Workload) Ref() string {
+	return strings.ToLower(w.Kind) + "/" + w.Name
+}
+
+// Injection says whether the webhook stamps the workload, and why.
+type Injection struct {
+	State  InjectionState `json:"state"`
+	Reason string         `json:"reason"`
+}
+
+// Source is one ConfigMap or Secret the pod template reads.
+type Source struct {
+	// Kind is ConfigMap or Secret.
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Keys are the keys read, sorted, or ["*"] for the whole object.
+	Keys []string `json:"keys"`
+	// Optional is true when every read of the source is optional.
+	Optional bool     `json:"optional"`
+	Presence Presence `json:"presence"`
+	// Error says why Presence is unknown.
+	Error string `json:"error,omitempty"`
+}
+
+// Ref is "configmap/NAME" or "secret/NAME", the syntax of the include and
+// exclude annotations.
+func (s *Source) Ref() string {
+	return strings.ToLower(s.Kind) + "/" + s.Name
+}
+
+// Event is one confighash Event about a workload.
+type Event struct {
+	// Type is Normal or Warning.
+	Type   string `json:"type"`
+	Reason string `json:"reason"`
+	// Time is when it was last observed.
+	Time time.Time `json:"time"`
+	// Count is how many times it was observed, at least 1.
+	Count   int32  `json:"count"`
+	Message string `json:"message"`
+}

@@ -1,0 +1,101 @@
+package status
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/confighash/confighash/workload"
+)
+
+// Target names the workloads to report on.
+type Target struct {
+	// Kind is the kind's name (Deployment, …); empty means every kind the
+	// hook re-stamps.
+	Kind string
+	// Name is one workload's name; empty means all of them.
+	Name string
+}
+
+// ParseTarget parses "KIND/NAME" or a bare "NAME". KIND is matched as
+// kubectl does: singular, plural or short name, optionally qualified by the
+// API group ("deployments.apps"), in any case. Only the kinds the hook
+// re-stamps are accepted, since a Job's or Pod's stamp can never go stale.
+func ParseTarget(s string) (Target, error) {
+	kindText, name, hasKind := strings.Cut(s, "/")
+	if !hasKind {
+		kindText, name = "", s
+	}
+	if name == "" {
+		return Target{}, fmt.Errorf("invalid workload %q: want KIND/NAME or NAME", s)
+	}
+	if problems := validation.IsDNS1123Subdomain(name); len(problems) > 0 {
+		return Target{}, fmt.Errorf("invalid workload name %q: %s", name, strings.Join(problems, "; "))
+	}
+	if !hasKind {
+		return Target{Name: name}, nil
+	}
+	kind, ok := kindByName(kindText)
+	if !ok {
+		return Target{}, fmt.Errorf("unknown kind %q: want one of deployment, statefulset, daemonset, cronjob", kindText)
+	}
+	return Target{Kind: kind.GVK.Kind, Name: name}, nil
+}
+
+// kinds lists the kinds t covers.
+func (t Target) kinds() []workload.Kind {
+	all := workload.MutableKinds()
+	if t.Kind == "" {
+		return all
+	}
+	for _, k := range all {
+		if k.GVK.Kind == t.Kind {
+			return []workload.Kind{k}
+		}
+	}
+	return nil
+}
+
+// String gives "kind/name", "name" or "".
+func (t Target) String() string {
+	if t.Kind == "" {
+		return t.Name
+	}
+	return strings.ToLower(t.Kind) + "/" + t.Name
+}
+
+func kindByName(text string) (workload.Kind, bool) {
+	text = strings.ToLower(text)
+	for _, k := range workload.MutableKinds() {
+		kind, group := strings.ToLower(k.GVK.Kind), k.GVK.Group
+		names := []string{kind, k.Resource}
+		if group != "" {
+			names = append(names, kind+"."+group, k.Resource+"."+group)
+		}
+		if short := shortName(k.GVK.Kind); short != "" {
+			names = append(names, short)
+		}
+		for _, n := range names {
+			if n == text {
+				return k, true
+			}
+		}
+	}
+	return workload.Kind{}, false
+}
+
+// shortName is kubectl's short name of a kind, or "".
+func shortName(kind string) string {
+	switch kind {
+	case "Deployment":
+		return "deploy"
+	case "StatefulSet":
+		return "sts"
+	case "DaemonSet":
+		return "ds"
+	case "CronJob":
+		return "cj"
+	}
+	return ""
+}
