@@ -275,11 +275,30 @@ func remove(t *testing.T, obj client.Object) {
 // restartConfighash stops and starts confighash, waiting for readiness.
 func restartConfighash(t *testing.T) {
 	t.Helper()
-	ctx := specContext(t)
-	if err := env.Confighash.Stop(ctx); err != nil {
+	stopConfighash(t)
+	startConfighash(t)
+}
+
+// stopConfighash stops confighash and makes sure it runs again after the
+// spec, even a failed one, so later specs do not fail in its wake.
+func stopConfighash(t *testing.T) {
+	t.Helper()
+	if err := env.Confighash.Stop(specContext(t)); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Confighash.Start(ctx); err != nil {
+	t.Cleanup(func() {
+		// The spec's context is cancelled by the time cleanups run.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := env.Confighash.Start(ctx); err != nil && !strings.Contains(err.Error(), "already running") {
+			t.Errorf("restarting confighash: %v", err)
+		}
+	})
+}
+
+func startConfighash(t *testing.T) {
+	t.Helper()
+	if err := env.Confighash.Start(specContext(t)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -59,8 +59,8 @@ func newFixture(t *testing.T) *fixture {
 	create(t, f.sec)
 	f.app = deploymentOf(f.ns, "app", readerSpec())
 	create(t, f.app)
-	if stampOf(t, f.app) == "" {
-		t.Fatal("fixture deployment was not stamped")
+	if got, want := stampOf(t, f.app), expectedChecksum(t, f.ns, &f.app.Spec.Template.Spec, nil); got != want {
+		t.Fatalf("fixture deployment stamp = %q, want %q", got, want)
 	}
 	expectReplicaSets(t, f.ns, "app", 1)
 	return f
@@ -160,15 +160,10 @@ func TestHookRestartIsNoOpAndCatchesUp(t *testing.T) {
 		expectReplicaSets(t, f.ns, "app", 1)
 	})
 	t.Run("change while down is caught up once", func(t *testing.T) {
-		ctx := specContext(t)
-		if err := env.Confighash.Stop(ctx); err != nil {
-			t.Fatal(err)
-		}
+		stopConfighash(t)
 		f.setCM(t, "a", "while-down")
 		expectReplicaSets(t, f.ns, "app", 1)
-		if err := env.Confighash.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
+		startConfighash(t)
 		expectReplicaSets(t, f.ns, "app", 2)
 	})
 }

@@ -44,5 +44,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	fmt.Fprintf(os.Stderr, "e2e: control plane and confighash ready in %s (kubeconfig %s)\n", time.Since(start).Round(time.Millisecond), env.Kubeconfig)
-	return m.Run()
+	code := m.Run()
+	if code != 0 {
+		env.DumpLogs(os.Stderr)
+	}
+	return code
 }

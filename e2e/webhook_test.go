@@ -4,12 +4,10 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"net/http"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -199,19 +197,8 @@ func TestMalformedRequestGets4xx(t *testing.T) {
 // TestCreatesSucceedWhileStopped stops confighash, so it runs last in this
 // file and starts confighash again.
 func TestCreatesSucceedWhileStopped(t *testing.T) {
-	ctx := specContext(t)
 	ns := namespace(t, true)
-	if err := env.Confighash.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		// The spec's context is cancelled by the time cleanups run.
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if err := env.Confighash.Start(ctx); err != nil {
-			t.Fatalf("restarting confighash: %v", err)
-		}
-	})
+	stopConfighash(t)
 	d := deploymentOf(ns, "d", podSpec("cfg", "sec"))
 	d.Spec.Replicas = ptr.To[int32](0)
 	create(t, d) // failurePolicy: Ignore

@@ -108,7 +108,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 	changed := r.changes.take(req)
 	r.events.Eventf(obj, nil, corev1.EventTypeNormal, ReasonConfigChanged, "Restamp",
 		"config changed (%s); re-stamped pod template", strings.Join(changed, ", "))
-	logger.Info("re-stamped", "sources", changed, "reason", reason)
+	logger.Info("re-stamped", "sources", changed, "reason", reason, "from", current, "to", res.Checksum)
 	return reconcile.Result{}, nil
 }
 

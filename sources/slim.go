@@ -6,15 +6,23 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/confighash/confighash/hasher"
 )
 
+// slimmed marks an object Slim has made. client-go may hand an object to the
+// transform more than once (its docs ask for idempotent transforms), and
+// digesting digests would change every checksum. The key is not a valid
+// annotation key, so the apiserver can never deliver an object carrying it.
+const slimmed = "!confighash.dev/slimmed"
+
 // Slim replaces a ConfigMap's or Secret's values by their digests and drops
-// everything else the checksum does not need. It has the shape of a
-// cache.TransformFunc; other objects pass through unchanged.
+// everything else the checksum does not need. It is idempotent and has the
+// shape of a cache.TransformFunc; other objects pass through unchanged.
 func Slim(obj any) (any, error) {
+	if o, ok := obj.(metav1.Object); ok && o.GetAnnotations()[slimmed] != "" {
+		return obj, nil
+	}
 	switch o := obj.(type) {
 	case *corev1.ConfigMap:
 		c := hasher.ConfigMapContent(o)
@@ -32,14 +40,6 @@ func Slim(obj any) (any, error) {
 			Type:       o.Type,
 			Data:       rawDigests(c.Data),
 		}, nil
-	case cache.DeletedFinalStateUnknown:
-		// The informer hands tombstones to the transform too; slim what
-		// they carry so no value survives a missed delete.
-		inner, err := Slim(o.Obj)
-		if err != nil {
-			return nil, err
-		}
-		return cache.DeletedFinalStateUnknown{Key: o.Key, Obj: inner}, nil
 	}
 	return obj, nil
 }
@@ -55,6 +55,7 @@ func slimMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 		Generation:        m.Generation,
 		CreationTimestamp: m.CreationTimestamp,
 		DeletionTimestamp: m.DeletionTimestamp,
+		Annotations:       map[string]string{slimmed: "v1"},
 	}
 }
 
@@ -84,6 +85,9 @@ func rawDigests(in map[string]hasher.Digest) map[string][]byte {
 // object that was not slimmed, rather than hashing values as if they were
 // digests.
 func Content(obj any) (hasher.Content, error) {
+	if o, ok := obj.(metav1.Object); !ok || o.GetAnnotations()[slimmed] == "" {
+		return hasher.Content{}, fmt.Errorf("%T was not slimmed", obj)
+	}
 	switch o := obj.(type) {
 	case *corev1.ConfigMap:
 		data := make(map[string]hasher.Digest, len(o.Data))
