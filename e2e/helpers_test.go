@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"os/exec"
 	"strings"
 	"testing"
@@ -28,7 +29,9 @@ import (
 
 func specContext(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	// Not t.Context(): that is cancelled before cleanups run, and cleanups
+	// (restoring confighash, the webhook URL) need a live context too.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -317,4 +320,32 @@ func events(t *testing.T, ns, name, reason string) []corev1.Event {
 		}
 	}
 	return out
+}
+
+// expectRevision waits until Deployment name reaches revision rev, then
+// checks it stays there for the settle time. Revisions count rollouts,
+// including those back to an earlier ReplicaSet.
+func expectRevision(t *testing.T, ns, name string, rev int) {
+	t.Helper()
+	ctx := specContext(t)
+	revision := func() int {
+		d := &appsv1.Deployment{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+			t.Fatal(err)
+		}
+		n, _ := strconv.Atoi(d.Annotations["deployment.kubernetes.io/revision"])
+		return n
+	}
+	var got int
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		got = revision()
+		return got >= rev, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: want revision %d, have %d", name, rev, got)
+	}
+	time.Sleep(settle)
+	if got = revision(); got != rev {
+		t.Fatalf("%s: want exactly revision %d, have %d", name, rev, got)
+	}
 }

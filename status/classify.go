@@ -46,9 +46,10 @@ func Classify(w *Workload) (State, string) {
 	}
 	if w.StampedChecksum == "" {
 		return StateStale, "not stamped: it predates injection or was written while the webhook was unreachable; " +
-			"the hook stamps it when one of its sources changes"
+			"the hook stamps it when one of its sources changes, or when it restarts"
 	}
-	return StateStale, "the stamp differs from what the sources give now; the hook should re-stamp it within seconds"
+	return StateStale, "the stamp differs from what the sources give now, so the pods may run older config; " +
+		"the hook re-stamps it when one of its sources changes, or when it restarts"
 }
 
 // onHold reports whether hold is a FlapHold warning and the newest of the

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/confighash/confighash/cmd/confighash/app"
@@ -14,7 +16,13 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	args := os.Args[1:]
+	// Installed as kubectl-confighash, the binary is the kubectl plugin
+	// `kubectl confighash`, which is the status command.
+	if strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe") == "kubectl-confighash" && (len(args) == 0 || args[0] != "status") {
+		args = append([]string{"status"}, args...)
+	}
+	err := app.Run(ctx, args, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "confighash:", err)

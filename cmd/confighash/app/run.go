@@ -33,6 +33,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return usageError{err}
 		}
 		return Serve(ctx, opts)
+	case "status":
+		return Status(ctx, args, stdout, stderr)
 	case "help", "-h", "--help":
 		_, err := io.WriteString(stdout, usage)
 		return err

@@ -1,0 +1,213 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/confighash/confighash/status"
+)
+
+const statusUsage = `usage: confighash status [KIND/NAME | NAME] [-n NAMESPACE | -A] [-o table|json] [flags]
+       confighash status --check-install [-o table|json] [flags]
+       kubectl confighash [KIND/NAME | NAME] [flags]     (the binary installed as kubectl-confighash)
+
+Explains whether each Deployment, StatefulSet, DaemonSet and CronJob carries
+the checksum its ConfigMaps and Secrets give now. States: current, stale,
+held, missing-source, not-injected, unknown. Exits 1 when a workload is
+stale, held or missing a source, or when --check-install finds a problem;
+2 on a bad command line.
+
+KIND is deployment, statefulset, daemonset or cronjob (or deploy, sts, ds,
+cj); a bare NAME is looked up among all four.
+
+flags:
+`
+
+// StatusOptions are the flags of `confighash status`.
+type StatusOptions struct {
+	Kubeconfig    string
+	Context       string
+	Namespace     string
+	AllNamespaces bool
+	Output        string
+	CheckInstall  bool
+	// WebhookConfigName and ConfighashNamespace say how confighash was
+	// installed; they mean what --webhook-config-name and --namespace mean
+	// to serve.
+	WebhookConfigName   string
+	ConfighashNamespace string
+}
+
+// Output formats.
+const (
+	OutputTable = "table"
+	OutputJSON  = "json"
+)
+
+// DefaultStatusOptions are the flag defaults.
+func DefaultStatusOptions() StatusOptions {
+	serve := DefaultOptions()
+	return StatusOptions{
+		Output:              OutputTable,
+		WebhookConfigName:   serve.WebhookConfigName,
+		ConfighashNamespace: serve.Namespace,
+	}
+}
+
+func (o *StatusOptions) bind(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "path to a kubeconfig; empty means $KUBECONFIG, ~/.kube/config, then in-cluster config")
+	fs.StringVar(&o.Context, "context", o.Context, "kubeconfig context to use; empty means the current one")
+	fs.StringVarP(&o.Namespace, "namespace", "n", o.Namespace, "namespace to look in; empty means the kubeconfig context's, else default")
+	fs.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "look in every namespace")
+	fs.StringVarP(&o.Output, "output", "o", o.Output, `output format: "table" or "json"`)
+	fs.BoolVar(&o.CheckInstall, "check-install", o.CheckInstall, "check the webhook configuration and that the webhook can be reached, instead of reporting on workloads")
+	fs.StringVar(&o.WebhookConfigName, "webhook-config-name", o.WebhookConfigName, "MutatingWebhookConfiguration confighash is registered in")
+	fs.StringVar(&o.ConfighashNamespace, "namespace-of-confighash", o.ConfighashNamespace, "namespace confighash runs in; its webhook never stamps workloads there")
+}
+
+// statusArgs is a validated `confighash status` command line.
+type statusArgs struct {
+	StatusOptions
+	target status.Target
+}
+
+// parseStatusArgs parses the command line; errors are usage errors.
+func parseStatusArgs(args []string, stderr io.Writer) (*statusArgs, error) {
+	a := &statusArgs{StatusOptions: DefaultStatusOptions()}
+	fs := pflag.NewFlagSet("confighash status", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, statusUsage)
+		fs.PrintDefaults()
+	}
+	a.bind(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	var errs []error
+	switch fs.NArg() {
+	case 0:
+	case 1:
+		t, err := status.ParseTarget(fs.Arg(0))
+		if err != nil {
+			errs = append(errs, err)
+		}
+		a.target = t
+	default:
+		errs = append(errs, fmt.Errorf("want at most one workload, got %d: %q", fs.NArg(), fs.Args()))
+	}
+	if a.Output != OutputTable && a.Output != OutputJSON {
+		errs = append(errs, fmt.Errorf("--output must be %q or %q, not %q", OutputTable, OutputJSON, a.Output))
+	}
+	if a.AllNamespaces && fs.NArg() > 0 {
+		errs = append(errs, errors.New("a workload cannot be named with --all-namespaces"))
+	}
+	if a.CheckInstall && (fs.NArg() > 0 || a.AllNamespaces) {
+		errs = append(errs, errors.New("--check-install takes no workload and no --all-namespaces"))
+	}
+	if a.WebhookConfigName == "" || a.ConfighashNamespace == "" {
+		errs = append(errs, errors.New("--webhook-config-name and --namespace-of-confighash must not be empty"))
+	}
+	return a, errors.Join(errs...)
+}
+
+// Status runs `confighash status` with args (after the subcommand).
+func Status(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	a, err := parseStatusArgs(args, stderr)
+	if errors.Is(err, pflag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return usageError{err}
+	}
+	cfg, ns, err := statusConfig(a.Kubeconfig, a.Context, a.Namespace)
+	if err != nil {
+		return err
+	}
+	c, err := status.NewClient(cfg)
+	if err != nil {
+		return err
+	}
+
+	if a.CheckInstall {
+		r := status.CheckInstall(ctx, c, status.InstallOptions{WebhookConfigName: a.WebhookConfigName, ConfighashNamespace: a.ConfighashNamespace})
+		if a.Output == OutputJSON {
+			err = status.WriteJSON(stdout, r)
+		} else {
+			err = status.WriteInstallTable(stdout, r)
+		}
+		if err != nil {
+			return err
+		}
+		if !r.OK {
+			return statusFailure("the installation check failed")
+		}
+		return nil
+	}
+
+	rep, err := status.Collect(ctx, c, status.Options{
+		Target: a.target, Namespace: ns, AllNamespaces: a.AllNamespaces, ConfighashNamespace: a.ConfighashNamespace,
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case a.Output == OutputJSON:
+		err = status.WriteJSON(stdout, rep)
+	case len(rep.Workloads) == 0 && a.AllNamespaces:
+		_, err = fmt.Fprintln(stderr, "No workloads found.")
+	case len(rep.Workloads) == 0:
+		_, err = fmt.Fprintf(stderr, "No workloads found in namespace %s.\n", ns)
+	default:
+		err = status.WriteTable(stdout, rep, status.TableOptions{
+			AllNamespaces: a.AllNamespaces, Details: a.target.Name != "", Now: time.Now(),
+		})
+	}
+	if err != nil {
+		return err
+	}
+	bad := 0
+	for i := range rep.Workloads {
+		if rep.Workloads[i].State.NeedsAttention() {
+			bad++
+		}
+	}
+	if bad > 0 {
+		return statusFailure(fmt.Sprintf("%d workload(s) stale, held or missing a source", bad))
+	}
+	return nil
+}
+
+// statusConfig loads the client config as kubectl does, and the namespace
+// to use: the flag's, else the context's, else default.
+func statusConfig(kubeconfig, kubeContext, namespace string) (*rest.Config, string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext})
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	if namespace == "" {
+		if namespace, _, err = cc.Namespace(); err != nil || namespace == "" {
+			namespace = "default"
+		}
+	}
+	return cfg, namespace, nil
+}
+
+// statusFailure is a report that found something wrong: exit code 1, and
+// a one-line summary on stderr after the report itself.
+type statusFailure string
+
+func (e statusFailure) Error() string { return string(e) }
+
+// ExitCode implements exitCoder.
+func (statusFailure) ExitCode() int { return 1 }

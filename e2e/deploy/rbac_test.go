@@ -1,0 +1,211 @@
+package deploy
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/confighash/confighash/workload"
+)
+
+// request is one API request confighash makes, for the RBAC check.
+type request struct {
+	group, resource, verb string
+	namespace             string // "" for cluster-scoped, "*" for any namespace
+	name                  string // "" where the request names no object (list, watch, create)
+	why                   string
+}
+
+func (q request) String() string {
+	return fmt.Sprintf("%s %s.%s ns=%q name=%q (%s)", q.verb, q.resource, q.group, q.namespace, q.name, q.why)
+}
+
+// requiredRequests lists what confighash does against the API, derived from
+// the code where the code says it (the workload kinds) and from the
+// Deployment's flags where they name objects.
+func requiredRequests(t *testing.T, r *rendered, flags map[string]string) []request {
+	var reqs []request
+	add := func(group, resource, ns, name, why string, verbs ...string) {
+		for _, v := range verbs {
+			reqs = append(reqs, request{group: group, resource: resource, verb: v, namespace: ns, name: name, why: why})
+		}
+	}
+	add("", "configmaps", "*", "", "source informer", "get", "list", "watch")
+	add("", "secrets", "*", "", "source informer", "get", "list", "watch")
+	add("", "namespaces", "", "", "opt-in label", "get", "list", "watch")
+	for _, k := range workload.MutableKinds() {
+		add(k.GVK.Group, k.Resource, "*", "", "hook informer", "get", "list", "watch")
+		add(k.GVK.Group, k.Resource, "*", "some-workload", "re-stamp", "patch")
+	}
+	add("events.k8s.io", "events", "*", "", "re-stamp events", "create")
+	add("events.k8s.io", "events", "*", "some-event", "re-stamp event series", "patch")
+	add("", "events", Namespace, "", "leader election events", "create")
+	add("", "events", Namespace, "some-event", "leader election events", "patch")
+	add("coordination.k8s.io", "leases", Namespace, "", "leader election", "create")
+	add("coordination.k8s.io", "leases", Namespace, "confighash.dev", "leader election", "get", "update")
+	add("", "secrets", Namespace, "", "first start creates its Secrets", "create")
+	add("", "secrets", Namespace, need(t, r, flags, "hmac-key-secret"), "HMAC key", "get")
+	if r.Mode.Flag == "self" {
+		add("", "secrets", Namespace, need(t, r, flags, "cert-secret"), "self-managed certificate", "get", "update")
+		add("admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", need(t, r, flags, "webhook-config-name"), "caBundle injection", "get", "patch")
+	}
+	return reqs
+}
+
+// grants are the rules that apply to the ServiceAccount, by where they apply.
+type grants struct {
+	cluster []rbacv1.PolicyRule // in every namespace and cluster-wide
+	local   []rbacv1.PolicyRule // in Namespace only
+}
+
+func grantsOf(t *testing.T, r *rendered) grants {
+	t.Helper()
+	isSA := func(subjects []rbacv1.Subject) bool {
+		for _, s := range subjects {
+			if s.Kind == rbacv1.ServiceAccountKind && s.Name == r.SA.Name && s.Namespace == r.SA.Namespace {
+				return true
+			}
+		}
+		return false
+	}
+	var g grants
+	for _, b := range r.CRoleBinds {
+		if !isSA(b.Subjects) {
+			continue
+		}
+		if b.RoleRef.Kind != "ClusterRole" || b.RoleRef.APIGroup != rbacv1.GroupName {
+			t.Errorf("ClusterRoleBinding %s binds %s", b.Name, b.RoleRef.Kind)
+		}
+		g.cluster = append(g.cluster, clusterRoleRules(t, r, b.RoleRef.Name)...)
+	}
+	for _, b := range r.RoleBinds {
+		if !isSA(b.Subjects) {
+			continue
+		}
+		switch b.RoleRef.Kind {
+		case "Role":
+			found := false
+			for _, role := range r.Roles {
+				if role.Name == b.RoleRef.Name && role.Namespace == b.Namespace {
+					g.local = append(g.local, role.Rules...)
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("RoleBinding %s binds Role %s, which is not rendered", b.Name, b.RoleRef.Name)
+			}
+		case "ClusterRole":
+			g.local = append(g.local, clusterRoleRules(t, r, b.RoleRef.Name)...)
+		}
+	}
+	return g
+}
+
+func clusterRoleRules(t *testing.T, r *rendered, name string) []rbacv1.PolicyRule {
+	for _, cr := range r.CRoles {
+		if cr.Name == name {
+			return cr.Rules
+		}
+	}
+	t.Errorf("ClusterRole %s is bound but not rendered", name)
+	return nil
+}
+
+func matches(rule rbacv1.PolicyRule, q request) bool {
+	has := func(list []string, v string) bool { return slices.Contains(list, v) || slices.Contains(list, "*") }
+	if !has(rule.APIGroups, q.group) || !has(rule.Resources, q.resource) || !has(rule.Verbs, q.verb) {
+		return false
+	}
+	// A rule with resourceNames only matches requests that name an object.
+	return len(rule.ResourceNames) == 0 || (q.name != "" && slices.Contains(rule.ResourceNames, q.name))
+}
+
+func (g grants) allow(q request) bool {
+	rules := g.cluster
+	if q.namespace == Namespace {
+		rules = append(slices.Clone(rules), g.local...)
+	}
+	return slices.ContainsFunc(rules, func(rule rbacv1.PolicyRule) bool { return matches(rule, q) })
+}
+
+// TestRBACCoversTheCode checks that the ServiceAccount may do everything
+// confighash does, and no more than the narrow grants the manifests
+// promise: no wildcards, no writes beyond the patches the hook makes,
+// Secret writes only to confighash's own Secrets.
+func TestRBACCoversTheCode(t *testing.T) {
+	for _, r := range decodedRenders(t) {
+		t.Run(r.Name, func(t *testing.T) {
+			flags := flagsOf(t, r)
+			g := grantsOf(t, r)
+			for _, q := range requiredRequests(t, r, flags) {
+				if !g.allow(q) {
+					t.Errorf("not allowed: %s", q)
+				}
+			}
+
+			writes := []string{"create", "update", "patch", "delete", "deletecollection", "escalate", "bind", "impersonate"}
+			for scope, rules := range map[string][]rbacv1.PolicyRule{"ClusterRole": g.cluster, "Role": g.local} {
+				for _, rule := range rules {
+					for _, list := range [][]string{rule.APIGroups, rule.Resources, rule.Verbs} {
+						if slices.Contains(list, "*") {
+							t.Errorf("%s rule %v uses a wildcard", scope, rule)
+						}
+					}
+					if len(rule.NonResourceURLs) > 0 {
+						t.Errorf("%s rule %v grants non-resource URLs", scope, rule)
+					}
+					for _, res := range rule.Resources {
+						for _, v := range rule.Verbs {
+							if !slices.Contains(writes, v) {
+								continue
+							}
+							if ok, why := writeAllowed(scope, res, v, rule.ResourceNames, r.Mode.Flag); !ok {
+								t.Errorf("%s grants %s on %s %v: %s", scope, v, res, rule.ResourceNames, why)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// writeAllowed is the list of writes the manifests may grant.
+func writeAllowed(scope, resource, verb string, names []string, certMode string) (bool, string) {
+	mutable := map[string]bool{}
+	for _, k := range workload.MutableKinds() {
+		mutable[k.Resource] = true
+	}
+	switch {
+	case verb == "delete" || verb == "deletecollection" || verb == "escalate" || verb == "bind" || verb == "impersonate":
+		return false, "confighash never does this"
+	case mutable[resource]:
+		return verb == "patch", "the hook only patches workloads"
+	case resource == "events":
+		return verb == "create" || verb == "patch", "events are created and patched"
+	case resource == "leases":
+		return scope == "Role", "the lease lives in confighash's namespace"
+	case resource == "secrets":
+		if scope != "Role" {
+			return false, "Secret writes must stay in confighash's namespace"
+		}
+		if verb == "create" {
+			return true, ""
+		}
+		if len(names) == 0 {
+			return false, "Secret updates must be limited by resourceNames"
+		}
+		if certMode != "self" && slices.Contains(names, "confighash-webhook-cert") {
+			return false, "with cert-manager confighash keeps no certificate Secret"
+		}
+		return true, ""
+	case resource == "mutatingwebhookconfigurations":
+		if certMode != "self" {
+			return false, "with cert-manager confighash does not inject the caBundle"
+		}
+		return len(names) > 0 && verb != "create", "only its own configuration, by name"
+	}
+	return false, "not a write confighash makes"
+}

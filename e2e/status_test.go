@@ -1,0 +1,280 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/confighash/confighash/cmd/confighash/app"
+	"github.com/confighash/confighash/e2e/framework"
+	"github.com/confighash/confighash/status"
+	"github.com/confighash/confighash/workload"
+)
+
+// statusResult is one in-process run of `confighash status`.
+type statusResult struct {
+	stdout, stderr string
+	code           int
+	err            error
+}
+
+// runStatus runs the binary's own code for `confighash status args…`
+// against the e2e cluster.
+func runStatus(t *testing.T, args ...string) statusResult {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	full := append([]string{"status", "--kubeconfig", env.Kubeconfig, "--namespace-of-confighash", framework.Namespace}, args...)
+	err := app.Run(specContext(t), full, &stdout, &stderr)
+	r := statusResult{stdout: stdout.String(), stderr: stderr.String(), err: err}
+	if err != nil {
+		r.code = app.ExitCode(err)
+	}
+	t.Logf("confighash %s: exit %d (%v)\n%s%s", strings.Join(full, " "), r.code, err, r.stdout, r.stderr)
+	return r
+}
+
+// statusOf runs `confighash status KIND/NAME -n ns -o json`, checks the exit
+// code and returns the one workload reported.
+func statusOf(t *testing.T, ns, ref string, wantCode int) status.Workload {
+	t.Helper()
+	r := runStatus(t, ref, "-n", ns, "-o", "json")
+	if r.code != wantCode {
+		t.Fatalf("exit code %d (%v), want %d", r.code, r.err, wantCode)
+	}
+	var rep status.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("decoding json output: %v\n%s", err, r.stdout)
+	}
+	if len(rep.Workloads) != 1 {
+		t.Fatalf("want one workload, got %+v", rep.Workloads)
+	}
+	return rep.Workloads[0]
+}
+
+// statusFixture is a namespace, labelled or not, with ConfigMap cfg,
+// Secret sec and Deployment web reading both through podSpec.
+func statusFixture(t *testing.T, labelled bool) (ns string, sec *corev1.Secret) {
+	t.Helper()
+	ns = namespace(t, labelled)
+	create(t, configMap(ns, "cfg", map[string]string{"greeting": "status-e2e-cm-value"}))
+	sec = secret(ns, "sec", map[string]string{"password": "status-e2e-secret-value"})
+	create(t, sec)
+	create(t, deploymentOf(ns, "web", podSpec("cfg", "sec")))
+	return ns, sec
+}
+
+// expectNoValues fails if a config value from statusFixture shows up.
+func expectNoValues(t *testing.T, out string) {
+	t.Helper()
+	for _, v := range []string{"status-e2e-cm-value", "status-e2e-secret-value"} {
+		if strings.Contains(out, v) {
+			t.Errorf("output contains the config value %q:\n%s", v, out)
+		}
+	}
+}
+
+// setStaleStamp writes a bogus stamp straight into the template, as a JSON
+// merge patch. The template is otherwise unchanged, so the webhook lets the
+// explicit stamp through, and no source changes, so the hook leaves it.
+func setStaleStamp(t *testing.T, ns, name string) string {
+	t.Helper()
+	bogus := "v1:" + strings.Repeat("0", 64)
+	d := deploymentOf(ns, name, corev1.PodSpec{})
+	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`, workload.ChecksumAnnotation, bogus)
+	if err := env.Client.Patch(specContext(t), d, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatalf("patching the stamp: %v", err)
+	}
+	if got := stampOf(t, d); got != bogus {
+		t.Fatalf("stamp after the patch = %q, want %q", got, bogus)
+	}
+	return bogus
+}
+
+func TestStatusCurrent(t *testing.T) {
+	ns, _ := statusFixture(t, true)
+	d := deploymentOf(ns, "web", corev1.PodSpec{})
+	stamp := stampOf(t, d)
+
+	t.Run("table", func(t *testing.T) {
+		r := runStatus(t, "deployment/web", "-n", ns)
+		if r.code != 0 {
+			t.Fatalf("exit code %d (%v), want 0", r.code, r.err)
+		}
+		for _, want := range []string{"deployment/web", "current", "configmap/cfg", "secret/sec", "password", stamp} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("output lacks %q", want)
+			}
+		}
+		expectNoValues(t, r.stdout+r.stderr)
+	})
+
+	t.Run("json", func(t *testing.T) {
+		w := statusOf(t, ns, "web", 0)
+		if w.State != status.StateCurrent || w.Injection.State != status.InjectionOn ||
+			w.StampedChecksum != stamp || w.ExpectedChecksum != stamp {
+			t.Errorf("got %+v", w)
+		}
+		if len(w.Sources) != 2 || w.Sources[0].Presence != status.Present || w.Sources[1].Presence != status.Present ||
+			w.Sources[0].Keys[0] != status.AllKeys || w.Sources[1].Keys[0] != "password" {
+			t.Errorf("sources = %+v", w.Sources)
+		}
+	})
+
+	t.Run("namespace and all namespaces", func(t *testing.T) {
+		if r := runStatus(t, "-n", ns); r.code != 0 || !strings.Contains(r.stdout, "current") {
+			t.Errorf("namespace listing: exit %d", r.code)
+		}
+		r := runStatus(t, "-A", "-o", "json")
+		var rep status.Report
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, w := range rep.Workloads {
+			found = found || (w.Namespace == ns && w.Name == "web" && w.State == status.StateCurrent)
+		}
+		if !found {
+			t.Errorf("-A does not list %s/web as current", ns)
+		}
+		expectNoValues(t, r.stdout)
+	})
+
+	t.Run("dry run leaves nothing behind", func(t *testing.T) {
+		err := env.Client.Get(specContext(t), client.ObjectKey{Namespace: ns, Name: "web-chstatus"}, deploymentOf(ns, "", corev1.PodSpec{}))
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("reading the dry-run copy: %v, want not found", err)
+		}
+	})
+}
+
+func TestStatusStale(t *testing.T) {
+	ns, _ := statusFixture(t, true)
+	bogus := setStaleStamp(t, ns, "web")
+	w := statusOf(t, ns, "deployment/web", 1)
+	if w.State != status.StateStale || w.StampedChecksum != bogus || w.ExpectedChecksum == "" || w.ExpectedChecksum == bogus {
+		t.Errorf("got %+v", w)
+	}
+	if r := runStatus(t, "deployment/web", "-n", ns); r.code != 1 || !strings.Contains(r.stdout, "stale") {
+		t.Errorf("table run: exit %d, want 1 and stale", r.code)
+	}
+}
+
+func TestStatusHeld(t *testing.T) {
+	ns, _ := statusFixture(t, true)
+	setStaleStamp(t, ns, "web")
+	d := deploymentOf(ns, "web", corev1.PodSpec{})
+	if err := env.Client.Get(specContext(t), client.ObjectKeyFromObject(d), d); err != nil {
+		t.Fatal(err)
+	}
+	// The Event the hook's flap guard emits, written as its recorder would.
+	now := metav1.NewMicroTime(time.Now())
+	create(t, &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("web.%x", now.UnixNano())},
+		EventTime:  now,
+		Regarding: corev1.ObjectReference{Kind: "Deployment", APIVersion: "apps/v1", Namespace: ns, Name: "web",
+			UID: d.UID, ResourceVersion: d.ResourceVersion},
+		Reason:              "FlapHold",
+		Type:                corev1.EventTypeWarning,
+		Note:                "re-stamped too often; holding for 9m58s until its sources settle",
+		Action:              "Restamp",
+		ReportingController: status.ReportingController,
+		ReportingInstance:   "confighash-e2e",
+	})
+	w := statusOf(t, ns, "deployment/web", 1)
+	if w.State != status.StateHeld || w.LastFlapHold == nil || !strings.Contains(w.Reason, "holding for") {
+		t.Errorf("got %+v", w)
+	}
+}
+
+func TestStatusMissingSource(t *testing.T) {
+	ns, sec := statusFixture(t, true)
+	remove(t, sec)
+	w := statusOf(t, ns, "deployment/web", 1)
+	if w.State != status.StateMissingSource || !strings.Contains(w.Reason, "secret/sec") {
+		t.Errorf("got %+v", w)
+	}
+	if len(w.Sources) != 2 || w.Sources[1].Presence != status.Absent {
+		t.Errorf("sources = %+v", w.Sources)
+	}
+}
+
+func TestStatusNotInjected(t *testing.T) {
+	ns, _ := statusFixture(t, false)
+	w := statusOf(t, ns, "deployment/web", 0)
+	if w.State != status.StateNotInjected || w.Injection.State != status.InjectionOff || !strings.Contains(w.Reason, "not labelled") {
+		t.Errorf("got %+v", w)
+	}
+	if r := runStatus(t, "-n", ns); r.code != 0 || !strings.Contains(r.stdout, "not-injected") {
+		t.Errorf("table run: exit %d, want 0 and not-injected", r.code)
+	}
+}
+
+func TestStatusCheckInstall(t *testing.T) {
+	r := runStatus(t, "--check-install")
+	if r.code != 0 || strings.Contains(r.stdout, "FAIL") {
+		t.Fatalf("exit code %d (%v), want 0 and no FAIL", r.code, r.err)
+	}
+	for _, check := range []string{status.CheckWebhookConfiguration, status.CheckCABundle, status.CheckNamespaceSelector,
+		status.CheckFailurePolicy, status.CheckReachable} {
+		if !hasCheckLine(r.stdout, "ok", check) {
+			t.Errorf("no ok line for %s", check)
+		}
+	}
+	r = runStatus(t, "--check-install", "-o", "json")
+	var rep status.InstallReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || !rep.OK || len(rep.Checks) != 5 {
+		t.Errorf("json: %+v, %v", rep, err)
+	}
+
+	t.Run("wrong configuration name fails", func(t *testing.T) {
+		r := runStatus(t, "--check-install", "--webhook-config-name", "no-such-config")
+		if r.code != 1 || !hasCheckLine(r.stdout, "FAIL", status.CheckWebhookConfiguration) {
+			t.Errorf("exit code %d, want 1 and a FAIL line", r.code)
+		}
+	})
+}
+
+func TestStatusUsageErrors(t *testing.T) {
+	for name, args := range map[string][]string{
+		"bad output":            {"-o", "yaml"},
+		"bad kind":              {"job/x"},
+		"two workloads":         {"a", "b"},
+		"named with -A":         {"deployment/web", "-A"},
+		"check-install with -A": {"--check-install", "-A"},
+		"unknown flag":          {"--nope"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if r := runStatus(t, args...); r.code != 2 {
+				t.Errorf("exit code %d (%v), want 2", r.code, r.err)
+			}
+		})
+	}
+	t.Run("not found", func(t *testing.T) {
+		ns := namespace(t, true)
+		if r := runStatus(t, "deployment/nope", "-n", ns); r.code != 1 || !strings.Contains(r.err.Error(), "not found") {
+			t.Errorf("exit code %d (%v), want 1 and not found", r.code, r.err)
+		}
+	})
+}
+
+// hasCheckLine reports whether out has a line "VERDICT CHECK detail…".
+func hasCheckLine(out, verdict, check string) bool {
+	for line := range strings.Lines(out) {
+		if f := strings.Fields(line); len(f) > 2 && f[0] == verdict && f[1] == check {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,189 @@
+package restamp
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/sources"
+	"github.com/confighash/confighash/workload"
+)
+
+// recordingQueue records AddAfter calls; nothing else may be called.
+type recordingQueue struct {
+	workqueue.TypedRateLimitingInterface[Request]
+	added []string // "REQUEST startup=BOOL after=DURATION"
+}
+
+func (q *recordingQueue) AddAfter(r Request, d time.Duration) {
+	q.added = append(q.added, r.String()+" startup="+boolString(r.Startup)+" after="+d.String())
+}
+
+func boolString(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+func envFromCM(name string) corev1.PodSpec {
+	return corev1.PodSpec{Containers: []corev1.Container{{
+		Name:    "c",
+		EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}},
+	}}}
+}
+
+func envFromSecret(name string) corev1.PodSpec {
+	return corev1.PodSpec{Containers: []corev1.Container{{
+		Name:    "c",
+		EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}},
+	}}}
+}
+
+// readers builds an indexed fake cache of workloads reading configmap/app
+// and secret/db in various ways.
+func readers(t *testing.T, funcs *interceptor.Funcs) client.Client {
+	t.Helper()
+	web := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
+	web.Spec.Template.Spec = envFromCM("app")
+	elsewhere := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "other"}}
+	elsewhere.Spec.Template.Spec = envFromCM("app")
+	optedOut := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "quiet", Namespace: "ns",
+		Annotations: map[string]string{workload.InjectionAnnotation: workload.InjectionDisabled}}}
+	optedOut.Spec.Template.Spec = envFromCM("app")
+	nightly := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "ns"}}
+	nightly.Spec.JobTemplate.Spec.Template.Spec = envFromCM("app")
+	db := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns"}}
+	db.Spec.Template.Spec = envFromSecret("db")
+	// A Job's template is fixed: the hook never lists Jobs.
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "once", Namespace: "ns"}}
+	job.Spec.Template.Spec = envFromCM("app")
+
+	b := fake.NewClientBuilder().WithObjects(web, elsewhere, optedOut, nightly, db, job)
+	for _, k := range workload.Kinds() {
+		b = b.WithIndex(k.New(), sources.ReadersIndex, sources.ReadKeys)
+	}
+	if funcs != nil {
+		b = b.WithInterceptorFuncs(*funcs)
+	}
+	return b.Build()
+}
+
+func TestHandlerEnqueuesReaders(t *testing.T) {
+	const window = 3 * time.Second
+	appCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: map[string]string{"k": "aa"}}
+	appCMNewData := appCM.DeepCopy()
+	appCMNewData.Data["k"] = "bb"
+	appCMNewLabels := appCM.DeepCopy()
+	appCMNewLabels.Labels = map[string]string{"x": "y"}
+	dbSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns"}, Data: map[string][]byte{"p": {1}}}
+	unread := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "unread", Namespace: "ns"}}
+	failDeploymentLists := &interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*appsv1.DeploymentList); ok {
+				return errors.New("boom")
+			}
+			return c.List(ctx, list, opts...)
+		},
+	}
+	cmReaders := []string{"CronJob ns/nightly startup=false after=3s", "Deployment ns/web startup=false after=3s"}
+
+	tests := map[string]struct {
+		funcs       *interceptor.Funcs
+		fire        func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request])
+		want        []string
+		wantChanges map[string][]string // request -> sources recorded
+	}{
+		"configmap created": {
+			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
+				handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap).Create(ctx, event.TypedCreateEvent[*corev1.ConfigMap]{Object: appCM}, q)
+			},
+			want:        cmReaders,
+			wantChanges: map[string][]string{"Deployment ns/web": {"configmap/app"}, "CronJob ns/nightly": {"configmap/app"}},
+		},
+		"configmap in the initial list": {
+			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
+				handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap).Create(ctx, event.TypedCreateEvent[*corev1.ConfigMap]{Object: appCM, IsInInitialList: true}, q)
+			},
+			want: []string{"CronJob ns/nightly startup=true after=3s", "Deployment ns/web startup=true after=3s"},
+		},
+		"configmap data updated": {
+			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
+				handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap).Update(ctx, event.TypedUpdateEvent[*corev1.ConfigMap]{ObjectOld: appCM, ObjectNew: appCMNewData}, q)
+			},
+			want: cmReaders,
+		},
+		"configmap labels updated": {
+			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
+				handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap).Update(ctx, event.TypedUpdateEvent[*corev1.ConfigMap]{ObjectOld: appCM, ObjectNew: appCMNewLabels}, q)
+			},
+		},
+		"configmap deleted": {
+			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
+				handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap).Delete(ctx, event.TypedDeleteEvent[*corev1.ConfigMap]{Object: appCM}, q)
+			},
+			want: cmReaders,
+		},
+		"secret deleted": {
+			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
+				handlerFor[*corev1.Secret](e, hasher.Secret).Delete(ctx, event.TypedDeleteEvent[*corev1.Secret]{Object: dbSecret}, q)
+			},
+			want:        []string{"StatefulSet ns/db startup=false after=3s"},
+			wantChanges: map[string][]string{"StatefulSet ns/db": {"secret/db"}},
+		},
+		"a configmap named like a secret": {
+			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns"}}
+				handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap).Create(ctx, event.TypedCreateEvent[*corev1.ConfigMap]{Object: cm}, q)
+			},
+		},
+		"nobody reads it": {
+			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
+				handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap).Create(ctx, event.TypedCreateEvent[*corev1.ConfigMap]{Object: unread}, q)
+			},
+		},
+		"a failing list skips only its kind": {
+			funcs: failDeploymentLists,
+			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
+				handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap).Create(ctx, event.TypedCreateEvent[*corev1.ConfigMap]{Object: appCM}, q)
+			},
+			want: []string{"CronJob ns/nightly startup=false after=3s"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			e := &enqueuer{cache: readers(t, tc.funcs), kinds: workload.MutableKinds(), window: window, changes: newChanges()}
+			q := &recordingQueue{}
+			tc.fire(log.IntoContext(context.Background(), logr.Discard()), e, q)
+			slices.Sort(q.added)
+			if !slices.Equal(q.added, tc.want) {
+				t.Errorf("enqueued\n  %s\nwant\n  %s", strings.Join(q.added, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+			for r, want := range tc.wantChanges {
+				kind, nn, _ := strings.Cut(r, " ")
+				ns, n, _ := strings.Cut(nn, "/")
+				key := Request{Kind: kind}
+				key.Namespace, key.Name = ns, n
+				if got := e.changes.take(key); !slices.Equal(got, want) {
+					t.Errorf("changes for %s = %q, want %q", r, got, want)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,271 @@
+package restamp
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"golang.org/x/time/rate"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/sources"
+	"github.com/confighash/confighash/workload"
+)
+
+var hookKey = []byte("0123456789abcdef0123456789abcdef")
+
+func counterValue(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}
+
+// wantSum is the stamp of a workload reading configmap/app whole, when the
+// ConfigMap holds data.
+func wantSum(t *testing.T, data map[string]string) string {
+	t.Helper()
+	spec := envFromCM("app")
+	refs, err := hasher.References(&spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{Data: data}
+	res, err := hasher.Checksum(hookKey, refs, func(hasher.Source) (hasher.Content, bool, error) {
+		return hasher.ConfigMapContent(cm), true, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Checksum
+}
+
+func TestReconcile(t *testing.T) {
+	const flapWindow = 10 * time.Minute
+	data := map[string]string{"k": "v2"}
+	current := wantSum(t, data)
+	webReq := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+
+	enabledNS := func() *corev1.Namespace {
+		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
+			Labels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled}}}
+	}
+	appCM := func() client.Object {
+		out, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.(client.Object)
+	}
+	web := func(stamp string, mutate ...func(*appsv1.Deployment)) *appsv1.Deployment {
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
+		d.Spec.Template.Spec = envFromCM("app")
+		if stamp != "" {
+			d.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: stamp}
+		}
+		for _, m := range mutate {
+			m(d)
+		}
+		return d
+	}
+
+	tests := map[string]struct {
+		objects      []client.Object
+		req          Request
+		flapsBefore  int // re-stamps of req already recorded, one a minute before now
+		wantStamp    string
+		wantEvent    string // prefix; "" means no event
+		wantRequeue  time.Duration
+		wantRestamps map[string]float64 // reason -> count
+		wantHolds    float64
+		wantMissing  float64
+		wantPending  bool // the recorded change is kept for a later try
+	}{
+		"stale stamp is replaced": {
+			objects:      []client.Object{enabledNS(), appCM(), web("v1:stale")},
+			req:          webReq,
+			wantStamp:    current,
+			wantEvent:    "Normal ConfigChanged config changed (configmap/app); re-stamped pod template",
+			wantRestamps: map[string]float64{"changed": 1},
+		},
+		"first stamp": {
+			objects:      []client.Object{enabledNS(), appCM(), web("")},
+			req:          webReq,
+			wantStamp:    current,
+			wantEvent:    "Normal ConfigChanged",
+			wantRestamps: map[string]float64{"first-stamp": 1},
+		},
+		"startup catch-up": {
+			objects:      []client.Object{enabledNS(), appCM(), web("v1:stale")},
+			req:          Request{Kind: "Deployment", NamespacedName: webReq.NamespacedName, Startup: true},
+			wantStamp:    current,
+			wantEvent:    "Normal ConfigChanged",
+			wantRestamps: map[string]float64{"startup-catchup": 1},
+		},
+		"startup leaves unstamped workloads alone": {
+			objects: []client.Object{enabledNS(), appCM(), web("")},
+			req:     Request{Kind: "Deployment", NamespacedName: webReq.NamespacedName, Startup: true},
+		},
+		"current stamp is left alone": {
+			objects:   []client.Object{enabledNS(), appCM(), web(current)},
+			req:       webReq,
+			wantStamp: current,
+		},
+		"namespace not enabled": {
+			objects:   []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}, appCM(), web("v1:stale")},
+			req:       webReq,
+			wantStamp: "v1:stale",
+		},
+		"namespace missing": {
+			objects:   []client.Object{appCM(), web("v1:stale")},
+			req:       webReq,
+			wantStamp: "v1:stale",
+		},
+		"opted out": {
+			objects: []client.Object{enabledNS(), appCM(), web("v1:stale", func(d *appsv1.Deployment) {
+				d.Annotations = map[string]string{workload.InjectionAnnotation: workload.InjectionDisabled}
+			})},
+			req:       webReq,
+			wantStamp: "v1:stale",
+		},
+		"workload being deleted": {
+			objects: []client.Object{enabledNS(), appCM(), web("v1:stale", func(d *appsv1.Deployment) {
+				now := metav1.Now()
+				d.DeletionTimestamp = &now
+				d.Finalizers = []string{"example.com/hold"}
+			})},
+			req:       webReq,
+			wantStamp: "v1:stale",
+		},
+		"workload gone": {
+			objects: []client.Object{enabledNS(), appCM()},
+			req:     webReq,
+		},
+		"missing source keeps the stamp": {
+			objects:     []client.Object{enabledNS(), web("v1:stale")},
+			req:         webReq,
+			wantStamp:   "v1:stale",
+			wantEvent:   "Warning SourceMissing required configmap/app missing; not rolling until it exists",
+			wantMissing: 1,
+		},
+		"below the flap limit": {
+			objects:      []client.Object{enabledNS(), appCM(), web("v1:stale")},
+			req:          webReq,
+			flapsBefore:  2,
+			wantStamp:    current,
+			wantEvent:    "Normal ConfigChanged",
+			wantRestamps: map[string]float64{"changed": 1},
+		},
+		"flap hold": {
+			objects:     []client.Object{enabledNS(), appCM(), web("v1:stale")},
+			req:         webReq,
+			flapsBefore: 3,
+			wantStamp:   "v1:stale",
+			wantEvent:   "Warning FlapHold re-stamped too often; holding for 7m0s until its sources settle",
+			// The oldest of the three was three minutes ago.
+			wantRequeue: flapWindow - 3*time.Minute,
+			wantHolds:   1,
+			wantPending: true,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ctx := log.IntoContext(context.Background(), logr.Discard())
+			now := t0
+			c := fake.NewClientBuilder().WithObjects(tc.objects...).Build()
+			metrics, err := NewMetrics(prometheus.NewRegistry())
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := events.NewFakeRecorder(10)
+			kinds := map[string]workload.Kind{}
+			for _, k := range workload.MutableKinds() {
+				kinds[k.GVK.Kind] = k
+			}
+			r := &reconciler{
+				client:  c,
+				key:     hookKey,
+				kinds:   kinds,
+				budget:  rate.NewLimiter(rate.Inf, 1),
+				flaps:   newFlapGuard(3, flapWindow),
+				changes: newChanges(),
+				events:  rec,
+				metrics: metrics,
+				now:     func() time.Time { return now },
+			}
+			for i := range tc.flapsBefore {
+				r.flaps.record(tc.req, now.Add(-time.Duration(tc.flapsBefore-i)*time.Minute))
+			}
+			r.changes.add(tc.req, "configmap/app")
+
+			res, err := r.Reconcile(ctx, tc.req)
+			if err != nil {
+				t.Fatalf("Reconcile: %v", err)
+			}
+			if res.RequeueAfter != tc.wantRequeue {
+				t.Errorf("RequeueAfter = %v, want %v", res.RequeueAfter, tc.wantRequeue)
+			}
+
+			d := &appsv1.Deployment{}
+			err = c.Get(ctx, tc.req.NamespacedName, d)
+			switch {
+			case client.IgnoreNotFound(err) != nil:
+				t.Fatal(err)
+			case err == nil:
+				if got := d.Spec.Template.Annotations[workload.ChecksumAnnotation]; got != tc.wantStamp {
+					t.Errorf("stamp = %q, want %q", got, tc.wantStamp)
+				}
+				if _, found := d.Annotations[workload.ChecksumAnnotation]; found {
+					t.Errorf("stamp written to the Deployment's own annotations")
+				}
+			}
+
+			close(rec.Events)
+			var got []string
+			for e := range rec.Events {
+				got = append(got, e)
+			}
+			switch {
+			case tc.wantEvent == "" && len(got) > 0:
+				t.Errorf("events = %q, want none", got)
+			case tc.wantEvent != "" && (len(got) != 1 || !strings.HasPrefix(got[0], tc.wantEvent)):
+				t.Errorf("events = %q, want one starting %q", got, tc.wantEvent)
+			}
+
+			for _, reason := range []string{"changed", "first-stamp", "startup-catchup"} {
+				if got := counterValue(t, metrics.Restamps.WithLabelValues("Deployment", reason)); got != tc.wantRestamps[reason] {
+					t.Errorf("restamps{reason=%s} = %v, want %v", reason, got, tc.wantRestamps[reason])
+				}
+			}
+			if got := counterValue(t, metrics.Holds.WithLabelValues("Deployment")); got != tc.wantHolds {
+				t.Errorf("holds = %v, want %v", got, tc.wantHolds)
+			}
+			if got := counterValue(t, metrics.Missing.WithLabelValues("Deployment")); got != tc.wantMissing {
+				t.Errorf("missing = %v, want %v", got, tc.wantMissing)
+			}
+			if pending := len(r.changes.pending) > 0; pending != tc.wantPending {
+				t.Errorf("change still pending = %v, want %v", pending, tc.wantPending)
+			}
+			// A re-stamp counts towards the flap limit.
+			if len(tc.wantRestamps) > 0 {
+				if got := len(r.flaps.history[tc.req]); got != tc.flapsBefore+1 {
+					t.Errorf("flap history has %d entries after a re-stamp, want %d", got, tc.flapsBefore+1)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,143 @@
+package status
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+func TestClassify(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	on := Injection{InjectionOn, "namespace x is labelled"}
+	present := []Source{
+		{Kind: "ConfigMap", Name: "cfg", Keys: []string{AllKeys}, Presence: Present},
+		{Kind: "Secret", Name: "sec", Keys: []string{"password"}, Presence: Present},
+	}
+	withPresence := func(kind, name string, optional bool, p Presence) []Source {
+		out := append([]Source(nil), present...)
+		return append(out, Source{Kind: kind, Name: name, Keys: []string{AllKeys}, Optional: optional, Presence: p})
+	}
+	changed := &Event{Type: corev1.EventTypeNormal, Reason: "ConfigChanged", Time: t0}
+	holdAfter := &Event{Type: corev1.EventTypeWarning, Reason: "FlapHold", Time: t0.Add(time.Minute), Message: "holding for 5m0s"}
+	holdBefore := &Event{Type: corev1.EventTypeWarning, Reason: "FlapHold", Time: t0.Add(-time.Minute)}
+	missingAfterHold := &Event{Type: corev1.EventTypeWarning, Reason: "SourceMissing", Time: t0.Add(2 * time.Minute)}
+
+	tests := map[string]struct {
+		w          Workload
+		want       State
+		wantReason string // substring
+	}{
+		"current": {
+			w:    Workload{Injection: on, Sources: present, StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa"},
+			want: StateCurrent,
+		},
+		"current, reading nothing": {
+			w:    Workload{Injection: on, StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa"},
+			want: StateCurrent,
+		},
+		"stale": {
+			w:    Workload{Injection: on, Sources: present, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa", LastConfigChanged: changed},
+			want: StateStale, wantReason: "differs",
+		},
+		"stale, never stamped": {
+			w:    Workload{Injection: on, Sources: present, ExpectedChecksum: "v1:aa"},
+			want: StateStale, wantReason: "not stamped",
+		},
+		"held: FlapHold newer than the last ConfigChanged": {
+			w: Workload{Injection: on, Sources: present, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa",
+				LastConfigChanged: changed, LastFlapHold: holdAfter},
+			want: StateHeld, wantReason: "holding for 5m0s",
+		},
+		"held without any ConfigChanged": {
+			w:    Workload{Injection: on, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa", LastFlapHold: holdAfter},
+			want: StateHeld,
+		},
+		"stale: FlapHold older than the last ConfigChanged": {
+			w: Workload{Injection: on, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa",
+				LastConfigChanged: changed, LastFlapHold: holdBefore},
+			want: StateStale,
+		},
+		"stale: FlapHold not the newest confighash event": {
+			w: Workload{Injection: on, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa",
+				LastConfigChanged: changed, LastFlapHold: holdAfter, LastSourceMissing: missingAfterHold},
+			want: StateStale,
+		},
+		"stale: a Normal FlapHold is not a hold": {
+			w: Workload{Injection: on, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa",
+				LastFlapHold: &Event{Type: corev1.EventTypeNormal, Reason: "FlapHold", Time: t0}},
+			want: StateStale,
+		},
+		"current despite an old hold": {
+			w:    Workload{Injection: on, StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa", LastFlapHold: holdAfter},
+			want: StateCurrent,
+		},
+		"missing required source": {
+			w:    Workload{Injection: on, Sources: withPresence("Secret", "db", false, Absent), StampedChecksum: "v1:aa", ExpectedChecksum: "v1:bb"},
+			want: StateMissingSource, wantReason: "required secret/db missing",
+		},
+		"missing required source wins over a matching stamp": {
+			w:    Workload{Injection: on, Sources: withPresence("ConfigMap", "x", false, Absent), StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa"},
+			want: StateMissingSource,
+		},
+		"missing required source wins over unknown": {
+			w:    Workload{Injection: on, Sources: withPresence("ConfigMap", "x", false, Absent), Error: "webhook down"},
+			want: StateMissingSource,
+		},
+		"missing optional source is fine": {
+			w:    Workload{Injection: on, Sources: withPresence("ConfigMap", "opt", true, Absent), StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa"},
+			want: StateCurrent,
+		},
+		"unreadable required source is not missing": {
+			w:    Workload{Injection: on, Sources: withPresence("Secret", "db", false, PresenceUnknown), StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa"},
+			want: StateCurrent,
+		},
+		"not injected: namespace": {
+			w:    Workload{Injection: Injection{InjectionOff, "namespace x is not labelled"}, StampedChecksum: "v1:00"},
+			want: StateNotInjected, wantReason: "not labelled",
+		},
+		"not injected wins over a missing source": {
+			w:    Workload{Injection: Injection{InjectionOff, "opted out"}, Sources: withPresence("Secret", "db", false, Absent)},
+			want: StateNotInjected, wantReason: "opted out",
+		},
+		"unknown: webhook did not stamp": {
+			w:    Workload{Injection: on, Sources: present, StampedChecksum: "v1:aa", Error: "the webhook did not stamp; " + CheckInstallHint},
+			want: StateUnknown, wantReason: "--check-install",
+		},
+		"unknown without an error text": {
+			w:    Workload{Injection: on, StampedChecksum: "v1:aa"},
+			want: StateUnknown, wantReason: "--check-install",
+		},
+		"unknown injection but stamped by the webhook": {
+			w:    Workload{Injection: Injection{InjectionUnknown, "forbidden"}, StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa"},
+			want: StateCurrent,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, reason := Classify(&tc.w)
+			if got != tc.want {
+				t.Errorf("state = %s (%s), want %s", got, reason, tc.want)
+			}
+			if !strings.Contains(reason, tc.wantReason) {
+				t.Errorf("reason %q does not contain %q", reason, tc.wantReason)
+			}
+			if reason == "" {
+				t.Error("empty reason")
+			}
+		})
+	}
+}
+
+func TestNeedsAttention(t *testing.T) {
+	want := map[State]bool{
+		StateCurrent: false, StateNotInjected: false, StateUnknown: false,
+		StateStale: true, StateHeld: true, StateMissingSource: true,
+	}
+	for s, w := range want {
+		if s.NeedsAttention() != w {
+			t.Errorf("%s.NeedsAttention() = %v, want %v", s, !w, w)
+		}
+	}
+}

@@ -1,0 +1,174 @@
+package status
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/duration"
+)
+
+// TableOptions adjust WriteTable.
+type TableOptions struct {
+	// AllNamespaces adds a NAMESPACE column.
+	AllNamespaces bool
+	// Details adds, below the table, each workload's sources, checksums and
+	// last events; meant for named workloads.
+	Details bool
+	// Now is what ages are measured from.
+	Now time.Time
+}
+
+// WriteTable renders r for people: one row per workload and, with Details,
+// a section per workload below.
+func WriteTable(out io.Writer, r *Report, o TableOptions) error {
+	tw := newTabWriter(out)
+	header := "WORKLOAD\tINJECTION\tSTATE\tSOURCES\tCONFIG CHANGED\tREASON"
+	if o.AllNamespaces {
+		header = "NAMESPACE\t" + header
+	}
+	fmt.Fprintln(tw, header)
+	for i := range r.Workloads {
+		w := &r.Workloads[i]
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", w.Ref(), w.Injection.State, w.State,
+			sourceCount(w.Sources), ago(w.LastConfigChanged, o.Now), oneLine(w.Reason))
+		if o.AllNamespaces {
+			row = w.Namespace + "\t" + row
+		}
+		fmt.Fprintln(tw, row)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("writing table: %w", err)
+	}
+	if !o.Details {
+		return nil
+	}
+	for i := range r.Workloads {
+		if err := writeDetails(out, &r.Workloads[i], o.Now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeDetails writes one workload's section.
+func writeDetails(out io.Writer, w *Workload, now time.Time) error {
+	tw := newTabWriter(out)
+	fmt.Fprintf(tw, "\n%s in namespace %s\n", w.Ref(), w.Namespace)
+	fmt.Fprintf(tw, "  Injection:\t%s: %s\n", w.Injection.State, oneLine(w.Injection.Reason))
+	fmt.Fprintf(tw, "  State:\t%s: %s\n", w.State, oneLine(w.Reason))
+	fmt.Fprintf(tw, "  Stamped checksum:\t%s\n", orNone(w.StampedChecksum))
+	fmt.Fprintf(tw, "  Expected checksum:\t%s\n", orNone(w.ExpectedChecksum))
+	for _, e := range []struct {
+		label string
+		ev    *Event
+	}{{"Last ConfigChanged", w.LastConfigChanged}, {"Last FlapHold", w.LastFlapHold}, {"Last SourceMissing", w.LastSourceMissing}} {
+		fmt.Fprintf(tw, "  %s:\t%s\n", e.label, describeEvent(e.ev, now))
+	}
+	for _, warning := range w.Warnings {
+		fmt.Fprintf(tw, "  Warning:\t%s\n", oneLine(warning))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("writing details: %w", err)
+	}
+	if len(w.Sources) == 0 {
+		_, err := fmt.Fprintln(out, "  Sources:  none (the pod template reads no ConfigMap or Secret)")
+		return err
+	}
+	tw = newTabWriter(out)
+	fmt.Fprintln(tw, "  SOURCE\tKEYS\tOPTIONAL\tPRESENCE")
+	for i := range w.Sources {
+		s := &w.Sources[i]
+		presence := string(s.Presence)
+		if s.Error != "" {
+			presence += " (" + oneLine(s.Error) + ")"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", s.Ref(), strings.Join(s.Keys, ","), yesNo(s.Optional), presence)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("writing sources: %w", err)
+	}
+	return nil
+}
+
+// WriteJSON writes v (a Report or an InstallReport) as indented JSON.
+func WriteJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("writing json: %w", err)
+	}
+	return nil
+}
+
+// WriteInstallTable renders the checks one per line, ok or FAIL first.
+func WriteInstallTable(out io.Writer, r *InstallReport) error {
+	tw := newTabWriter(out)
+	for _, c := range r.Checks {
+		verdict := "FAIL"
+		if c.OK {
+			verdict = "ok  " // as wide as FAIL, so all-ok output aligns the same
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", verdict, c.Name, oneLine(c.Detail))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("writing checks: %w", err)
+	}
+	return nil
+}
+
+func newTabWriter(out io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
+}
+
+// sourceCount is "present/total".
+func sourceCount(sources []Source) string {
+	present := 0
+	for i := range sources {
+		if sources[i].Presence == Present {
+			present++
+		}
+	}
+	return fmt.Sprintf("%d/%d", present, len(sources))
+}
+
+func ago(e *Event, now time.Time) string {
+	if e == nil {
+		return "<none>"
+	}
+	return duration.HumanDuration(now.Sub(e.Time)) + " ago"
+}
+
+func describeEvent(e *Event, now time.Time) string {
+	if e == nil {
+		return "<none>"
+	}
+	count := ""
+	if e.Count > 1 {
+		count = fmt.Sprintf(", %d times", e.Count)
+	}
+	return fmt.Sprintf("%s (%s%s) %s: %s", e.Time.UTC().Format(time.RFC3339), ago(e, now), count, e.Type, oneLine(e.Message))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// oneLine keeps free text (errors, event messages) from breaking the
+// table's rows and columns.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
