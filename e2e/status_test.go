@@ -4,20 +4,27 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/cmd/confighash/app"
+	"github.com/confighash/confighash/e2e/controlplane"
 	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/status"
 	"github.com/confighash/confighash/workload"
@@ -277,4 +284,73 @@ func hasCheckLine(out, verdict, check string) bool {
 		}
 	}
 	return false
+}
+
+func TestStatusWebhookUnreachable(t *testing.T) {
+	ns, _ := statusFixture(t, true)
+	ctx := specContext(t)
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: "confighash"}, cfg); err != nil {
+		t.Skipf("no webhook configuration to break: %v", err)
+	}
+	if cfg.Webhooks[0].ClientConfig.URL == nil {
+		t.Skip("webhook is reached through a Service here")
+	}
+	good := *cfg.Webhooks[0].ClientConfig.URL
+	setURL := func(u string) {
+		update(t, cfg, func() { cfg.Webhooks[0].ClientConfig.URL = &u })
+	}
+	setURL("https://127.0.0.1:1/mutate") // nothing listens: failurePolicy Ignore admits unstamped
+	t.Cleanup(func() {
+		setURL(good)
+		// Wait until the API server calls the webhook again, for the next spec.
+		_ = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			d := deploymentOf(ns, "probe", podSpec("cfg", "sec"))
+			err := env.Client.Create(ctx, d, client.DryRunAll)
+			return err == nil && d.Spec.Template.Annotations[workload.ChecksumAnnotation] != "", nil
+		})
+	})
+
+	// The API server picks the change up asynchronously.
+	var w status.Workload
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		w = statusOf(t, ns, "deployment/web", 0)
+		return w.State == status.StateUnknown, nil
+	})
+	if err != nil {
+		t.Fatalf("state = %s, want unknown", w.State)
+	}
+	if !strings.Contains(w.Reason, "--check-install") {
+		t.Errorf("reason %q lacks the --check-install hint", w.Reason)
+	}
+	r := runStatus(t, "--check-install")
+	if r.code != 1 || !hasCheckLine(r.stdout, "FAIL", status.CheckReachable) {
+		t.Errorf("check-install: exit %d, want 1 and reachable FAIL", r.code)
+	}
+}
+
+// TestStatusKubectlPlugin runs the built binary as `kubectl confighash`.
+func TestStatusKubectlPlugin(t *testing.T) {
+	ns, _ := statusFixture(t, true)
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	build := exec.CommandContext(specContext(t), "go", "build", "-o", filepath.Join(dir, "kubectl-confighash"), "./cmd/confighash")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the plugin: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{
+		{"confighash", "deployment/web", "-n", ns, "--kubeconfig", env.Kubeconfig},
+		{"confighash", "status", "-n", ns, "--kubeconfig", env.Kubeconfig},
+	} {
+		cmd := exec.CommandContext(specContext(t), env.Kubectl, args...)
+		cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "current") {
+			t.Errorf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
 }

@@ -43,6 +43,7 @@ func run(ctx context.Context, out io.Writer) error {
 	step(out, "The webhook stamped the pod template with a keyed checksum of exactly what the pods read")
 	k.run("", "get", "deployment", "web", "-n", ns, "-o", `jsonpath={.spec.template.metadata.annotations.confighash\.dev/checksum}{"\n"}`)
 	k.waitReplicaSets(1)
+	// No kubelet runs here, so pods stay Pending; ReplicaSets and revisions are real.
 	k.run("", "get", "replicasets", "-n", ns)
 
 	step(out, "Change a key nobody reads: nothing rolls")
@@ -57,15 +58,22 @@ func run(ctx context.Context, out io.Writer) error {
 	k.settle()
 	k.run("", "get", "replicasets", "-n", ns)
 
-	step(out, "Re-apply the same Deployment manifest (as Argo CD or Helm would): nothing rolls")
+	step(out, "Re-apply the manifest, then replace the Deployment with it (the manifest has no checksum): nothing rolls")
 	k.run(deploymentYAML, "apply", "-n", ns, "-f", "-")
+	k.run(deploymentYAML, "replace", "-n", ns, "-f", "-")
 	k.settle()
 	k.waitReplicaSets(2)
 	k.run("", "get", "replicasets", "-n", ns)
 	k.run("", "rollout", "history", "deployment/web", "-n", ns)
 
+	step(out, "Revert the greeting: the Deployment goes back to its first ReplicaSet (revision 3, no new ReplicaSet)")
+	k.run("", "patch", "configmap", "web-config", "-n", ns, "--type=merge", "-p", `{"data":{"greeting":"hello"}}`)
+	k.settle()
+	k.waitReplicaSets(2)
+	k.run("", "get", "replicasets", "-n", ns, "-o", `custom-columns=NAME:.metadata.name,REVISION:.metadata.annotations.deployment\.kubernetes\.io/revision,CHECKSUM:.spec.template.metadata.annotations.confighash\.dev/checksum`)
+
 	step(out, "The ConfigChanged event names the source that changed, never its value")
-	k.run("", "get", "events", "-n", ns, "--field-selector", "reason=ConfigChanged", "-o", "custom-columns=OBJECT:.involvedObject.name,REASON:.reason,MESSAGE:.note,NOTE:.message")
+	k.run("", "get", "events", "-n", ns, "--field-selector", "reason=ConfigChanged", "-o", "custom-columns=OBJECT:.involvedObject.name,TYPE:.type,REASON:.reason,MESSAGE:.message")
 	return k.err
 }
 
