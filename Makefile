@@ -37,7 +37,7 @@ cluster-down:
 ## bench: hasher and handler micro-benchmarks, then the hook's figures on the local control plane
 bench: controlplane
 	$(GO) test -run '^$$' -bench . -benchmem ./hasher/ ./webhook/
-	$(GO) test -tags e2e -count=1 -timeout 30m -run '^TestBench' -v ./e2e/
+	CONFIGHASH_BENCH=1 $(GO) test -tags e2e -count=1 -timeout 30m -run '^TestBench' -v ./e2e/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

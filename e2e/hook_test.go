@@ -334,3 +334,22 @@ func waitRevisions(t *testing.T, ns string, n int) {
 		}
 	}
 }
+
+func TestHookFlapHold(t *testing.T) {
+	stopConfighash(t)
+	if err := env.Confighash.Start(specContext(t), "--flap-limit=2", "--flap-window=1m"); err != nil {
+		t.Skipf("cannot pass flags to this confighash: %v", err)
+	}
+	t.Cleanup(func() { _ = env.Confighash.Stop(context.Background()) })
+	f := newFixture(t)
+	f.setCM(t, "a", "2")
+	expectRevision(t, f.ns, "app", 2)
+	f.setCM(t, "a", "3")
+	expectRevision(t, f.ns, "app", 3)
+	f.setCM(t, "a", "4")
+	expectRevision(t, f.ns, "app", 3) // held: no third rollout within the window
+	evs := events(t, f.ns, "app", "FlapHold")
+	if len(evs) == 0 || evs[0].Type != corev1.EventTypeWarning {
+		t.Fatalf("want a FlapHold warning, got %+v", evs)
+	}
+}

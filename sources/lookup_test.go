@@ -184,7 +184,7 @@ func TestReaderLookup(t *testing.T) {
 			cache:     fake.NewClientBuilder().WithObjects(appCM.DeepCopy()).Build(),
 			namespace: "ns",
 			src:       hasher.Source{Kind: hasher.ConfigMap, Name: "app"},
-			wantErr:   "not a slimmed digest",
+			wantErr:   "was not slimmed",
 		},
 		"unknown kind": {
 			cache:     fake.NewClientBuilder().Build(),

@@ -3,6 +3,7 @@ package sources
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
@@ -52,7 +54,8 @@ func fullMeta(name string, secretish string) metav1.ObjectMeta {
 }
 
 // checkSlimMeta verifies identity and lifecycle were kept and everything
-// else dropped.
+// else dropped. Slim may add a marker annotation of its own, but none of the
+// object's annotations may survive.
 func checkSlimMeta(t *testing.T, got, orig metav1.ObjectMeta) {
 	t.Helper()
 	if got.Name != orig.Name || got.Namespace != orig.Namespace || got.UID != orig.UID ||
@@ -60,10 +63,14 @@ func checkSlimMeta(t *testing.T, got, orig metav1.ObjectMeta) {
 		!got.CreationTimestamp.Equal(&orig.CreationTimestamp) || !got.DeletionTimestamp.Equal(orig.DeletionTimestamp) {
 		t.Errorf("identity not kept:\n got %+v\nfrom %+v", got, orig)
 	}
-	if got.Labels != nil || got.Annotations != nil || got.ManagedFields != nil ||
-		got.Finalizers != nil || got.OwnerReferences != nil {
-		t.Errorf("slimmed metadata keeps more than identity: labels=%v annotations=%v managedFields=%v finalizers=%v owners=%v",
-			got.Labels, got.Annotations, got.ManagedFields, got.Finalizers, got.OwnerReferences)
+	if got.Labels != nil || got.ManagedFields != nil || got.Finalizers != nil || got.OwnerReferences != nil {
+		t.Errorf("slimmed metadata keeps more than identity: labels=%v managedFields=%v finalizers=%v owners=%v",
+			got.Labels, got.ManagedFields, got.Finalizers, got.OwnerReferences)
+	}
+	for k := range orig.Annotations {
+		if _, ok := got.Annotations[k]; ok {
+			t.Errorf("annotation %q survived Slim", k)
+		}
 	}
 }
 
@@ -265,23 +272,25 @@ func TestSlimSecret(t *testing.T) {
 	}
 }
 
+// client-go never runs the transform on a DeletedFinalStateUnknown: the
+// object in it comes from the store, so it was slimmed on the way in. Slim
+// must hand such a tombstone back as it is.
 func TestSlimTombstone(t *testing.T) {
+	slimCM, err := Slim(&corev1.ConfigMap{ObjectMeta: fullMeta("gone", "tomb-cm-annotation"), Data: map[string]string{"k": "tomb-cm-value"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slimSecret, err := Slim(&corev1.Secret{ObjectMeta: fullMeta("gone", "tomb-secret-annotation"), Data: map[string][]byte{"k": []byte("tomb-secret-value")}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := map[string]struct {
-		inner    any
-		wantType string
-		values   []string
+		inner  any
+		values []string
 	}{
-		"configmap": {
-			inner:  &corev1.ConfigMap{ObjectMeta: fullMeta("gone", "tomb-cm-annotation"), Data: map[string]string{"k": "tomb-cm-value"}},
-			values: []string{"tomb-cm-annotation", "tomb-cm-value"},
-		},
-		"secret": {
-			inner:  &corev1.Secret{ObjectMeta: fullMeta("gone", "tomb-secret-annotation"), Data: map[string][]byte{"k": []byte("tomb-secret-value")}},
-			values: []string{"tomb-secret-annotation", "tomb-secret-value"},
-		},
-		"other object": {
-			inner: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}},
-		},
+		"slimmed configmap": {inner: slimCM, values: []string{"tomb-cm-annotation", "tomb-cm-value"}},
+		"slimmed secret":    {inner: slimSecret, values: []string{"tomb-secret-annotation", "tomb-secret-value"}},
+		"other object":      {inner: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -293,31 +302,71 @@ func TestSlimTombstone(t *testing.T) {
 			if !ok {
 				t.Fatalf("Slim(tombstone) returned %T, want cache.DeletedFinalStateUnknown", out)
 			}
-			if tomb.Key != "ns/gone" {
-				t.Errorf("Key = %q, want %q", tomb.Key, "ns/gone")
+			if tomb.Key != "ns/gone" || tomb.Obj != tc.inner {
+				t.Errorf("Slim(tombstone) = %+v, want it unchanged", tomb)
 			}
 			checkNoValues(t, tomb.Obj, tc.values...)
-			switch inner := tc.inner.(type) {
-			case *corev1.ConfigMap:
-				got, err := Content(tomb.Obj)
-				if err != nil {
-					t.Fatalf("tombstone object is not slimmed: %v", err)
-				}
-				if want := hasher.ConfigMapContent(inner); !sameContent(got, want) {
-					t.Errorf("Content = %v, want %v", got, want)
-				}
-			case *corev1.Secret:
-				got, err := Content(tomb.Obj)
-				if err != nil {
-					t.Fatalf("tombstone object is not slimmed: %v", err)
-				}
-				if want := hasher.SecretContent(inner); !sameContent(got, want) {
-					t.Errorf("Content = %v, want %v", got, want)
-				}
-			default:
-				if tomb.Obj != tc.inner {
-					t.Errorf("tombstone of %T: Obj = %v, want it passed through", tc.inner, tomb.Obj)
-				}
+			if _, isPod := tc.inner.(*corev1.Pod); isPod {
+				return
+			}
+			if _, err := Content(tomb.Obj); err != nil {
+				t.Errorf("Content of the tombstone's object: %v", err)
+			}
+		})
+	}
+}
+
+// The transform may see an object more than once; digesting digests would
+// change every checksum.
+func TestSlimIdempotent(t *testing.T) {
+	tests := map[string]struct {
+		obj  any
+		want hasher.Content
+	}{
+		"configmap": {
+			obj:  &corev1.ConfigMap{ObjectMeta: fullMeta("app", "x"), Data: map[string]string{"k": "v"}, BinaryData: map[string][]byte{"b": {1, 2}}},
+			want: hasher.ConfigMapContent(&corev1.ConfigMap{Data: map[string]string{"k": "v"}, BinaryData: map[string][]byte{"b": {1, 2}}}),
+		},
+		"secret": {
+			obj:  &corev1.Secret{ObjectMeta: fullMeta("db", "x"), Data: map[string][]byte{"p": []byte("hunter2")}},
+			want: hasher.SecretContent(&corev1.Secret{Data: map[string][]byte{"p": []byte("hunter2")}}),
+		},
+		"empty secret": {
+			obj: &corev1.Secret{ObjectMeta: fullMeta("empty", "x")},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			once, err := Slim(tc.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			onceJSON, err := json.Marshal(once)
+			if err != nil {
+				t.Fatal(err)
+			}
+			twice, err := Slim(once)
+			if err != nil {
+				t.Fatal(err)
+			}
+			twiceJSON, err := json.Marshal(twice)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(onceJSON, twiceJSON) {
+				t.Errorf("Slim(Slim(x)) differs from Slim(x):\n%s\n%s", twiceJSON, onceJSON)
+			}
+			got, err := Content(twice)
+			if err != nil {
+				t.Fatalf("Content(Slim(Slim(x))): %v", err)
+			}
+			if !sameContent(got, tc.want) {
+				t.Errorf("Content(Slim(Slim(x))) = %v, want %v", got, tc.want)
+			}
+			// A deep copy, as a cache hands out, is still recognised.
+			copied := twice.(interface{ DeepCopyObject() runtime.Object }).DeepCopyObject()
+			if got, err := Content(copied); err != nil || !sameContent(got, tc.want) {
+				t.Errorf("Content(deep copy) = %v, %v; want %v", got, err, tc.want)
 			}
 		})
 	}
@@ -365,39 +414,74 @@ func TestSlimPassesOtherObjectsThrough(t *testing.T) {
 	}
 }
 
+// corrupt slims obj and then breaks its digests with mutate, to reach the
+// checks behind the slimmed marker.
+func corrupt[T any](t *testing.T, obj T, mutate func(T)) T {
+	t.Helper()
+	out, err := Slim(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slim := out.(T)
+	mutate(slim)
+	return slim
+}
+
 func TestContentRejectsUnslimmed(t *testing.T) {
 	digest := hasher.DigestOf([]byte("x"))
+	meta := metav1.ObjectMeta{Name: "c", Namespace: "ns"}
 	tests := map[string]struct {
 		obj     any
 		wantErr string
 	}{
-		"configmap with a plain value": {
-			obj:     &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Data: map[string]string{"k": "hello world"}},
-			wantErr: `configmap ns/c key "k": not a slimmed digest`,
+		"raw configmap": {
+			obj:     &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"k": "hello world"}},
+			wantErr: "was not slimmed",
 		},
-		"configmap with short hex": {
-			obj:     &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Data: map[string]string{"k": "abcd"}},
-			wantErr: `configmap ns/c key "k": not a slimmed digest: 2 bytes`,
+		"raw configmap whose value looks like a digest": {
+			obj:     &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"k": hex.EncodeToString(digest[:])}},
+			wantErr: "was not slimmed",
 		},
-		"configmap with raw binaryData": {
-			obj:     &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, BinaryData: map[string][]byte{"b": []byte("raw")}},
-			wantErr: `configmap ns/c binaryData: key "b": not a slimmed digest: 3 bytes`,
+		"raw secret whose value is 32 bytes": {
+			obj:     &corev1.Secret{ObjectMeta: meta, Data: map[string][]byte{"k": digest[:]}},
+			wantErr: "was not slimmed",
 		},
-		"secret with a raw value": {
-			obj:     &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns"}, Data: map[string][]byte{"password": []byte("hunter2")}},
-			wantErr: `secret ns/s: key "password": not a slimmed digest: 7 bytes`,
-		},
-		"secret with a value one byte too long": {
-			obj:     &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns"}, Data: map[string][]byte{"k": append(digest[:], 0)}},
-			wantErr: "33 bytes",
+		"raw empty configmap": {
+			obj:     &corev1.ConfigMap{ObjectMeta: meta},
+			wantErr: "was not slimmed",
 		},
 		"pod": {
 			obj:     &corev1.Pod{},
-			wantErr: "unsupported source type *v1.Pod",
+			wantErr: "was not slimmed",
 		},
 		"nil": {
 			obj:     nil,
-			wantErr: "unsupported source type",
+			wantErr: "was not slimmed",
+		},
+		"slimmed configmap with a plain value": {
+			obj: corrupt(t, &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"k": "v"}},
+				func(c *corev1.ConfigMap) { c.Data["k"] = "hello world" }),
+			wantErr: `configmap ns/c key "k": not a slimmed digest`,
+		},
+		"slimmed configmap with short hex": {
+			obj: corrupt(t, &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"k": "v"}},
+				func(c *corev1.ConfigMap) { c.Data["k"] = "abcd" }),
+			wantErr: `configmap ns/c key "k": not a slimmed digest: 2 bytes`,
+		},
+		"slimmed configmap with short binaryData": {
+			obj: corrupt(t, &corev1.ConfigMap{ObjectMeta: meta, BinaryData: map[string][]byte{"b": {1}}},
+				func(c *corev1.ConfigMap) { c.BinaryData["b"] = []byte("raw") }),
+			wantErr: `configmap ns/c binaryData: key "b": not a slimmed digest: 3 bytes`,
+		},
+		"slimmed secret with a raw value": {
+			obj: corrupt(t, &corev1.Secret{ObjectMeta: meta, Data: map[string][]byte{"password": {1}}},
+				func(s *corev1.Secret) { s.Data["password"] = []byte("hunter2") }),
+			wantErr: `secret ns/c: key "password": not a slimmed digest: 7 bytes`,
+		},
+		"slimmed secret with a value one byte too long": {
+			obj: corrupt(t, &corev1.Secret{ObjectMeta: meta, Data: map[string][]byte{"k": {1}}},
+				func(s *corev1.Secret) { s.Data["k"] = append(digest[:], 0) }),
+			wantErr: "33 bytes",
 		},
 	}
 	for name, tc := range tests {

@@ -70,12 +70,14 @@ const AllKeys = "*"
 //	    "sources": [{"kind": "ConfigMap", "name": "web", "keys": ["*"], "optional": false, "presence": "present"}],
 //	    "lastConfigChanged": {"type": "Normal", "reason": "ConfigChanged", "time": "2026-…Z", "count": 1, "message": "…"},
 //	    "lastFlapHold": null, "lastSourceMissing": null,
-//	    "warnings": ["…"]
+//	    "error": "…", "warnings": ["…"]
 //	  }],
 //	  "summary": {"current": 3, "stale": 1}
 //	}
 //
-// The checksums are the keyed stamps the pod templates carry anyway; no
+// "error" and "warnings" are omitted when empty, and "presence" is
+// "present", "absent" or "unknown" (then with an "error"). The checksums
+// are the keyed stamps the pod templates carry anyway; no
 // ConfigMap or Secret value is ever read, so none can appear.
 type Report struct {
 	SchemaVersion string     `json:"schemaVersion"`

@@ -136,3 +136,12 @@ func joinStop(err error, stop func() error) error {
 	}
 	return err
 }
+
+// ConfighashPID is the local confighash process, or 0 when confighash runs
+// in a cluster.
+func (e *Env) ConfighashPID() int {
+	if l, ok := e.Confighash.(*localRunner); ok {
+		return l.PID()
+	}
+	return 0
+}

@@ -146,3 +146,11 @@ func freePorts(n int) ([]int, error) {
 	}
 	return ports, nil
 }
+
+// PID is the running confighash process, or 0.
+func (r *localRunner) PID() int {
+	if r.cmd == nil {
+		return 0
+	}
+	return r.cmd.Process.Pid
+}

@@ -16,7 +16,7 @@ func addHook(ctx context.Context, mgr manager.Manager, key []byte, o Options) er
 		WritesPerSecond: o.WritesPerSecond,
 		// A burst the size of a large fan-out lets one change reach its
 		// readers at once; the rate caps sustained storms.
-		Burst:      50,
+		Burst:      100,
 		FlapLimit:  o.FlapLimit,
 		FlapWindow: o.FlapWindow,
 		Workers:    4,

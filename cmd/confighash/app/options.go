@@ -46,6 +46,12 @@ type Options struct {
 
 	LeaderElect bool
 
+	// KubeAPIQPS and KubeAPIBurst bound the client as a whole. client-go's
+	// defaults (5 QPS) would turn a fan-out of hundreds of re-stamps into
+	// a minute; the hook's own write budget is what protects the apiserver.
+	KubeAPIQPS   float32
+	KubeAPIBurst int
+
 	// CoalesceWindow is how long the hook waits for more changes to a
 	// workload's sources before it re-stamps.
 	CoalesceWindow time.Duration
@@ -73,7 +79,9 @@ func DefaultOptions() Options {
 		HealthAddr:        ":8081",
 		CoalesceWindow:    time.Second,
 		WritesPerSecond:   100,
-		FlapLimit:         10,
+		KubeAPIQPS:        100,
+		KubeAPIBurst:      200,
+		FlapLimit:         20,
 		FlapWindow:        10 * time.Minute,
 	}
 }
@@ -93,6 +101,8 @@ func (o *Options) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, `metrics address; "0" disables`)
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", o.HealthAddr, "address of /healthz and /readyz")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader to run the config-update hook; every replica serves the webhook")
+	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "queries per second to the apiserver, all requests together")
+	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of queries to the apiserver")
 	fs.DurationVar(&o.CoalesceWindow, "coalesce-window", o.CoalesceWindow, "wait this long for further changes to a workload's sources before re-stamping it")
 	fs.Float64Var(&o.WritesPerSecond, "writes-per-second", o.WritesPerSecond, "global budget of workload re-stamps per second")
 	fs.IntVar(&o.FlapLimit, "flap-limit", o.FlapLimit, "hold a workload re-stamped more than this many times within --flap-window")
@@ -117,6 +127,9 @@ func (o *Options) validate() (*webhookEndpoint, error) {
 	}
 	if o.Namespace == "" {
 		errs = append(errs, errors.New("--namespace must not be empty"))
+	}
+	if o.KubeAPIQPS <= 0 || o.KubeAPIBurst < 1 {
+		errs = append(errs, errors.New("--kube-api-qps must be > 0 and --kube-api-burst >= 1"))
 	}
 	if o.CoalesceWindow < 0 || o.WritesPerSecond <= 0 || o.FlapLimit < 1 || o.FlapWindow <= 0 {
 		errs = append(errs, errors.New("--coalesce-window must be >= 0, --writes-per-second > 0, --flap-limit >= 1 and --flap-window > 0"))

@@ -1,0 +1,236 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/confighash/confighash/workload"
+)
+
+// The hook's figures on the local control plane. They run only under
+// `make bench` (CONFIGHASH_BENCH=1): they take minutes and measure rather
+// than assert, except for the targets the issue sets.
+
+func benchOnly(t *testing.T) {
+	t.Helper()
+	if os.Getenv("CONFIGHASH_BENCH") == "" {
+		t.Skip("set CONFIGHASH_BENCH=1 (make bench)")
+	}
+	if env.ConfighashPID() == 0 {
+		t.Skip("needs the local confighash process")
+	}
+}
+
+func machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "model name") {
+				model = strings.TrimSpace(strings.SplitN(l, ":", 2)[1])
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%s, %d cores, %s/%s, %s", model, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+}
+
+// restartWith restarts confighash with flags, and with defaults afterwards.
+func restartWith(t *testing.T, args ...string) {
+	t.Helper()
+	stopConfighash(t)
+	if err := env.Confighash.Start(specContext(t), args...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Confighash.Stop(context.Background()) })
+}
+
+func TestBenchHook(t *testing.T) {
+	benchOnly(t)
+	fmt.Printf("\nconfighash hook figures on the local control plane\nmachine: %s\n\n", machine())
+	fmt.Printf("| figure | measured | target |\n|---|---|---|\n")
+	t.Run("latency window 1s", func(t *testing.T) { benchLatency(t, "1s", 20, 0) })
+	t.Run("latency window 0", func(t *testing.T) { benchLatency(t, "0s", 20, 0) })
+	t.Run("fan-out 200", benchFanOut)
+	t.Run("bystanders 1000", func(t *testing.T) { benchLatency(t, "0s", 10, 1000) })
+	t.Run("rss 2000 secrets", benchRSS)
+}
+
+// benchLatency measures ConfigMap patch → new ReplicaSet for n changes,
+// with bystanders unrelated Deployments in the same namespace.
+func benchLatency(t *testing.T, window string, n, bystanders int) {
+	// Twenty changes to one workload in a minute is a flap by default;
+	// here it is the experiment.
+	restartWith(t, "--coalesce-window="+window, "--flap-limit=1000")
+	f := newFixture(t)
+	for i := range bystanders {
+		d := deploymentOf(f.ns, fmt.Sprintf("bystander-%d", i), corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}})
+		d.Spec.Replicas = ptr.To[int32](0)
+		create(t, d)
+	}
+	if bystanders > 0 {
+		time.Sleep(5 * time.Second) // let the controllers and caches settle
+	}
+	cpu0 := cpuSeconds(t)
+	var lat []time.Duration
+	for i := range n {
+		before := len(replicaSetNames(t, f.ns, "app"))
+		start := time.Now()
+		f.setCM(t, "a", fmt.Sprintf("latency-%d", i))
+		err := wait.PollUntilContextTimeout(specContext(t), 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			return len(replicaSetNames(t, f.ns, "app")) > before, nil
+		})
+		if err != nil {
+			t.Fatalf("change %d: no new replicaset", i)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	cpu := (cpuSeconds(t) - cpu0) / float64(n)
+	slices.Sort(lat)
+	p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
+	label := fmt.Sprintf("ConfigMap patch → new ReplicaSet, window %s, %d changes", window, n)
+	if bystanders > 0 {
+		label = fmt.Sprintf("same, window %s, %d unrelated Deployments in the namespace, %d changes", window, bystanders, n)
+	}
+	fmt.Printf("| %s | p50 %s, p99 %s, confighash CPU %.0f ms/change | p50 ≤ window + 0.3 s |\n", label, p50.Round(time.Millisecond), p99.Round(time.Millisecond), cpu*1000)
+}
+
+func benchFanOut(t *testing.T) {
+	restartWith(t)
+	ns := namespace(t, true)
+	create(t, configMap(ns, "shared", map[string]string{"k": "1"}))
+	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10",
+		EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "shared"}}}}}}}
+	const readers = 200
+	var wg sync.WaitGroup
+	for i := range readers {
+		d := deploymentOf(ns, fmt.Sprintf("reader-%d", i), spec)
+		d.Spec.Replicas = ptr.To[int32](0)
+		wg.Go(func() { create(t, d) })
+	}
+	wg.Wait()
+	stamps := func() map[string]string {
+		l := &appsv1.DeploymentList{}
+		if err := env.Client.List(specContext(t), l, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, d := range l.Items {
+			m[d.Name] = d.Spec.Template.Annotations[workload.ChecksumAnnotation]
+		}
+		return m
+	}
+	before := stamps()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}}
+	start := time.Now()
+	update(t, cm, func() { cm.Data["k"] = "2" })
+	var done int
+	err := wait.PollUntilContextTimeout(specContext(t), 50*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		done = 0
+		for name, s := range stamps() {
+			if s != before[name] {
+				done++
+			}
+		}
+		return done == readers, nil
+	})
+	elapsed := time.Since(start)
+	fmt.Printf("| one ConfigMap read by %d Deployments: all re-stamped | %s | ≤ 5 s |\n", readers, elapsed.Round(time.Millisecond))
+	if err != nil {
+		t.Fatalf("only %d of %d re-stamped", done, readers)
+	}
+	if elapsed > 5*time.Second {
+		t.Errorf("fan-out took %s, target 5 s", elapsed)
+	}
+}
+
+func benchRSS(t *testing.T) {
+	restartWith(t)
+	time.Sleep(3 * time.Second)
+	base := rssMiB(t)
+	ns := namespace(t, true)
+	value := strings.Repeat("x", 64*1024)
+	const secrets = 2000
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i := range secrets {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			create(t, secret(ns, fmt.Sprintf("big-%d", i), map[string]string{"v": value}))
+		})
+	}
+	wg.Wait()
+	// Restart so the figure is "after sync", not after a stream of events.
+	stopConfighash(t)
+	startConfighash(t)
+	time.Sleep(5 * time.Second)
+	after := rssMiB(t)
+	fmt.Printf("| RSS after sync, %d Secrets × 64 KiB in an enabled namespace vs none | %.1f MiB vs %.1f MiB (+%.1f MiB) | grows by < 20 MiB |\n", secrets, after, base, after-base)
+	if after-base >= 20 {
+		t.Errorf("RSS grew by %.1f MiB", after-base)
+	}
+}
+
+func replicaSetNames(t *testing.T, ns, name string) []string {
+	l := &appsv1.ReplicaSetList{}
+	if err := env.Client.List(specContext(t), l, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, rs := range l.Items {
+		if c := metav1.GetControllerOf(&rs); c != nil && c.Name == name {
+			out = append(out, rs.Name)
+		}
+	}
+	return out
+}
+
+// cpuSeconds is confighash's user+system CPU time so far.
+func cpuSeconds(t *testing.T) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", env.ConfighashPID()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fields after the command name, which is in parentheses.
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	ticks := 100.0
+	if out, err := exec.Command("getconf", "CLK_TCK").Output(); err == nil {
+		ticks, _ = strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+	}
+	return (utime + stime) / ticks
+}
+
+func rssMiB(t *testing.T) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", env.ConfighashPID()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			kb, _ := strconv.ParseFloat(strings.Fields(l)[1], 64)
+			return kb / 1024
+		}
+	}
+	t.Fatal("no VmRSS")
+	return 0
+}

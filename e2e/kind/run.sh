@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# make e2e-kind: the same e2e specs against a kind cluster, with confighash
+# deployed the way users deploy it (image + cert-manager overlay).
+# Needs Docker and kind on PATH; it cannot run where no Docker engine runs.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+: "${IMG:=ghcr.io/confighash/confighash:dev}"
+: "${KIND_CLUSTER:=confighash-e2e}"
+# Pinned so runs are reproducible; bump deliberately.
+KIND_NODE_IMAGE="kindest/node:v1.34.0"
+CERT_MANAGER_VERSION="v1.21.2"
+
+for tool in docker kind kubectl; do
+  command -v "$tool" >/dev/null || { echo "e2e-kind needs $tool on PATH" >&2; exit 1; }
+done
+docker info >/dev/null 2>&1 || { echo "e2e-kind needs a running Docker engine" >&2; exit 1; }
+
+kubeconfig="$(mktemp)"
+cleanup() { kind delete cluster --name "$KIND_CLUSTER" >/dev/null 2>&1 || true; rm -f "$kubeconfig"; }
+trap cleanup EXIT
+
+echo "==> creating kind cluster $KIND_CLUSTER ($KIND_NODE_IMAGE)"
+kind create cluster --name "$KIND_CLUSTER" --image "$KIND_NODE_IMAGE" --kubeconfig "$kubeconfig" --wait 120s
+export KUBECONFIG="$kubeconfig"
+
+echo "==> building and loading $IMG"
+docker build -t "$IMG" .
+kind load docker-image "$IMG" --name "$KIND_CLUSTER"
+
+echo "==> installing cert-manager $CERT_MANAGER_VERSION"
+kubectl apply -f "https://github.com/cert-manager/cert-manager/releases/download/${CERT_MANAGER_VERSION}/cert-manager.yaml"
+kubectl -n cert-manager wait --for=condition=Available deployment --all --timeout=300s
+
+echo "==> deploying confighash (cert-manager overlay)"
+overlay="$(mktemp -d)"
+cat > "$overlay/kustomization.yaml" <<YAML
+resources: [$(pwd)/manifests/overlays/cert-manager]
+images:
+- name: ghcr.io/confighash/confighash
+  newName: ${IMG%:*}
+  newTag: ${IMG##*:}
+patches:
+- target: {kind: Deployment, name: confighash}
+  patch: |-
+    - op: add
+      path: /spec/template/spec/containers/0/imagePullPolicy
+      value: IfNotPresent
+YAML
+kubectl apply -k "$overlay"
+kubectl -n confighash-system wait --for=condition=Available deployment/confighash --timeout=300s
+
+echo "==> running the e2e specs against kind"
+CONFIGHASH_E2E_KUBECONFIG="$kubeconfig" go test -tags e2e -count=1 -timeout 60m -v ./e2e/
