@@ -45,7 +45,7 @@ func (f fakeSources) Lookup(_ context.Context, _ string) hasher.Lookup {
 
 var testKey = []byte("0123456789abcdef0123456789abcdef")
 
-func newHandler(t *testing.T, src fakeSources) *Handler {
+func newHandler(t testing.TB, src fakeSources) *Handler {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
