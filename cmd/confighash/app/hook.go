@@ -19,6 +19,8 @@ func addHook(ctx context.Context, mgr manager.Manager, key []byte, o Options) er
 		Burst:      100,
 		FlapLimit:  o.FlapLimit,
 		FlapWindow: o.FlapWindow,
-		Workers:    4,
+		// Re-stamps wait on the apiserver (and its call to the webhook),
+		// not on CPU, so a few more workers than cores pay off.
+		Workers: 8,
 	})
 }
