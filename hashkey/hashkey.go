@@ -36,9 +36,10 @@ func Ensure(ctx context.Context, c client.Client, ref types.NamespacedName) ([]b
 	s := &corev1.Secret{}
 	err := c.Get(ctx, ref, s)
 	if apierrors.IsNotFound(err) {
-		s, err = create(ctx, c, ref)
-	}
-	if err != nil {
+		if s, err = create(ctx, c, ref); err != nil {
+			return nil, fmt.Errorf("creating hmac key secret %s: %w", ref, err)
+		}
+	} else if err != nil {
 		return nil, fmt.Errorf("reading hmac key secret %s: %w", ref, err)
 	}
 	key := s.Data[DataKey]

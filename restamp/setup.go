@@ -57,7 +57,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		key:     o.Key,
 		kinds:   byName,
 		budget:  rate.NewLimiter(rate.Limit(o.WritesPerSecond), max(o.Burst, 1)),
-		flaps:   newFlapGuard(o.FlapLimit, o.FlapWindow),
+		flaps:   newFlapGuard(max(o.FlapLimit, 1), o.FlapWindow),
 		changes: ch,
 		events:  mgr.GetEventRecorder("confighash"),
 		metrics: m,

@@ -67,11 +67,12 @@ func TestChartRejectsBadValues(t *testing.T) {
 func TestChartValues(t *testing.T) {
 	const ns = "tools"
 	objs := helmTemplate(t, ns, map[string]any{
-		"certMode":       "cert-manager",
-		"replicas":       3,
-		"image":          map[string]any{"tag": "v9.9.9"},
-		"coalesceWindow": "5s",
-		"extraArgs":      []any{"--zap-log-level=debug"},
+		"certMode":        "cert-manager",
+		"createNamespace": true,
+		"replicas":        3,
+		"image":           map[string]any{"tag": "v9.9.9"},
+		"coalesceWindow":  "5s",
+		"extraArgs":       []any{"--zap-log-level=debug"},
 	})
 	r := decode(t, Render{Name: "helm/values", Mode: CertModes[1], Objects: objs})
 	for _, u := range objs {

@@ -151,7 +151,7 @@ func parseWebhookURL(raw string) (*webhookEndpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--webhook-url: %w", err)
 	}
-	if u.Scheme != "https" || u.Port() == "" || (u.Path != "" && u.Path != "/") {
+	if u.Scheme != "https" || u.Hostname() == "" || u.Port() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("--webhook-url %q: want https://HOST:PORT with no path", raw)
 	}
 	port, err := strconv.Atoi(u.Port())

@@ -14,7 +14,6 @@ func TestValidate(t *testing.T) {
 		mutate   func(*Options)
 		wantEP   *webhookEndpoint // nil: no endpoint
 		wantErrs []string         // substrings; empty: no error
-		bug      string           // non-empty: known bug, case skipped
 	}{
 		"defaults": {
 			mutate: func(*Options) {},
@@ -72,7 +71,6 @@ func TestValidate(t *testing.T) {
 		"webhook url without host": {
 			mutate:   func(o *Options) { o.WebhookURL = "https://:9443" },
 			wantErrs: []string{`--webhook-url "https://:9443"`},
-			bug:      "bug: parseWebhookURL accepts https://:9443 (empty host); see report",
 		},
 		"bad cert mode": {
 			mutate:   func(o *Options) { o.CertMode = "cert-manager" },
@@ -117,9 +115,6 @@ func TestValidate(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if tc.bug != "" {
-				t.Skip(tc.bug)
-			}
 			o := DefaultOptions()
 			tc.mutate(&o)
 			ep, err := o.validate()

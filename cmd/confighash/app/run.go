@@ -20,7 +20,10 @@ const usage = `usage: confighash [serve] [flags]   run the webhook and the confi
 // Run runs the command line args (without the program name).
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+	switch {
+	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help"):
+		cmd = "help"
+	case len(args) > 0 && !strings.HasPrefix(args[0], "-"):
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
@@ -29,13 +32,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs := pflag.NewFlagSet("confighash serve", pflag.ContinueOnError)
 		fs.SetOutput(stderr)
 		opts.bind(fs)
-		if err := fs.Parse(args); err != nil {
+		if err := fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
+			return nil // pflag printed the flags
+		} else if err != nil {
 			return usageError{err}
 		}
 		return Serve(ctx, opts)
 	case "status":
 		return Status(ctx, args, stdout, stderr)
-	case "help", "-h", "--help":
+	case "help":
 		_, err := io.WriteString(stdout, usage)
 		return err
 	}
