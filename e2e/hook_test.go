@@ -121,21 +121,20 @@ func TestHookCoalescesChangesWithinWindow(t *testing.T) {
 
 func TestHookIgnoresUnreadKeysAndMetadata(t *testing.T) {
 	f := newFixture(t)
-	tests := map[string]func(){
-		"unread key":          func() { f.cm.Data["unread"] = "2" },
-		"new unread key":      func() { f.cm.Data["extra"] = "x" },
-		"labels":              func() { f.cm.Labels = map[string]string{"team": "x"} },
-		"annotations":         func() { f.cm.Annotations = map[string]string{"note": "x"} },
-		"secret labels":       nil,
-		"volume items only b": func() { f.cm.Data["c"] = "not in items" },
+	tests := map[string]struct {
+		obj    client.Object
+		mutate func()
+	}{
+		"unread key":                   {f.cm, func() { f.cm.Data["unread"] = "2" }},
+		"new unread key":               {f.cm, func() { f.cm.Data["extra"] = "x" }},
+		"key outside the volume items": {f.cm, func() { f.cm.Data["c"] = "not in items" }},
+		"configmap labels":             {f.cm, func() { f.cm.Labels = map[string]string{"team": "x"} }},
+		"configmap annotations":        {f.cm, func() { f.cm.Annotations = map[string]string{"note": "x"} }},
+		"secret labels":                {f.sec, func() { f.sec.Labels = map[string]string{"team": "x"} }},
 	}
-	for name, mutate := range tests {
+	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if mutate == nil {
-				update(t, f.sec, func() { f.sec.Labels = map[string]string{"team": "x"} })
-			} else {
-				update(t, f.cm, mutate)
-			}
+			update(t, tc.obj, tc.mutate)
 			expectReplicaSets(t, f.ns, "app", 1)
 		})
 	}
