@@ -1,0 +1,398 @@
+//go:build e2e
+
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+
+	"github.com/confighash/confighash/hashkey"
+	"github.com/confighash/confighash/restamp"
+	"github.com/confighash/confighash/workload"
+)
+
+// TestRBACSufficesAtRunTime installs each overlay for real and runs the
+// confighash binary with the Deployment's own args, authenticated as the
+// manifests' ServiceAccount (a token from the TokenRequest API), so that it
+// has exactly the manifests' permissions. There is no kubelet, so the
+// binary runs beside the control plane instead of in a pod; everything it
+// does against the API is what the pod would do. It must become ready (HMAC
+// key, certificate, caBundle, caches), win the leader election, and re-stamp
+// a workload with an event when its ConfigMap changes, without a single
+// "forbidden" in its log.
+func TestRBACSufficesAtRunTime(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	rs, _ := allRenders(t)
+	bin, _ := confighashBinary(t)
+	c := controlPlane(t)
+	installCertManagerCRDs(ctx, t)
+	admin, err := kubernetes.NewForConfig(c.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if !strings.HasPrefix(r.Name, "kustomize/") {
+			continue // the chart renders the same objects (TestChartMatchesKustomize)
+		}
+		t.Run(r.Name, func(t *testing.T) {
+			namespaces, rest := splitNamespaces(r.Objects)
+			apply(ctx, t, namespaces, false)
+			apply(ctx, t, rest, false)
+			dec := decode(t, r)
+			flags := flagsOf(t, dec)
+
+			kubeconfig := serviceAccountKubeconfig(ctx, t, admin, c.RESTConfig().Host, c.RESTConfig().CAData, dec.SA)
+			l := localArgs(t, dec, kubeconfig)
+			if r.Mode.Flag == "external" {
+				// cert-manager would have put these files into the mount.
+				writeSelfSignedPair(t, l.certDir)
+			}
+			proc := startBinary(t, bin, l.args)
+			waitReady(ctx, t, proc, l.healthURL)
+
+			// Leader: the Lease names a holder.
+			waitFor(ctx, t, proc, "the leader lease", func(ctx context.Context) (bool, error) {
+				l, err := admin.CoordinationV1().Leases(Namespace).Get(ctx, "confighash.dev", metav1.GetOptions{})
+				if apierrors.IsNotFound(err) {
+					return false, nil
+				}
+				return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "", err
+			})
+
+			// The Secrets the binary created on start.
+			if s, err := admin.CoreV1().Secrets(Namespace).Get(ctx, flags["hmac-key-secret"], metav1.GetOptions{}); err != nil || len(s.Data[hashkey.DataKey]) == 0 {
+				t.Errorf("HMAC key Secret: %v", err)
+			}
+			if r.Mode.Flag == "self" {
+				if _, err := admin.CoreV1().Secrets(Namespace).Get(ctx, flags["cert-secret"], metav1.GetOptions{}); err != nil {
+					t.Errorf("certificate Secret: %v", err)
+				}
+				mwc, err := admin.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, dec.MWC.Name, metav1.GetOptions{})
+				if err != nil || len(mwc.Webhooks) == 0 || len(mwc.Webhooks[0].ClientConfig.CABundle) == 0 {
+					t.Errorf("caBundle not injected: %v", err)
+				}
+			}
+
+			restampWorkload(ctx, t, admin, proc, "rbac-"+r.Mode.Overlay)
+			proc.stop(t)
+			if log := proc.log(); strings.Contains(strings.ToLower(log), "forbidden") {
+				t.Errorf("the binary was denied something:\n%s", grep(log, "forbidden"))
+			}
+		})
+	}
+}
+
+// serviceAccountKubeconfig writes a kubeconfig that authenticates as sa.
+func serviceAccountKubeconfig(ctx context.Context, t *testing.T, admin kubernetes.Interface, host string, caData []byte, sa *corev1.ServiceAccount) string {
+	t.Helper()
+	tr, err := admin.CoreV1().ServiceAccounts(sa.Namespace).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("requesting a token for ServiceAccount %s/%s: %v", sa.Namespace, sa.Name, err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: host, CertificateAuthorityData: caData}
+	cfg.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	cfg.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "sa", Namespace: sa.Namespace}
+	cfg.CurrentContext = "c"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// local is a command line for running the Deployment's container here.
+type local struct {
+	args      []string
+	healthURL string
+	certDir   string
+}
+
+// localArgs turns the Deployment's args into a local command line: the
+// same flags, with the pod's namespace filled in, listeners on free
+// loopback ports, a temporary cert dir and the ServiceAccount's kubeconfig.
+func localArgs(t *testing.T, r *rendered, kubeconfig string) local {
+	t.Helper()
+	ports := freePorts(t, 3)
+	l := local{certDir: filepath.Join(t.TempDir(), "certs")}
+	override := map[string]string{
+		"webhook-port":              strconv.Itoa(ports[0]),
+		"health-probe-bind-address": "127.0.0.1:" + strconv.Itoa(ports[1]),
+		"metrics-bind-address":      "127.0.0.1:" + strconv.Itoa(ports[2]),
+		"cert-dir":                  l.certDir,
+	}
+	for _, a := range r.Container.Args {
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if v, ok := override[name]; ok {
+			a = "--" + name + "=" + v
+		}
+		l.args = append(l.args, strings.ReplaceAll(a, "$(POD_NAMESPACE)", Namespace))
+	}
+	l.args = append(l.args, "--webhook-host=127.0.0.1", "--kubeconfig="+kubeconfig)
+	l.healthURL = "http://" + override["health-probe-bind-address"] + "/readyz"
+	return l
+}
+
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	var ls []net.Listener
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
+}
+
+// writeSelfSignedPair stands in for cert-manager: it writes a serving
+// certificate into dir, as the kubelet would mount it.
+func writeSelfSignedPair(t *testing.T, dir string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "confighash-webhook"},
+		DNSNames:     []string{"localhost"},
+		NotBefore:    time.Now().Add(-time.Minute),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, block := range map[string]*pem.Block{
+		"tls.crt": {Type: "CERTIFICATE", Bytes: der},
+		"tls.key": {Type: "PRIVATE KEY", Bytes: keyDER},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// process is the running binary.
+type process struct {
+	cmd    *exec.Cmd
+	out    *syncBuffer
+	exited chan struct{}
+	once   sync.Once
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func startBinary(t *testing.T, bin string, args []string) *process {
+	t.Helper()
+	p := &process{out: &syncBuffer{}, exited: make(chan struct{})}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	// Dies with the test binary.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() { p.stop(t) })
+	return p
+}
+
+// stop sends SIGTERM (the binary releases its lease) and waits, then kills.
+func (p *process) stop(t *testing.T) {
+	p.once.Do(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(30 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+			t.Error("confighash did not stop within 30s of SIGTERM")
+		}
+	})
+}
+
+func (p *process) log() string { return p.out.String() }
+
+// waitFor polls cond every half second for a minute, failing the test with
+// the binary's log if it does not come true or the binary exits.
+func waitFor(ctx context.Context, t *testing.T, p *process, what string, cond wait.ConditionWithContextFunc) bool {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		select {
+		case <-p.exited:
+			return false, fmt.Errorf("confighash exited")
+		default:
+		}
+		return cond(ctx)
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: %v\nconfighash log:\n%s", what, err, p.log())
+	}
+	return true
+}
+
+func waitReady(ctx context.Context, t *testing.T, p *process, url string) {
+	t.Helper()
+	waitFor(ctx, t, p, "/readyz", func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+}
+
+// restampWorkload opts a namespace in, creates a Deployment reading a
+// ConfigMap, changes the ConfigMap and waits for the hook to stamp the
+// Deployment and record an event: the hook's whole write path.
+func restampWorkload(ctx context.Context, t *testing.T, admin kubernetes.Interface, p *process, ns string) {
+	t.Helper()
+	_, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: ns, Labels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "app-config"}, Data: map[string]string{"n": "0"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{"app": "app"}
+	// The webhook is not reachable from the API server here (no pod backs
+	// the Service); with failurePolicy Ignore the create goes through
+	// unstamped, and the hook stamps it on the first config change.
+	_, err = admin.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "app"},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: "app", Image: "registry.invalid/app:1",
+					EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{
+						LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name},
+					}}},
+				}}},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Change the ConfigMap until the hook stamps: its informer may see the
+	// Deployment only after the first change.
+	n := 0
+	lastChange := time.Time{}
+	waitFor(ctx, t, p, "the hook to stamp the Deployment", func(ctx context.Context) (bool, error) {
+		d, err := admin.AppsV1().Deployments(ns).Get(ctx, "app", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if d.Spec.Template.Annotations[workload.ChecksumAnnotation] != "" {
+			return true, nil
+		}
+		if time.Since(lastChange) > 5*time.Second {
+			n++
+			cm.Data["n"] = strconv.Itoa(n)
+			if cm, err = admin.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+				return false, err
+			}
+			lastChange = time.Now()
+		}
+		return false, nil
+	})
+	waitFor(ctx, t, p, "the re-stamp event", func(ctx context.Context) (bool, error) {
+		evs, err := admin.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if e.Regarding.Kind == "Deployment" && e.Regarding.Name == "app" && e.Reason == restamp.ReasonConfigChanged {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}
+
+func grep(text, word string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(strings.ToLower(l), word) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
