@@ -199,7 +199,7 @@ func TestRequestString(t *testing.T) {
 			want: "Deployment ns/web",
 		},
 		"startup is not shown": {
-			r:    Request{Kind: "CronJob", NamespacedName: types.NamespacedName{Namespace: "batch", Name: "nightly"}, Startup: true},
+			r:    Request{Kind: "CronJob", NamespacedName: types.NamespacedName{Namespace: "batch", Name: "nightly"}, Recheck: true},
 			want: "CronJob batch/nightly",
 		},
 		"zero": {

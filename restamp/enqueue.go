@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -49,7 +50,7 @@ func handlerFor[T client.Object](e *enqueuer, kind hasher.Kind) handler.TypedEve
 	}
 }
 
-func (e *enqueuer) enqueue(ctx context.Context, q workqueue.TypedRateLimitingInterface[Request], kind hasher.Kind, obj client.Object, startup bool) {
+func (e *enqueuer) enqueue(ctx context.Context, q workqueue.TypedRateLimitingInterface[Request], kind hasher.Kind, obj client.Object, replay bool) {
 	src := hasher.Source{Kind: kind, Name: obj.GetName()}
 	for _, k := range e.kinds {
 		list := k.NewList()
@@ -60,7 +61,7 @@ func (e *enqueuer) enqueue(ctx context.Context, q workqueue.TypedRateLimitingInt
 			continue
 		}
 		_ = forEachItem(list, func(o client.Object) {
-			r := Request{Kind: k.GVK.Kind, NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, Startup: startup}
+			r := Request{Kind: k.GVK.Kind, NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, Recheck: replay}
 			e.changes.add(r, src.String())
 			// The delay is the coalescing window: the queue keeps one entry
 			// per request, due at the earliest time asked for, so changes to
@@ -94,4 +95,47 @@ func forEachItem(list client.ObjectList, fn func(client.Object)) error {
 		}
 		return nil
 	})
+}
+
+// recheckFor builds the handler that re-checks a workload shortly after it
+// is created or its pod spec changes. The source handler finds readers in
+// the cache's index, and a workload admitted a moment before a config
+// change may not be in that index yet when the change arrives: without
+// this, it would keep a stamp of the old content. The delay lets the
+// caches of all replicas converge first, so the re-check does not act on a
+// view older than the one the webhook stamped with.
+func recheckFor(kind workload.Kind, delay time.Duration) handler.TypedEventHandler[client.Object, Request] {
+	add := func(o client.Object, q workqueue.TypedRateLimitingInterface[Request]) {
+		q.AddAfter(Request{Kind: kind.GVK.Kind, NamespacedName: client.ObjectKeyFromObject(o), Recheck: true}, delay)
+	}
+	return handler.TypedFuncs[client.Object, Request]{
+		CreateFunc: func(_ context.Context, ev event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[Request]) {
+			// The start-up replay of workloads adds nothing: the replay of
+			// the sources already re-checks every reader.
+			if !ev.IsInInitialList {
+				add(ev.Object, q)
+			}
+		},
+		UpdateFunc: func(_ context.Context, ev event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[Request]) {
+			if readsChanged(ev.ObjectOld, ev.ObjectNew) {
+				add(ev.ObjectNew, q)
+			}
+		},
+	}
+}
+
+// readsChanged reports whether an update may have changed what the
+// workload reads: its pod spec or its include/exclude annotations. The
+// hook's own re-stamps change neither.
+func readsChanged(oldObj, newObj client.Object) bool {
+	ot, ok1 := workload.PodTemplate(oldObj)
+	nt, ok2 := workload.PodTemplate(newObj)
+	if !ok1 || !ok2 {
+		return false
+	}
+	oa, na := oldObj.GetAnnotations(), newObj.GetAnnotations()
+	return !equality.Semantic.DeepEqual(ot.Spec, nt.Spec) ||
+		oa[hasher.IncludeAnnotation] != na[hasher.IncludeAnnotation] ||
+		oa[hasher.ExcludeAnnotation] != na[hasher.ExcludeAnnotation] ||
+		oa[workload.InjectionAnnotation] != na[workload.InjectionAnnotation]
 }

@@ -28,11 +28,11 @@ import (
 // recordingQueue records AddAfter calls; nothing else may be called.
 type recordingQueue struct {
 	workqueue.TypedRateLimitingInterface[Request]
-	added []string // "REQUEST startup=BOOL after=DURATION"
+	added []string // "REQUEST recheck=BOOL after=DURATION"
 }
 
 func (q *recordingQueue) AddAfter(r Request, d time.Duration) {
-	q.added = append(q.added, r.String()+" startup="+boolString(r.Startup)+" after="+d.String())
+	q.added = append(q.added, r.String()+" recheck="+boolString(r.Recheck)+" after="+d.String())
 }
 
 func boolString(b bool) string {
@@ -102,7 +102,7 @@ func TestHandlerEnqueuesReaders(t *testing.T) {
 			return c.List(ctx, list, opts...)
 		},
 	}
-	cmReaders := []string{"CronJob ns/nightly startup=false after=3s", "Deployment ns/web startup=false after=3s"}
+	cmReaders := []string{"CronJob ns/nightly recheck=false after=3s", "Deployment ns/web recheck=false after=3s"}
 
 	tests := map[string]struct {
 		funcs       *interceptor.Funcs
@@ -121,7 +121,7 @@ func TestHandlerEnqueuesReaders(t *testing.T) {
 			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
 				handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap).Create(ctx, event.TypedCreateEvent[*corev1.ConfigMap]{Object: appCM, IsInInitialList: true}, q)
 			},
-			want: []string{"CronJob ns/nightly startup=true after=3s", "Deployment ns/web startup=true after=3s"},
+			want: []string{"CronJob ns/nightly recheck=true after=3s", "Deployment ns/web recheck=true after=3s"},
 		},
 		"configmap data updated": {
 			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
@@ -144,7 +144,7 @@ func TestHandlerEnqueuesReaders(t *testing.T) {
 			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
 				handlerFor[*corev1.Secret](e, hasher.Secret).Delete(ctx, event.TypedDeleteEvent[*corev1.Secret]{Object: dbSecret}, q)
 			},
-			want:        []string{"StatefulSet ns/db startup=false after=3s"},
+			want:        []string{"StatefulSet ns/db recheck=false after=3s"},
 			wantChanges: map[string][]string{"StatefulSet ns/db": {"secret/db"}},
 		},
 		"a configmap named like a secret": {
@@ -163,7 +163,7 @@ func TestHandlerEnqueuesReaders(t *testing.T) {
 			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
 				handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap).Create(ctx, event.TypedCreateEvent[*corev1.ConfigMap]{Object: appCM}, q)
 			},
-			want: []string{"CronJob ns/nightly startup=false after=3s"},
+			want: []string{"CronJob ns/nightly recheck=false after=3s"},
 		},
 	}
 	for name, tc := range tests {
@@ -183,6 +183,36 @@ func TestHandlerEnqueuesReaders(t *testing.T) {
 				if got := e.changes.take(key); !slices.Equal(got, want) {
 					t.Errorf("changes for %s = %q, want %q", r, got, want)
 				}
+			}
+		})
+	}
+}
+
+func TestReadsChanged(t *testing.T) {
+	base := func() *appsv1.Deployment {
+		return &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"},
+			Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{Name: "c", Image: "a"}}}}},
+		}
+	}
+	tests := map[string]struct {
+		mutate func(*appsv1.Deployment)
+		want   bool
+	}{
+		"nothing":        {func(*appsv1.Deployment) {}, false},
+		"only the stamp": {func(d *appsv1.Deployment) { d.Spec.Template.Annotations = map[string]string{"confighash.dev/checksum": "v1:x"} }, false},
+		"replicas":       {func(d *appsv1.Deployment) { d.Spec.Replicas = new(int32(3)) }, false},
+		"pod spec":       {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "b" }, true},
+		"include":        {func(d *appsv1.Deployment) { d.Annotations = map[string]string{"confighash.dev/include": "configmap/x"} }, true},
+		"opt-out":        {func(d *appsv1.Deployment) { d.Annotations = map[string]string{"confighash.dev/injection": "disabled"} }, true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			n := base()
+			tc.mutate(n)
+			if got := readsChanged(base(), n); got != tc.want {
+				t.Errorf("readsChanged = %v, want %v", got, tc.want)
 			}
 		})
 	}

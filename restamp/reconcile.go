@@ -58,7 +58,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 	}
 	t, _ := workload.PodTemplate(obj)
 	current := t.Checksum()
-	if current == "" && req.Startup {
+	if current == "" && req.Recheck {
 		r.changes.take(req)
 		return reconcile.Result{}, nil
 	}
@@ -101,8 +101,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 	if current == "" {
 		reason = "first-stamp"
 	}
-	if req.Startup {
-		reason = "startup-catchup"
+	if req.Recheck {
+		reason = "recheck"
 	}
 	r.metrics.Restamps.WithLabelValues(req.Kind, reason).Inc()
 	changed := r.changes.take(req)

@@ -109,16 +109,16 @@ func TestReconcile(t *testing.T) {
 			wantEvent:    "Normal ConfigChanged",
 			wantRestamps: map[string]float64{"first-stamp": 1},
 		},
-		"startup catch-up": {
+		"start-up replay catches up": {
 			objects:      []client.Object{enabledNS(), appCM(), web("v1:stale")},
-			req:          Request{Kind: "Deployment", NamespacedName: webReq.NamespacedName, Startup: true},
+			req:          Request{Kind: "Deployment", NamespacedName: webReq.NamespacedName, Recheck: true},
 			wantStamp:    current,
 			wantEvent:    "Normal ConfigChanged",
-			wantRestamps: map[string]float64{"startup-catchup": 1},
+			wantRestamps: map[string]float64{"recheck": 1},
 		},
 		"startup leaves unstamped workloads alone": {
 			objects: []client.Object{enabledNS(), appCM(), web("")},
-			req:     Request{Kind: "Deployment", NamespacedName: webReq.NamespacedName, Startup: true},
+			req:     Request{Kind: "Deployment", NamespacedName: webReq.NamespacedName, Recheck: true},
 		},
 		"current stamp is left alone": {
 			objects:   []client.Object{enabledNS(), appCM(), web(current)},
@@ -246,7 +246,7 @@ func TestReconcile(t *testing.T) {
 				t.Errorf("events = %q, want one starting %q", got, tc.wantEvent)
 			}
 
-			for _, reason := range []string{"changed", "first-stamp", "startup-catchup"} {
+			for _, reason := range []string{"changed", "first-stamp", "recheck"} {
 				if got := counterValue(t, metrics.Restamps.WithLabelValues("Deployment", reason)); got != tc.wantRestamps[reason] {
 					t.Errorf("restamps{reason=%s} = %v, want %v", reason, got, tc.wantRestamps[reason])
 				}

@@ -11,11 +11,12 @@ type Request struct {
 	// Kind is the workload kind, e.g. "Deployment".
 	Kind string
 	types.NamespacedName
-	// Startup is true when the trigger is the informers' initial list, not a
-	// change seen live. Workloads without a stamp are left alone then: they
-	// were there before injection was enabled, and admission promises not to
-	// roll them until their config next changes.
-	Startup bool
+	// Recheck is true when the trigger is not a config change seen live:
+	// the informers' replay at start-up, or the re-check of a workload that
+	// was just written. Workloads without a stamp are left alone then: they
+	// were there before injection was enabled (or were admitted while the
+	// webhook was down), and are stamped only when their config next changes.
+	Recheck bool
 }
 
 func (r Request) String() string {

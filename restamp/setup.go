@@ -18,6 +18,11 @@ import (
 	"github.com/confighash/confighash/workload"
 )
 
+// RecheckDelay is how long after a workload is written the hook re-checks
+// its stamp (on top of the coalescing window). Informer lag is milliseconds;
+// a couple of seconds leaves room for a loaded apiserver.
+const RecheckDelay = 2 * time.Second
+
 // Options tune the hook.
 type Options struct {
 	// Key is the HMAC key shared with the webhook.
@@ -63,10 +68,13 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		metrics: m,
 		now:     time.Now,
 	}
-	return builder.TypedControllerManagedBy[Request](mgr).
+	b := builder.TypedControllerManagedBy[Request](mgr).
 		Named("confighash-restamp").
 		WithOptions(controller.TypedOptions[Request]{MaxConcurrentReconciles: max(o.Workers, 1)}).
 		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.ConfigMap{}, handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap))).
-		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.Secret{}, handlerFor[*corev1.Secret](e, hasher.Secret))).
-		Complete(r)
+		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.Secret{}, handlerFor[*corev1.Secret](e, hasher.Secret)))
+	for _, k := range kinds {
+		b = b.WatchesRawSource(source.TypedKind(mgr.GetCache(), k.New(), recheckFor(k, o.Window+RecheckDelay)))
+	}
+	return b.Complete(r)
 }
