@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -350,5 +352,44 @@ func TestHookFlapHold(t *testing.T) {
 	evs := events(t, f.ns, "app", "FlapHold")
 	if len(evs) == 0 || evs[0].Type != corev1.EventTypeWarning {
 		t.Fatalf("want a FlapHold warning, got %+v", evs)
+	}
+}
+
+// A workload admitted a moment before its config changes may not be in the
+// hook's index yet when the change arrives. It must still end on the new
+// content (the hook re-checks workloads shortly after they are written).
+func TestHookWorkloadsCreatedDuringAChange(t *testing.T) {
+	ns := namespace(t, true)
+	cm := configMap(ns, "shared", map[string]string{"k": "1"})
+	create(t, cm)
+	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10",
+		EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "shared"}}}}}}}
+	var wg sync.WaitGroup
+	var ds []*appsv1.Deployment
+	for i := range 50 {
+		d := deploymentOf(ns, fmt.Sprintf("r-%d", i), spec)
+		d.Spec.Replicas = ptr.To[int32](0)
+		ds = append(ds, d)
+		wg.Go(func() { create(t, d) })
+	}
+	wg.Wait()
+	update(t, cm, func() { cm.Data["k"] = "2" })
+	want := expectedChecksum(t, ns, &spec, nil)
+	err := wait.PollUntilContextTimeout(specContext(t), 500*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		for _, d := range ds {
+			if stampOf(t, d) != want {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		stale := 0
+		for _, d := range ds {
+			if stampOf(t, d) != want {
+				stale++
+			}
+		}
+		t.Fatalf("%d of %d workloads kept the old stamp", stale, len(ds))
 	}
 }
