@@ -6,10 +6,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
+	"github.com/confighash/confighash/e2e/controlplane"
 	"github.com/confighash/confighash/webhook"
 )
 
@@ -105,5 +109,25 @@ func TestChartValues(t *testing.T) {
 	serving := servingCert(t, r)
 	if serving == nil || !slices.Contains(serving.Spec.DNSNames, "confighash-webhook."+ns+".svc") {
 		t.Errorf("serving Certificate not for the Service in %s", ns)
+	}
+}
+
+// TestChartLint runs `helm lint` (its Go API), as strict as the CLI's
+// --strict: informational messages pass, warnings fail.
+func TestChartLint(t *testing.T) {
+	_, p := allRenders(t)
+	kubeVersion, err := chartutil.ParseKubeVersion(controlplane.KubernetesVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range CertModes {
+		linter := lint.AllWithKubeVersion(p.Chart(), map[string]any{"certMode": m.ChartMode}, Namespace, kubeVersion)
+		for _, msg := range linter.Messages {
+			if msg.Severity >= support.WarningSev {
+				t.Errorf("certMode=%s: %s", m.ChartMode, msg)
+			} else {
+				t.Logf("certMode=%s: %s", m.ChartMode, msg)
+			}
+		}
 	}
 }

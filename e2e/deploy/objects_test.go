@@ -54,21 +54,19 @@ func decodeStrict(u *unstructured.Unstructured, into runtime.Object) error {
 // rendered is one render decoded into typed objects.
 type rendered struct {
 	Render
-	Namespace   *corev1.Namespace
-	SA          *corev1.ServiceAccount
-	Deployment  *appsv1.Deployment
-	Container   *corev1.Container
-	Service     *corev1.Service
-	PDB         *policyv1.PodDisruptionBudget
-	MWC         *admissionregistrationv1.MutatingWebhookConfiguration
-	Roles       []*rbacv1.Role
-	RoleBinds   []*rbacv1.RoleBinding
-	CRoles      []*rbacv1.ClusterRole
-	CRoleBinds  []*rbacv1.ClusterRoleBinding
-	Certs       []*cmapi.Certificate
-	Issuers     []*cmapi.Issuer
-	typedByKey  map[string]runtime.Object
-	unstructure map[string]*unstructured.Unstructured
+	Namespace  *corev1.Namespace
+	SA         *corev1.ServiceAccount
+	Deployment *appsv1.Deployment
+	Container  *corev1.Container
+	Service    *corev1.Service
+	PDB        *policyv1.PodDisruptionBudget
+	MWC        *admissionregistrationv1.MutatingWebhookConfiguration
+	Roles      []*rbacv1.Role
+	RoleBinds  []*rbacv1.RoleBinding
+	CRoles     []*rbacv1.ClusterRole
+	CRoleBinds []*rbacv1.ClusterRoleBinding
+	Certs      []*cmapi.Certificate
+	Issuers    []*cmapi.Issuer
 }
 
 // singular are the kinds of which a render must have exactly one.
@@ -78,7 +76,7 @@ var singular = []string{"Namespace", "ServiceAccount", "Deployment", "Service", 
 // invalid fields, and unless there is exactly one of each singular kind.
 func decode(t *testing.T, r Render) *rendered {
 	t.Helper()
-	out := &rendered{Render: r, typedByKey: map[string]runtime.Object{}, unstructure: map[string]*unstructured.Unstructured{}}
+	out := &rendered{Render: r}
 	count := map[string]int{}
 	for _, u := range r.Objects {
 		key := Key(u)
@@ -92,8 +90,6 @@ func decode(t *testing.T, r Render) *rendered {
 			continue
 		}
 		count[u.GetKind()]++
-		out.typedByKey[key] = obj
-		out.unstructure[key] = u
 		switch o := obj.(type) {
 		case *corev1.Namespace:
 			out.Namespace = o
