@@ -83,6 +83,10 @@ func benchLatency(t *testing.T, window string, n, bystanders int) {
 	for i := range bystanders {
 		d := deploymentOf(f.ns, fmt.Sprintf("bystander-%d", i), corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}})
 		d.Spec.Replicas = ptr.To[int32](0)
+		// Own labels: a thousand Deployments sharing one selector would
+		// make the controller-manager, not confighash, the thing measured.
+		labels := map[string]string{"app": d.Name}
+		d.Spec.Selector.MatchLabels, d.Spec.Template.Labels = labels, labels
 		create(t, d)
 	}
 	if bystanders > 0 {
