@@ -200,12 +200,14 @@ func TestReadsChanged(t *testing.T) {
 		mutate func(*appsv1.Deployment)
 		want   bool
 	}{
-		"nothing":        {func(*appsv1.Deployment) {}, false},
-		"only the stamp": {func(d *appsv1.Deployment) { d.Spec.Template.Annotations = map[string]string{"confighash.dev/checksum": "v1:x"} }, false},
-		"replicas":       {func(d *appsv1.Deployment) { d.Spec.Replicas = new(int32(3)) }, false},
-		"pod spec":       {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "b" }, true},
-		"include":        {func(d *appsv1.Deployment) { d.Annotations = map[string]string{"confighash.dev/include": "configmap/x"} }, true},
-		"opt-out":        {func(d *appsv1.Deployment) { d.Annotations = map[string]string{"confighash.dev/injection": "disabled"} }, true},
+		"nothing": {func(*appsv1.Deployment) {}, false},
+		"only the stamp": {func(d *appsv1.Deployment) {
+			d.Spec.Template.Annotations = map[string]string{"confighash.dev/checksum": "v1:x"}
+		}, false},
+		"replicas": {func(d *appsv1.Deployment) { d.Spec.Replicas = new(int32(3)) }, false},
+		"pod spec": {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "b" }, true},
+		"include":  {func(d *appsv1.Deployment) { d.Annotations = map[string]string{"confighash.dev/include": "configmap/x"} }, true},
+		"opt-out":  {func(d *appsv1.Deployment) { d.Annotations = map[string]string{"confighash.dev/injection": "disabled"} }, true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
