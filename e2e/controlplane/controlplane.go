@@ -114,7 +114,7 @@ func (cp *ControlPlane) makeDir(dir string) error {
 
 func (cp *ControlPlane) start(ctx context.Context, bins Binaries, opts Options) error {
 	begin := time.Now()
-	ports, err := freePorts(4)
+	ports, err := FreePorts(4)
 	if err != nil {
 		return err
 	}

@@ -5,11 +5,11 @@ import (
 	"net"
 )
 
-// freePorts returns n distinct loopback TCP ports that were free a moment ago.
+// FreePorts returns n distinct loopback TCP ports that were free a moment ago.
 // All listeners stay open until every port is chosen, so the kernel cannot
 // hand out the same port twice; there is still a small window between closing
 // them and a child binding the port, which is acceptable for tests.
-func freePorts(n int) ([]int, error) {
+func FreePorts(n int) ([]int, error) {
 	ports := make([]int, 0, n)
 	listeners := make([]net.Listener, 0, n)
 	defer func() {

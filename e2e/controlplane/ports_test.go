@@ -7,7 +7,7 @@ import (
 )
 
 func TestFreePortsAreDistinctAndBindable(t *testing.T) {
-	ports, err := freePorts(4)
+	ports, err := FreePorts(4)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/confighash/confighash/e2e/controlplane"
 )
 
 // buildConfighash builds the binary under test; the Go build cache makes
@@ -36,7 +38,7 @@ type localRunner struct {
 }
 
 func newLocalRunner(bin, kubeconfig, dir string) (*localRunner, error) {
-	ports, err := freePorts(2)
+	ports, err := controlplane.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -132,19 +134,6 @@ func waitPortClosed(port int) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return fmt.Errorf("port %d still open after stopping confighash", port)
-}
-
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("reserving a port: %w", err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // PID is the running confighash process, or 0.
