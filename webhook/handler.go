@@ -39,10 +39,30 @@ type Handler struct {
 	Decoder admission.Decoder
 	// MaxSources overrides DefaultMaxSources when positive.
 	MaxSources int
+	// Metrics, when set, counts answers and checksum computations.
+	Metrics *Metrics
 }
 
 // Handle answers one admission request.
 func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	resp := h.handle(ctx, req)
+	h.Metrics.answer(outcome(resp))
+	return resp
+}
+
+func outcome(resp admission.Response) string {
+	switch {
+	case !resp.Allowed:
+		return answerError
+	case len(resp.Patches) == 0:
+		return answerKept
+	case resp.Result != nil && resp.Result.Message == restoredMessage:
+		return answerRestored
+	}
+	return answerStamped
+}
+
+func (h *Handler) handle(ctx context.Context, req admission.Request) admission.Response {
 	if req.UID == "" {
 		return admission.Errored(http.StatusBadRequest, errors.New("AdmissionReview has no request uid"))
 	}
@@ -92,6 +112,8 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	return stampPatch(kind, t, sum, "stamped").WithWarnings(warnings...)
 }
 
+const restoredMessage = "restored the stamp the write dropped"
+
 // keepStamp handles a write that leaves the template as it was. Such a write
 // must not roll anything, so no checksum is computed: the stamp it carries
 // stands (this is how the hook's re-stamp gets through), and a stamp it
@@ -100,7 +122,7 @@ func keepStamp(kind workload.Kind, old, t workload.Template) admission.Response 
 	if t.Checksum() != "" || old.Checksum() == "" {
 		return admission.Allowed("template unchanged")
 	}
-	return stampPatch(kind, t, old.Checksum(), "restored the stamp the write dropped")
+	return stampPatch(kind, t, old.Checksum(), restoredMessage)
 }
 
 // checksum computes the stamp for a new or changed template. On UPDATE with
@@ -116,6 +138,7 @@ func (h *Handler) checksum(ctx context.Context, ns string, obj client.Object, t 
 	if limit := h.maxSources(); len(refs) > limit {
 		return t.Checksum(), append(warnings, fmt.Sprintf("confighash: template reads %d sources, more than the limit of %d; not stamped", len(refs), limit)), nil
 	}
+	h.Metrics.checksum()
 	res, err := hasher.Checksum(h.Key, refs, h.Sources.Lookup(ctx, ns))
 	if err != nil {
 		return "", nil, err

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -300,4 +302,27 @@ func TestHandleBadInput(t *testing.T) {
 
 func toGVK(k metav1.GroupVersionKind) schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: k.Group, Version: k.Version, Kind: k.Kind}
+}
+
+func TestHandleCountsAnswers(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := hasher.Source{Kind: hasher.ConfigMap, Name: "cfg"}
+	h := newHandler(t, fakeSources{cfg: {"k": "v"}})
+	h.Metrics = m
+	create := request(admissionv1.Create, deployment(), nil)
+	stamped := stampOf(t, create, h.Handle(context.Background(), create))
+	h.Handle(context.Background(), request(admissionv1.Update, deployment(), deployment(withStamp(stamped))))
+	h.Handle(context.Background(), request(admissionv1.Update, deployment(withStamp(stamped)), deployment(withStamp(stamped))))
+	for outcome, want := range map[string]float64{answerStamped: 1, answerRestored: 1, answerKept: 1} {
+		if got := testutil.ToFloat64(m.Answers.WithLabelValues(outcome)); got != want {
+			t.Errorf("answers{%s} = %v, want %v", outcome, got, want)
+		}
+	}
+	if got := testutil.ToFloat64(m.Checksums); got != 1 {
+		t.Errorf("checksums = %v, want 1: only the CREATE computes one", got)
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -180,10 +181,15 @@ func addWebhook(ctx context.Context, mgr manager.Manager, key []byte) error {
 			return fmt.Errorf("starting informer for %T: %w", obj, err)
 		}
 	}
+	m, err := webhook.NewMetrics(metrics.Registry)
+	if err != nil {
+		return err
+	}
 	h := &webhook.Handler{
 		Key:     key,
 		Sources: sources.Reader{Cache: mgr.GetCache(), Live: mgr.GetAPIReader()},
 		Decoder: admission.NewDecoder(mgr.GetScheme()),
+		Metrics: m,
 	}
 	mgr.GetWebhookServer().Register(webhook.Path, webhook.WithStatusCodes(&admission.Webhook{Handler: h}))
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {

@@ -1,0 +1,56 @@
+package webhook
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the handler's Prometheus series.
+type Metrics struct {
+	// Checksums counts checksums computed, which happens only on CREATE and
+	// on real template changes; a climbing rate means many template edits.
+	Checksums prometheus.Counter
+	// Answers counts responses by what the handler did.
+	Answers *prometheus.CounterVec
+}
+
+// Answer labels.
+const (
+	answerStamped  = "stamped"
+	answerRestored = "restored"
+	answerKept     = "unchanged"
+	answerError    = "error"
+)
+
+// NewMetrics creates the series and registers them on reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		Checksums: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "confighash_webhook_checksum_computations_total",
+			Help: "Checksums computed by the admission webhook.",
+		}),
+		Answers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "confighash_webhook_answers_total",
+			Help: "Admission answers by outcome: stamped, restored, unchanged, error.",
+		}, []string{"outcome"}),
+	}
+	if err := errors.Join(reg.Register(m.Checksums), reg.Register(m.Answers)); err != nil {
+		return nil, fmt.Errorf("registering webhook metrics: %w", err)
+	}
+	return m, nil
+}
+
+// answer counts one response; a Handler without metrics counts nothing.
+func (m *Metrics) answer(outcome string) {
+	if m != nil {
+		m.Answers.WithLabelValues(outcome).Inc()
+	}
+}
+
+func (m *Metrics) checksum() {
+	if m != nil {
+		m.Checksums.Inc()
+	}
+}
