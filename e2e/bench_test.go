@@ -229,20 +229,6 @@ func benchRSS(t *testing.T) {
 	}
 }
 
-func replicaSetNames(t *testing.T, ns, name string) []string {
-	l := &appsv1.ReplicaSetList{}
-	if err := env.Client.List(specContext(t), l, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, rs := range l.Items {
-		if c := metav1.GetControllerOf(&rs); c != nil && c.Name == name {
-			out = append(out, rs.Name)
-		}
-	}
-	return out
-}
-
 // cpuSeconds is confighash's user+system CPU time so far.
 func cpuSeconds(t *testing.T) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", env.ConfighashPID()))

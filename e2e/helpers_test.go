@@ -144,37 +144,20 @@ func stampOf(t *testing.T, obj client.Object) string {
 	return tmpl.Checksum()
 }
 
-// replicaSets returns the names of the ReplicaSets of Deployment name,
-// once the controller has settled on a count that holds for a moment.
-func replicaSets(t *testing.T, ns, name string) []string {
+// replicaSetNames lists the ReplicaSets owned by Deployment name.
+func replicaSetNames(t *testing.T, ns, name string) []string {
 	t.Helper()
-	ctx := specContext(t)
-	var names []string
-	var last int
-	stable := 0
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		list := &appsv1.ReplicaSetList{}
-		if err := env.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
-			return false, err
-		}
-		names = names[:0]
-		for _, rs := range list.Items {
-			if c := metav1.GetControllerOf(&rs); c != nil && c.Kind == "Deployment" && c.Name == name {
-				names = append(names, rs.Name)
-			}
-		}
-		if len(names) > 0 && len(names) == last {
-			stable++
-		} else {
-			stable = 0
-		}
-		last = len(names)
-		return stable >= 5, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for replicasets of %s: %v", name, err)
+	l := &appsv1.ReplicaSetList{}
+	if err := env.Client.List(specContext(t), l, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
 	}
-	return names
+	var out []string
+	for _, rs := range l.Items {
+		if c := metav1.GetControllerOf(&rs); c != nil && c.Kind == "Deployment" && c.Name == name {
+			out = append(out, rs.Name)
+		}
+	}
+	return out
 }
 
 // kubectl runs the real kubectl against the cluster.
@@ -199,19 +182,7 @@ func expectReplicaSets(t *testing.T, ns, name string, n int) []string {
 	t.Helper()
 	ctx := specContext(t)
 	var names []string
-	list := func() []string {
-		l := &appsv1.ReplicaSetList{}
-		if err := env.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, rs := range l.Items {
-			if c := metav1.GetControllerOf(&rs); c != nil && c.Kind == "Deployment" && c.Name == name {
-				out = append(out, rs.Name)
-			}
-		}
-		return out
-	}
+	list := func() []string { return replicaSetNames(t, ns, name) }
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		names = list()
 		return len(names) >= n, nil

@@ -260,16 +260,7 @@ func TestHookBurstOfChanges(t *testing.T) {
 
 func expectReplicaSetsAtMost(t *testing.T, ns, name string, n int) int {
 	t.Helper()
-	l := &appsv1.ReplicaSetList{}
-	if err := env.Client.List(specContext(t), l, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	count := 0
-	for _, rs := range l.Items {
-		if c := metav1.GetControllerOf(&rs); c != nil && c.Name == name {
-			count++
-		}
-	}
+	count := len(replicaSetNames(t, ns, name))
 	if count > n {
 		t.Fatalf("%s: %d replicasets, want at most %d", name, count, n)
 	}

@@ -138,10 +138,7 @@ func TestNoOpWritesDoNotRoll(t *testing.T) {
 	if want := expectedChecksum(t, ns, &d.Spec.Template.Spec, nil); stamp != want {
 		t.Fatalf("stamp after first apply = %q, want %q (a source applied just before was not seen?)", stamp, want)
 	}
-	first := replicaSets(t, ns, "web")
-	if len(first) != 1 {
-		t.Fatalf("replicasets after create = %v, want 1", first)
-	}
+	first := expectReplicaSets(t, ns, "web", 1)
 
 	steps := map[string][]string{
 		"kubectl apply again":             {"apply", "-n", ns, "-f", "-"},
@@ -154,8 +151,8 @@ func TestNoOpWritesDoNotRoll(t *testing.T) {
 			if got := stampOf(t, d); got != stamp {
 				t.Errorf("stamp changed from %q to %q", stamp, got)
 			}
-			if got := replicaSets(t, ns, "web"); len(got) != 1 {
-				t.Errorf("replicasets = %v, want still %v", got, first)
+			if got := expectReplicaSets(t, ns, "web", 1); got[0] != first[0] {
+				t.Errorf("replicaset %s replaced %s", got[0], first[0])
 			}
 		})
 	}

@@ -97,7 +97,7 @@ func external(ctx context.Context, kubeconfig string) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	env.Confighash = &inClusterRunner{c: env.Client, cfg: cfg}
+	env.Confighash = &inClusterRunner{c: env.Client}
 	env.stop = func() error { return nil }
 	return env, env.Confighash.Start(ctx)
 }

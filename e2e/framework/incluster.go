@@ -7,7 +7,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -15,8 +14,7 @@ import (
 // cluster (kind) by scaling it. Extra flags cannot be passed there; specs
 // that need them skip on such clusters.
 type inClusterRunner struct {
-	c   client.Client
-	cfg *rest.Config
+	c client.Client
 }
 
 // Replicas is what the manifests deploy.
