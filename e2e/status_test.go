@@ -93,14 +93,16 @@ func expectNoValues(t *testing.T, out string) {
 }
 
 // setStaleStamp writes a bogus stamp straight into the template, as a JSON
-// merge patch. The template is otherwise unchanged, so the webhook lets the
-// explicit stamp through, and no source changes, so the hook leaves it.
+// merge patch under confighash's own field manager: the webhook lets a
+// stamp-only change through only from the hook, so this stands in for a hook
+// that wrote a stamp the sources no longer give. No source changes, so the
+// hook leaves it.
 func setStaleStamp(t *testing.T, ns, name string) string {
 	t.Helper()
 	bogus := "v1:" + strings.Repeat("0", 64)
 	d := deploymentOf(ns, name, corev1.PodSpec{})
 	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`, workload.ChecksumAnnotation, bogus)
-	if err := env.Client.Patch(specContext(t), d, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+	if err := env.Client.Patch(specContext(t), d, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner(workload.FieldManager)); err != nil {
 		t.Fatalf("patching the stamp: %v", err)
 	}
 	if got := stampOf(t, d); got != bogus {

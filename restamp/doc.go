@@ -8,7 +8,8 @@
 // and a workload re-stamped too often is held until its sources settle.
 //
 // Only the leader runs it. It writes only the stamp, with a merge patch under
-// the field manager "confighash", and only when the stamp differs. A write
-// that changes nothing but the stamp is passed through by the webhook, so the
-// two never fight.
+// the field manager "confighash", and only when the stamp differs. The
+// webhook passes a write that changes nothing but the stamp through only
+// under that field manager (from anyone else it puts the stored stamp back),
+// so the two never fight.
 package restamp

@@ -27,7 +27,7 @@ const (
 )
 
 // FieldOwner is the field manager of the hook's writes.
-const FieldOwner = "confighash"
+const FieldOwner = workload.FieldManager
 
 // reconciler re-checks one workload's stamp.
 type reconciler struct {

@@ -7,10 +7,11 @@
 //
 // The rule that keeps admission from ever being the sole cause of a rollout:
 // a write that leaves the pod template as it was (ignoring the stamp) never
-// gets a newly computed stamp. It keeps the stamp it carries, or gets back the
-// one the stored object had (kubectl replace, a Helm or Argo CD sync with a
-// manifest that lacks it). Fresh checksums are computed only on CREATE and
-// when the template really changes, which rolls anyway. Config changes are the
-// config-update hook's job, and its writes change nothing but the stamp, so
-// this handler passes them through.
+// gets a newly computed stamp, and it keeps the stored one: a manifest that
+// lacks the stamp (kubectl replace, a Helm or Argo CD sync) or holds a stale
+// copy of it gets the stored stamp back. Fresh checksums are computed only on
+// CREATE and when the template really changes, which rolls anyway. Config
+// changes are the config-update hook's job; its writes change nothing but the
+// stamp and come under the field manager "confighash", the only writer whose
+// stamp-only change this handler passes through.
 package webhook

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -95,7 +96,9 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) admission.R
 		ot, _ := workload.PodTemplate(oldObj)
 		old = &ot
 		if sameTemplate(ot, t) {
-			return keepStamp(kind, ot, t)
+			if resp, ok := keepStamp(kind, ot, t, writtenByConfighash(req)); ok {
+				return resp
+			}
 		}
 	}
 
@@ -112,17 +115,39 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) admission.R
 	return stampPatch(kind, t, sum, "stamped").WithWarnings(warnings...)
 }
 
-const restoredMessage = "restored the stamp the write dropped"
+const restoredMessage = "restored the stored stamp"
 
-// keepStamp handles a write that leaves the template as it was. Such a write
-// must not roll anything, so no checksum is computed: the stamp it carries
-// stands (this is how the hook's re-stamp gets through), and a stamp it
-// dropped is put back.
-func keepStamp(kind workload.Kind, old, t workload.Template) admission.Response {
-	if t.Checksum() != "" || old.Checksum() == "" {
-		return admission.Allowed("template unchanged")
+// keepStamp handles a write that leaves the template as it was, apart from
+// the stamp. Such a write must not roll anything, so no checksum is computed:
+// only confighash itself (the hook's re-stamp) may change the stamp, and a
+// stamp anyone else dropped or changed is put back. Without that, a manifest
+// holding a stamp copied from a live object would roll pods back to an old
+// ReplicaSet on every sync, under a stamp that no longer says what they read.
+// ok is false for the one case left to the caller: someone else stamping an
+// unstamped template, which gets a fresh checksum like any template change.
+func keepStamp(kind workload.Kind, old, t workload.Template, byConfighash bool) (resp admission.Response, ok bool) {
+	switch {
+	case t.Checksum() == old.Checksum():
+		return admission.Allowed("template unchanged"), true
+	case byConfighash && t.Checksum() != "":
+		return admission.Allowed("re-stamped by confighash"), true
+	case old.Checksum() == "":
+		return admission.Response{}, false
+	default:
+		return stampPatch(kind, t, old.Checksum(), restoredMessage), true
 	}
-	return stampPatch(kind, t, old.Checksum(), restoredMessage)
+}
+
+// writtenByConfighash reports whether the write names confighash's field
+// manager. This tells the hook's re-stamp from other writes; it is not a
+// security boundary (anyone who may update a workload may roll it anyway).
+func writtenByConfighash(req admission.Request) bool {
+	var opts struct {
+		FieldManager string `json:"fieldManager"`
+	}
+	// Options are absent on some requests; then no manager is named.
+	_ = json.Unmarshal(req.Options.Raw, &opts)
+	return opts.FieldManager == workload.FieldManager
 }
 
 // checksum computes the stamp for a new or changed template. On UPDATE with

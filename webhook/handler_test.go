@@ -94,6 +94,14 @@ func request(op admissionv1.Operation, obj, old client.Object) admission.Request
 	return req
 }
 
+// byManager sets the field manager a write names, as the apiserver passes it
+// in the request's options.
+func byManager(manager string, req admission.Request) admission.Request {
+	req.Options = runtime.RawExtension{Raw: mustJSON(metav1.PatchOptions{
+		TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PatchOptions"}, FieldManager: manager})}
+	return req
+}
+
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -184,8 +192,24 @@ func TestHandle(t *testing.T) {
 			wantStamp: current,
 		},
 		"the hook's re-stamp passes through": {
-			src: present, req: request(admissionv1.Update, deployment(withStamp(stale)), deployment(withStamp(current))),
+			src: present, req: byManager(workload.FieldManager, request(admissionv1.Update, deployment(withStamp(stale)), deployment(withStamp(current)))),
 			wantStamp: stale,
+		},
+		"the hook's first stamp of an unstamped workload passes through": {
+			src: changed, req: byManager(workload.FieldManager, request(admissionv1.Update, deployment(withStamp(stale)), deployment())),
+			wantStamp: stale,
+		},
+		"another manager's stamp-only change is undone": {
+			src: changed, req: byManager("argocd-controller", request(admissionv1.Update, deployment(withStamp("v1:copied-from-an-old-object")), deployment(withStamp(current)))),
+			wantStamp: current, wantPatch: true,
+		},
+		"a stamp-only change naming no manager is undone": {
+			src: present, req: request(admissionv1.Update, deployment(withStamp(stale)), deployment(withStamp(current))),
+			wantStamp: current, wantPatch: true,
+		},
+		"another manager stamping an unstamped workload gets a fresh stamp": {
+			src: present, req: byManager("kubectl-edit", request(admissionv1.Update, deployment(withStamp("v1:made-up")), deployment())),
+			wantStamp: current, wantPatch: true,
 		},
 		"unstamped workload stays unstamped on a no-op write": {
 			src: present, req: request(admissionv1.Update, deployment(), deployment()),

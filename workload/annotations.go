@@ -14,6 +14,11 @@ const (
 	InjectionLabel = "confighash.dev/injection"
 	// InjectionEnabled is the opt-in value of InjectionLabel.
 	InjectionEnabled = "enabled"
+
+	// FieldManager is the field manager of every confighash write. The
+	// webhook lets a write change nothing but the stamp only when it comes
+	// under this name: that is the hook's re-stamp.
+	FieldManager = "confighash"
 )
 
 // OptedOut reports whether the workload carries the opt-out annotation.

@@ -1,93 +1,96 @@
 package argocd
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/argoproj/argo-cd/gitops-engine/v3/pkg/diff"
+	"github.com/argoproj/argo-cd/v3/common"
 	"github.com/argoproj/argo-cd/v3/pkg/apis/application/v1alpha1"
 	argodiff "github.com/argoproj/argo-cd/v3/util/argo/diff"
 	"github.com/argoproj/argo-cd/v3/util/argo/normalizers"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 )
 
-// snippet is the Deployment entry of docs/argocd.md.
-func snippet() []v1alpha1.ResourceIgnoreDifferences {
-	return []v1alpha1.ResourceIgnoreDifferences{{
-		Group:             "apps",
-		Kind:              "Deployment",
-		JQPathExpressions: []string{`.spec.template.metadata.annotations."confighash.dev/checksum"`},
-	}}
+// argoManager is the field manager Argo CD syncs and server-side diffs under.
+const argoManager = common.ArgoCDSSAManager
+
+// mode is one way Argo CD's controller can compare desired with live, as
+// chosen by an Application's compare options.
+type mode struct {
+	name string
+	// serverSide is ServerSideDiff=true (or ServerSideApply=true).
+	serverSide bool
+	// includeWebhook is IncludeMutationWebhook=true: server-side diff then
+	// keeps what mutating webhooks add instead of reverting it to live.
+	includeWebhook bool
 }
 
-func load(t *testing.T, path string) *unstructured.Unstructured {
+var modes = []mode{
+	{name: "legacy"},
+	{name: "server-side", serverSide: true},
+	{name: "server-side, IncludeMutationWebhook", serverSide: true, includeWebhook: true},
+}
+
+// argoDiff runs Argo CD's controller diff (argodiff.StateDiff, as
+// CompareAppState calls it) on one desired/live pair.
+func argoDiff(t *testing.T, m mode, desired, live *unstructured.Unstructured, ignores []v1alpha1.ResourceIgnoreDifferences) diff.DiffResult {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	b := argodiff.NewDiffConfigBuilder().
+		WithDiffSettings(ignores, map[string]v1alpha1.ResourceOverride{}, false, normalizers.IgnoreNormalizerOpts{}).
+		WithTracking(common.LabelKeyAppInstance, string(v1alpha1.TrackingMethodAnnotation)).
+		WithNoCache().
+		WithGVKParser(the.parser).
+		WithManager(argoManager).
+		WithServerSideDiff(m.serverSide)
+	if m.serverSide {
+		b = b.WithServerSideDryRunner(diff.NewK8sServerSideDryRunner(the.dryRun))
+	}
+	if m.includeWebhook {
+		b = b.WithIgnoreMutationWebhook(false)
+	}
+	dc, err := b.Build()
 	if err != nil {
-		t.Fatalf("reading %s (run the main module's TestArgoCDLiveObjects first, as make test does): %v", path, err)
+		t.Fatalf("building the diff config: %v", err)
 	}
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(b, &u.Object); err != nil {
-		t.Fatalf("decoding %s: %v", path, err)
+	res, err := argodiff.StateDiff(t.Context(), live.DeepCopy(), desired.DeepCopy(), dc)
+	if err != nil {
+		t.Fatalf("%s diff: %v", m.name, err)
 	}
-	return u
+	return res
 }
 
-// TestStampCausesNoDiff feeds the desired and live Deployments to Argo CD's
-// controller diff (StateDiff, which picks the legacy three-way diff when
-// last-applied-configuration is present and the two-way diff otherwise),
-// with and without the ignoreDifferences snippet. Server-side diff is not
-// covered here: it needs Argo CD's kube applier against the apiserver.
-func TestStampCausesNoDiff(t *testing.T) {
-	dir := os.Getenv("CONFIGHASH_ARGOCD_DIR")
-	if dir == "" {
-		t.Skip("set CONFIGHASH_ARGOCD_DIR to the objects saved by the main module's TestArgoCDLiveObjects (make test does)")
+// diffKind says which legacy algorithm Argo CD picks for live: the
+// three-way diff when kubectl's last-applied-configuration is there.
+func diffKind(m mode, live *unstructured.Unstructured) string {
+	if m.serverSide {
+		return m.name
 	}
-	var table []string
-	for _, mode := range []string{"client-side-apply", "server-side-apply"} {
-		desired := load(t, filepath.Join(dir, mode, "desired.json"))
-		for _, state := range []string{"stamped", "rolled"} {
-			live := load(t, filepath.Join(dir, mode, state+".json"))
-			if _, ok, _ := unstructured.NestedString(live.Object, "spec", "template", "metadata", "annotations", "confighash.dev/checksum"); !ok {
-				t.Fatalf("%s/%s: live object carries no stamp; nothing is being tested", mode, state)
-			}
-			for _, withSnippet := range []bool{false, true} {
-				name := fmt.Sprintf("%s/%s/snippet=%v", mode, state, withSnippet)
-				t.Run(name, func(t *testing.T) {
-					ids := []v1alpha1.ResourceIgnoreDifferences{}
-					if withSnippet {
-						ids = snippet()
-					}
-					dc, err := argodiff.NewDiffConfigBuilder().
-						WithDiffSettings(ids, map[string]v1alpha1.ResourceOverride{}, false, normalizers.IgnoreNormalizerOpts{}).
-						WithNoCache().Build()
-					if err != nil {
-						t.Fatal(err)
-					}
-					res, err := argodiff.StateDiff(context.Background(), live.DeepCopy(), desired.DeepCopy(), dc)
-					if err != nil {
-						t.Fatal(err)
-					}
-					kind := "two-way"
-					if _, ok := live.GetAnnotations()["kubectl.kubernetes.io/last-applied-configuration"]; ok {
-						kind = "three-way (legacy)"
-					}
-					table = append(table, fmt.Sprintf("| %s | %s | %s | %v | %v |", mode, state, kind, withSnippet, res.Modified))
-					if res.Modified {
-						t.Errorf("Argo CD reports the Deployment as modified:\n%s", diffText(res))
-					}
-				})
-			}
-		}
+	if _, ok := live.GetAnnotations()["kubectl.kubernetes.io/last-applied-configuration"]; ok {
+		return "legacy three-way"
 	}
-	fmt.Printf("\n| sync | live state | diff | ignoreDifferences snippet | Modified |\n|---|---|---|---|---|\n%s\n", strings.Join(table, "\n"))
+	return "legacy two-way"
 }
 
+// results collects one row per diff, in the order run, so the figures in
+// docs/argocd.md come straight from a run.
+type results struct{ rows []string }
+
+func (r *results) add(cells ...any) {
+	parts := make([]string, len(cells))
+	for i, c := range cells {
+		parts[i] = fmt.Sprint(c)
+	}
+	r.rows = append(r.rows, "| "+strings.Join(parts, " | ")+" |")
+}
+
+func (r *results) print(t *testing.T, header ...string) {
+	sep := strings.Repeat("|---", len(header)) + "|"
+	t.Logf("figures for docs/argocd.md:\n| %s |\n%s\n%s", strings.Join(header, " | "), sep, strings.Join(r.rows, "\n"))
+}
+
+// diffText is what a failing test shows: both sides as Argo CD compared them.
 func diffText(res diff.DiffResult) string {
 	return fmt.Sprintf("predicted live:\n%s\nlive:\n%s", res.PredictedLive, res.NormalizedLive)
 }

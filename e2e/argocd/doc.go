@@ -1,9 +1,17 @@
-// Package argocd proves with Argo CD's own diff code that confighash's stamp
-// does not make applications OutOfSync. It is a module of its own: Argo CD
-// v3.6 needs Go 1.27 (GOTOOLCHAIN=go1.27.3) and a replace block for the
-// Kubernetes staging modules, none of which the main module should carry.
+// Package argocd proves with Argo CD's own code that confighash's stamp, and
+// the caBundle it injects, do not make applications OutOfSync. It is a module
+// of its own: Argo CD v3.6 needs Go 1.27 (GOTOOLCHAIN=go1.27.3) and a replace
+// block for the Kubernetes staging modules, none of which the main module
+// should carry.
 //
-// The live objects come from the local control plane: the e2e spec
-// TestArgoCDLiveObjects in the main module saves them into the directory
-// named by CONFIGHASH_ARGOCD_DIR, and make test runs the two in order.
+// The tests need a cluster with confighash running, named by
+// CONFIGHASH_E2E_KUBECONFIG. make test provides one with
+//
+//	go run ./e2e/cmd/cluster exec -- <the test binary>
+//
+// which starts a throwaway local control plane and confighash, exactly as
+// the main e2e specs do. They sync objects with Argo CD's applier (client-side
+// and server-side apply, as argocd-controller) and diff them with Argo CD's
+// controller diff (legacy and server-side), with and without the
+// ignoreDifferences entries of docs/argocd.md.
 package argocd

@@ -14,10 +14,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/webhook"
+	"github.com/confighash/confighash/workload"
 )
 
 // fieldOwner is confighash's field manager for every write it makes.
-const fieldOwner = "confighash"
+const fieldOwner = workload.FieldManager
 
 // applyWebhookConfiguration registers the webhook by URL for out-of-cluster
 // mode. Server-side apply leaves caBundle alone, since the certificate

@@ -4,10 +4,12 @@
 //	go run ./e2e/cmd/cluster build   # only build the binaries into bin/
 //	go run ./e2e/cmd/cluster up      # start a detached cluster in .cluster/
 //	go run ./e2e/cmd/cluster down    # stop it and delete .cluster/
+//	go run ./e2e/cmd/cluster exec -- go test ./...   # run a command against a throwaway cluster with confighash
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -18,7 +20,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:])
 	stop()
-	if err != nil {
+	var exit exitError
+	switch {
+	case errors.As(err, &exit):
+		os.Exit(exit.code)
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "cluster:", err)
 		os.Exit(1)
 	}

@@ -21,10 +21,13 @@ const usage = `usage: cluster <command>
 commands:
   build   build the control-plane binaries into bin/ (first run ~15 min)
   up      start a detached control plane with its state in .cluster/
-  down    stop that control plane and delete .cluster/`
+  down    stop that control plane and delete .cluster/
+  exec -- COMMAND [ARG...]
+          start a throwaway control plane with confighash running, run
+          COMMAND with KUBECONFIG set, then tear everything down`
 
 func run(ctx context.Context, args []string) error {
-	if len(args) != 1 {
+	if len(args) == 0 || (args[0] != "exec" && len(args) != 1) {
 		return errors.New(usage)
 	}
 	root, err := controlplane.RepoRoot()
@@ -40,6 +43,12 @@ func run(ctx context.Context, args []string) error {
 		return up(ctx, root, stateDir, os.Stdout, os.Stderr)
 	case "down":
 		return down(stateDir, os.Stdout)
+	case "exec":
+		argv := args[1:]
+		if len(argv) > 0 && argv[0] == "--" {
+			argv = argv[1:]
+		}
+		return execWith(ctx, argv, os.Stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Println(usage)
 		return nil
