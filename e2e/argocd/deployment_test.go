@@ -151,6 +151,12 @@ func TestDeploymentStampCausesNoDiff(t *testing.T) {
 			if !equality.Semantic.DeepEqual(before, now) {
 				t.Errorf("syncing a manifest with an old stamp changed the pod template: stamp %s -> %s", stampOf(rolled), stampOf(after))
 			}
+
+			// Git drops the copied stamp again. A client-side apply left it in
+			// last-applied-configuration, which the legacy three-way diff reads.
+			check("synced the old stamp", after, []gitCase{{name: "as synced", desired: desired, want: serverSideOnly}})
+			the.sync(t, desired, serverSideSync)
+			check("re-synced", waitRevision(t, ns, "2"), []gitCase{{name: "as synced", desired: desired, want: never}})
 		})
 	}
 	figures.print(t, "sync", "live state", "Git", "diff", "snippet", "Modified")
@@ -196,8 +202,12 @@ func withStamp(t *testing.T, u *unstructured.Unstructured, stamp string) *unstru
 	return out
 }
 
+// serverSideOnly asserts no diff for server-side diff and measures the
+// legacy one.
+func serverSideOnly(m mode, _ bool) (bool, bool) { return false, m.serverSide }
+
 // waitRevision waits for the Deployment controller to reach a revision and
-// returns the live Deployment then.
+// observe the latest generation, and returns the live Deployment then.
 func waitRevision(t *testing.T, ns, revision string) *unstructured.Unstructured {
 	t.Helper()
 	var live *unstructured.Unstructured
@@ -207,7 +217,11 @@ func waitRevision(t *testing.T, ns, revision string) *unstructured.Unstructured 
 			return false, err
 		}
 		live = u
-		return u.GetAnnotations()["deployment.kubernetes.io/revision"] == revision, nil
+		// Also wait for the controller to catch up with the last write, as
+		// Argo CD's cache would: diffs that keep status would otherwise see a
+		// stale observedGeneration.
+		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+		return u.GetAnnotations()["deployment.kubernetes.io/revision"] == revision && observed == u.GetGeneration(), nil
 	})
 	return live
 }

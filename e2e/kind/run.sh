@@ -52,3 +52,6 @@ kubectl -n confighash-system wait --for=condition=Available deployment/confighas
 
 echo "==> running the e2e specs against kind"
 CONFIGHASH_E2E_KUBECONFIG="$kubeconfig" go test -tags e2e -count=1 -timeout 60m -v ./e2e/
+
+echo "==> running the Argo CD diff proof against kind (Go 1.27 module)"
+(cd e2e/argocd && GOTOOLCHAIN=go1.27.3 CONFIGHASH_E2E_KUBECONFIG="$kubeconfig" go test -count=1 -timeout 20m -v ./...)
