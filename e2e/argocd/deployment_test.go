@@ -104,19 +104,8 @@ func TestDeploymentStampCausesNoDiff(t *testing.T) {
 					t.Fatalf("%s: the live Deployment carries no stamp; nothing would be tested", state)
 				}
 				for _, c := range cases {
-					for _, m := range modes {
-						for _, withSnippet := range []bool{false, true} {
-							ignores := []v1alpha1.ResourceIgnoreDifferences{}
-							if withSnippet {
-								ignores = deploymentIgnore
-							}
-							res := argoDiff(t, m, c.desired, live, ignores)
-							figures.add(syncName, state, c.name, diffKind(m, live), withSnippet, res.Modified)
-							if want, ok := c.want(m, withSnippet); ok && res.Modified != want {
-								t.Errorf("%s, Git %s, %s, snippet=%v: Modified=%v, want %v:\n%s", state, c.name, m.name, withSnippet, res.Modified, want, diffText(res))
-							}
-						}
-					}
+					cells := diffRow(t, state+", Git "+c.name, c.desired, live, deploymentIgnore, c.want)
+					figures.add(append([]string{syncName, state, c.name, legacyKind(live)}, cells...)...)
 				}
 			}
 			check("stamped", stamped, []gitCase{{name: "as synced", desired: desired, want: never}})
@@ -159,7 +148,7 @@ func TestDeploymentStampCausesNoDiff(t *testing.T) {
 			check("re-synced", waitRevision(t, ns, "2"), []gitCase{{name: "as synced", desired: desired, want: never}})
 		})
 	}
-	figures.print(t, "sync", "live state", "Git", "diff", "snippet", "Modified")
+	figures.print(t, append([]string{"sync", "live state", "Git", "legacy diff"}, diffColumns()...)...)
 }
 
 // gitCase is one desired state Argo CD could compare the live Deployment
@@ -167,13 +156,8 @@ func TestDeploymentStampCausesNoDiff(t *testing.T) {
 type gitCase struct {
 	name    string
 	desired *unstructured.Unstructured
-	// want says whether Argo CD should report a diff, and ok=false when the
-	// row is only measured (the docs report it).
-	want func(m mode, withSnippet bool) (modified, ok bool)
+	want    expectation
 }
-
-func never(mode, bool) (bool, bool)  { return false, true }
-func always(mode, bool) (bool, bool) { return true, true }
 
 // hiddenByWebhookOrSnippet: server-side diff predicts the stored stamp (the
 // webhook puts it back on the dry-run), and the snippet hides the field from

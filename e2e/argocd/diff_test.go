@@ -61,33 +61,67 @@ func argoDiff(t *testing.T, m mode, desired, live *unstructured.Unstructured, ig
 	return res
 }
 
-// diffKind says which legacy algorithm Argo CD picks for live: the
+// legacyKind says which legacy algorithm Argo CD picks for live: the
 // three-way diff when kubectl's last-applied-configuration is there.
-func diffKind(m mode, live *unstructured.Unstructured) string {
-	if m.serverSide {
-		return m.name
-	}
+func legacyKind(live *unstructured.Unstructured) string {
 	if _, ok := live.GetAnnotations()["kubectl.kubernetes.io/last-applied-configuration"]; ok {
-		return "legacy three-way"
+		return "three-way"
 	}
-	return "legacy two-way"
+	return "two-way"
 }
 
-// results collects one row per diff, in the order run, so the figures in
+// expectation says whether Argo CD should report a diff in one mode, with or
+// without the snippet; ok=false when the cell is only measured (the docs
+// report it).
+type expectation func(m mode, withSnippet bool) (modified, ok bool)
+
+func never(mode, bool) (bool, bool)  { return false, true }
+func always(mode, bool) (bool, bool) { return true, true }
+
+// diffRow diffs desired against live in every mode, without and with the
+// ignoreDifferences entries, checks each result against want and returns one
+// table cell per diff, in the order of diffColumns.
+func diffRow(t *testing.T, what string, desired, live *unstructured.Unstructured, ignores []v1alpha1.ResourceIgnoreDifferences, want expectation) []string {
+	t.Helper()
+	var cells []string
+	for _, m := range modes {
+		for _, withSnippet := range []bool{false, true} {
+			ids := []v1alpha1.ResourceIgnoreDifferences{}
+			if withSnippet {
+				ids = ignores
+			}
+			res := argoDiff(t, m, desired, live, ids)
+			cells = append(cells, map[bool]string{false: "in sync", true: "**OutOfSync**"}[res.Modified])
+			if w, ok := want(m, withSnippet); ok && res.Modified != w {
+				t.Errorf("%s, %s diff, snippet=%v: Modified=%v, want %v:\n%s", what, m.name, withSnippet, res.Modified, w, diffText(res))
+			}
+		}
+	}
+	return cells
+}
+
+// diffColumns heads the cells diffRow returns.
+func diffColumns() []string {
+	var cols []string
+	for _, m := range modes {
+		cols = append(cols, m.name, m.name+" + snippet")
+	}
+	return cols
+}
+
+// results collects table rows, in the order run, so the figures in
 // docs/argocd.md come straight from a run.
-type results struct{ rows []string }
+type results struct{ rows [][]string }
 
-func (r *results) add(cells ...any) {
-	parts := make([]string, len(cells))
-	for i, c := range cells {
-		parts[i] = fmt.Sprint(c)
-	}
-	r.rows = append(r.rows, "| "+strings.Join(parts, " | ")+" |")
-}
+func (r *results) add(cells ...string) { r.rows = append(r.rows, cells) }
 
 func (r *results) print(t *testing.T, header ...string) {
-	sep := strings.Repeat("|---", len(header)) + "|"
-	t.Logf("figures for docs/argocd.md:\n| %s |\n%s\n%s", strings.Join(header, " | "), sep, strings.Join(r.rows, "\n"))
+	line := func(cells []string) string { return "| " + strings.Join(cells, " | ") + " |" }
+	out := []string{line(header), strings.Repeat("|---", len(header)) + "|"}
+	for _, row := range r.rows {
+		out = append(out, line(row))
+	}
+	t.Logf("figures for docs/argocd.md:\n%s", strings.Join(out, "\n"))
 }
 
 // diffText is what a failing test shows: both sides as Argo CD compared them.
