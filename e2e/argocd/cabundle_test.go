@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/argoproj/argo-cd/v3/pkg/apis/application/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -16,14 +15,6 @@ var mwcGVR = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", 
 // webhookConfigName is the MutatingWebhookConfiguration confighash injects
 // its CA into.
 const webhookConfigName = "confighash"
-
-// caBundleIgnore is the MutatingWebhookConfiguration entry of docs/argocd.md.
-var caBundleIgnore = []v1alpha1.ResourceIgnoreDifferences{{
-	Group:             "admissionregistration.k8s.io",
-	Kind:              "MutatingWebhookConfiguration",
-	Name:              webhookConfigName,
-	JQPathExpressions: []string{`.webhooks[]?.clientConfig.caBundle`},
-}}
 
 // gitWebhookConfig is the live configuration as Git holds it: the same
 // webhooks, without the caBundle that confighash (or cert-manager's
@@ -66,6 +57,7 @@ func caBundles(t *testing.T, u *unstructured.Unstructured) []string {
 // three-way form.
 func TestCABundleCausesNoDiff(t *testing.T) {
 	var figures results
+	settings := []setting{noSetting, withSnippet(t)}
 	injected := the.get(t, mwcGVR, "", webhookConfigName)
 	want := caBundles(t, injected)
 	for _, b := range want {
@@ -91,7 +83,7 @@ func TestCABundleCausesNoDiff(t *testing.T) {
 				t.Errorf("the configuration changed again after the sync (resourceVersion %s -> %s): something is fighting Argo CD", rv, live.GetResourceVersion())
 			}
 
-			cells := diffRow(t, syncName, desired, live, caBundleIgnore, never)
+			cells := diffRow(t, syncName, desired, live, settings, never)
 			figures.add(append([]string{syncName, legacyKind(live)}, cells...)...)
 		})
 	}
@@ -103,7 +95,7 @@ func TestCABundleCausesNoDiff(t *testing.T) {
 		u, err := the.dynamic.Resource(deploymentsGVR).Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && stampOf(u) != "", err
 	})
-	figures.print(t, append([]string{"sync", "legacy diff"}, diffColumns()...)...)
+	figures.print(t, append([]string{"sync", "legacy diff"}, diffColumns(settings)...)...)
 }
 
 func assertBundles(t *testing.T, when string, got, want []string) {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/argoproj/argo-cd/v3/common"
-	"github.com/argoproj/argo-cd/v3/pkg/apis/application/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -59,13 +58,6 @@ spec:
               key: a
 `
 
-// deploymentIgnore is the Deployment entry of docs/argocd.md.
-var deploymentIgnore = []v1alpha1.ResourceIgnoreDifferences{{
-	Group:             "apps",
-	Kind:              "Deployment",
-	JQPathExpressions: []string{`.spec.template.metadata.annotations."confighash.dev/checksum"`},
-}}
-
 // fromGit decodes a manifest and adds what Argo CD adds before it syncs or
 // diffs: the namespace and the tracking annotation.
 func fromGit(t *testing.T, manifest, namespace string) *unstructured.Unstructured {
@@ -90,6 +82,7 @@ func fromGit(t *testing.T, manifest, namespace string) *unstructured.Unstructure
 // for each sync style, each diff mode, with and without the snippet.
 func TestDeploymentStampCausesNoDiff(t *testing.T) {
 	var figures results
+	settings := []setting{noSetting, withSnippet(t)}
 	for _, serverSideSync := range []bool{false, true} {
 		syncName := map[bool]string{false: "client-side apply", true: "server-side apply"}[serverSideSync]
 		t.Run(syncName, func(t *testing.T) {
@@ -104,7 +97,7 @@ func TestDeploymentStampCausesNoDiff(t *testing.T) {
 					t.Fatalf("%s: the live Deployment carries no stamp; nothing would be tested", state)
 				}
 				for _, c := range cases {
-					cells := diffRow(t, state+", Git "+c.name, c.desired, live, deploymentIgnore, c.want)
+					cells := diffRow(t, state+", Git "+c.name, c.desired, live, settings, c.want)
 					figures.add(append([]string{syncName, state, c.name, legacyKind(live)}, cells...)...)
 				}
 			}
@@ -148,7 +141,7 @@ func TestDeploymentStampCausesNoDiff(t *testing.T) {
 			check("re-synced", waitRevision(t, ns, "2"), []gitCase{{name: "as synced", desired: desired, want: never}})
 		})
 	}
-	figures.print(t, append([]string{"sync", "live state", "Git", "legacy diff"}, diffColumns()...)...)
+	figures.print(t, append([]string{"sync", "live state", "Git", "legacy diff"}, diffColumns(settings)...)...)
 }
 
 // gitCase is one desired state Argo CD could compare the live Deployment
@@ -162,8 +155,8 @@ type gitCase struct {
 // hiddenByWebhookOrSnippet: server-side diff predicts the stored stamp (the
 // webhook puts it back on the dry-run), and the snippet hides the field from
 // any diff. The legacy diff without the snippet is measured, not asserted.
-func hiddenByWebhookOrSnippet(m mode, withSnippet bool) (bool, bool) {
-	return false, withSnippet || m.serverSide
+func hiddenByWebhookOrSnippet(m mode, ignoring bool) (bool, bool) {
+	return false, ignoring || m.serverSide
 }
 
 func withImage(t *testing.T, u *unstructured.Unstructured, image string) *unstructured.Unstructured {
@@ -180,10 +173,18 @@ func withImage(t *testing.T, u *unstructured.Unstructured, image string) *unstru
 func withStamp(t *testing.T, u *unstructured.Unstructured, stamp string) *unstructured.Unstructured {
 	t.Helper()
 	out := u.DeepCopy()
-	if err := unstructured.SetNestedField(out.Object, stamp, "spec", "template", "metadata", "annotations", checksumAnnotation); err != nil {
+	if err := unstructured.SetNestedField(out.Object, stamp, append(templatePath(u), "metadata", "annotations", checksumAnnotation)...); err != nil {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// templatePath is where a workload kind keeps its pod template.
+func templatePath(u *unstructured.Unstructured) []string {
+	if u.GetKind() == "CronJob" {
+		return []string{"spec", "jobTemplate", "spec", "template"}
+	}
+	return []string{"spec", "template"}
 }
 
 // serverSideOnly asserts no diff for server-side diff and measures the
@@ -211,6 +212,6 @@ func waitRevision(t *testing.T, ns, revision string) *unstructured.Unstructured 
 }
 
 func stampOf(u *unstructured.Unstructured) string {
-	s, _, _ := unstructured.NestedString(u.Object, "spec", "template", "metadata", "annotations", checksumAnnotation)
+	s, _, _ := unstructured.NestedString(u.Object, append(templatePath(u), "metadata", "annotations", checksumAnnotation)...)
 	return s
 }

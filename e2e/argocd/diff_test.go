@@ -33,12 +33,36 @@ var modes = []mode{
 	{name: "server-side, IncludeMutationWebhook", serverSide: true, includeWebhook: true},
 }
 
+// setting is one way of telling Argo CD what to ignore: nothing, the
+// Application entries of docs/argocd.md, or its argocd-cm.
+type setting struct {
+	name      string
+	ignores   []v1alpha1.ResourceIgnoreDifferences
+	overrides map[string]v1alpha1.ResourceOverride
+}
+
+func (s setting) ignoresSomething() bool { return len(s.ignores) > 0 || len(s.overrides) > 0 }
+
+var noSetting = setting{}
+
+// withSnippet is the Application form of the documented entries.
+func withSnippet(t *testing.T) setting {
+	return setting{name: "snippet", ignores: fromDocs(t).application}
+}
+
 // argoDiff runs Argo CD's controller diff (argodiff.StateDiff, as
 // CompareAppState calls it) on one desired/live pair.
-func argoDiff(t *testing.T, m mode, desired, live *unstructured.Unstructured, ignores []v1alpha1.ResourceIgnoreDifferences) diff.DiffResult {
+func argoDiff(t *testing.T, m mode, desired, live *unstructured.Unstructured, s setting) diff.DiffResult {
 	t.Helper()
+	ignores, overrides := s.ignores, s.overrides
+	if ignores == nil {
+		ignores = []v1alpha1.ResourceIgnoreDifferences{}
+	}
+	if overrides == nil {
+		overrides = map[string]v1alpha1.ResourceOverride{}
+	}
 	b := argodiff.NewDiffConfigBuilder().
-		WithDiffSettings(ignores, map[string]v1alpha1.ResourceOverride{}, false, normalizers.IgnoreNormalizerOpts{}).
+		WithDiffSettings(ignores, overrides, false, normalizers.IgnoreNormalizerOpts{}).
 		WithTracking(common.LabelKeyAppInstance, string(v1alpha1.TrackingMethodAnnotation)).
 		WithNoCache().
 		WithGVKParser(the.parser).
@@ -71,29 +95,25 @@ func legacyKind(live *unstructured.Unstructured) string {
 }
 
 // expectation says whether Argo CD should report a diff in one mode, with or
-// without the snippet; ok=false when the cell is only measured (the docs
-// report it).
-type expectation func(m mode, withSnippet bool) (modified, ok bool)
+// without entries that ignore the stamp; ok=false when the cell is only
+// measured (the docs report it).
+type expectation func(m mode, ignoring bool) (modified, ok bool)
 
 func never(mode, bool) (bool, bool)  { return false, true }
 func always(mode, bool) (bool, bool) { return true, true }
 
-// diffRow diffs desired against live in every mode, without and with the
-// ignoreDifferences entries, checks each result against want and returns one
-// table cell per diff, in the order of diffColumns.
-func diffRow(t *testing.T, what string, desired, live *unstructured.Unstructured, ignores []v1alpha1.ResourceIgnoreDifferences, want expectation) []string {
+// diffRow diffs desired against live in every mode under every setting,
+// checks each result against want and returns one table cell per diff, in
+// the order of diffColumns.
+func diffRow(t *testing.T, what string, desired, live *unstructured.Unstructured, settings []setting, want expectation) []string {
 	t.Helper()
 	var cells []string
 	for _, m := range modes {
-		for _, withSnippet := range []bool{false, true} {
-			ids := []v1alpha1.ResourceIgnoreDifferences{}
-			if withSnippet {
-				ids = ignores
-			}
-			res := argoDiff(t, m, desired, live, ids)
+		for _, s := range settings {
+			res := argoDiff(t, m, desired, live, s)
 			cells = append(cells, map[bool]string{false: "in sync", true: "**OutOfSync**"}[res.Modified])
-			if w, ok := want(m, withSnippet); ok && res.Modified != w {
-				t.Errorf("%s, %s diff, snippet=%v: Modified=%v, want %v:\n%s", what, m.name, withSnippet, res.Modified, w, diffText(res))
+			if w, ok := want(m, s.ignoresSomething()); ok && res.Modified != w {
+				t.Errorf("%s, %s diff, %s: Modified=%v, want %v:\n%s", what, m.name, or(s.name, "no entries"), res.Modified, w, diffText(res))
 			}
 		}
 	}
@@ -101,12 +121,25 @@ func diffRow(t *testing.T, what string, desired, live *unstructured.Unstructured
 }
 
 // diffColumns heads the cells diffRow returns.
-func diffColumns() []string {
+func diffColumns(settings []setting) []string {
 	var cols []string
 	for _, m := range modes {
-		cols = append(cols, m.name, m.name+" + snippet")
+		for _, s := range settings {
+			if s.name == "" {
+				cols = append(cols, m.name)
+			} else {
+				cols = append(cols, m.name+" + "+s.name)
+			}
+		}
 	}
 	return cols
+}
+
+func or(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
 }
 
 // results collects table rows, in the order run, so the figures in

@@ -13,5 +13,7 @@
 // the main e2e specs do. They sync objects with Argo CD's applier (client-side
 // and server-side apply, as argocd-controller) and diff them with Argo CD's
 // controller diff (legacy and server-side), with and without the
-// ignoreDifferences entries of docs/argocd.md.
+// ignoreDifferences entries of docs/argocd.md, which they read from that file
+// (the argocd-cm form through Argo CD's settings manager), so the page and
+// the proof cannot drift apart.
 package argocd

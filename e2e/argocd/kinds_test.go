@@ -1,0 +1,115 @@
+package argocd
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// podSpec is the pod spec every workload below carries: it reads cfg.
+const podSpec = `
+      containers:
+      - name: app
+        image: registry.k8s.io/pause:3.10
+        envFrom: [{configMapRef: {name: cfg}}]`
+
+// workloads are the kinds confighash stamps on UPDATE, as Git holds them.
+var workloads = []struct {
+	resource string
+	manifest string
+}{
+	{"deployments", `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app}
+spec:
+  selector: {matchLabels: {app: app}}
+  template:
+    metadata: {labels: {app: app}}
+    spec:` + podSpec},
+	{"statefulsets", `
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: app}
+spec:
+  selector: {matchLabels: {app: app}}
+  template:
+    metadata: {labels: {app: app}}
+    spec:` + podSpec},
+	{"daemonsets", `
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: app}
+spec:
+  selector: {matchLabels: {app: app}}
+  template:
+    metadata: {labels: {app: app}}
+    spec:` + podSpec},
+	{"cronjobs", `
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: app}
+spec:
+  schedule: "0 0 1 1 *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never` + strings.ReplaceAll(podSpec, "\n      ", "\n          ")},
+}
+
+// observed reports whether the kind's controller has caught up with the
+// object, as Argo CD's cache would have by the time it diffs: diffs that keep
+// status (IncludeMutationWebhook) would otherwise see it move. CronJobs have
+// no observedGeneration; nothing in their status follows a create.
+func observed(u *unstructured.Unstructured) bool {
+	if u.GetKind() == "CronJob" {
+		return true
+	}
+	g, ok, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	if u.GetKind() == "Deployment" && u.GetAnnotations()["deployment.kubernetes.io/revision"] == "" {
+		return false
+	}
+	return ok && g == u.GetGeneration()
+}
+
+// TestEntriesCoverEveryKind checks the documented entries, in both their
+// Application and argocd-cm forms, for every workload kind: with a stamp
+// copied into Git (the case the entries exist for), the legacy diff must
+// show the Deployment as modified without them and in sync with them, and
+// server-side diff in sync either way. A wrong jq path for a kind fails here.
+func TestEntriesCoverEveryKind(t *testing.T) {
+	var figures results
+	docs := fromDocs(t)
+	settings := []setting{noSetting,
+		{name: "Application entries", ignores: docs.application},
+		{name: "argocd-cm entries", overrides: docs.system}}
+	ns := the.injectedNamespace(t, "argocd-kinds")
+	the.sync(t, fromGit(t, gitConfigMap, ns), true)
+	for _, w := range workloads {
+		desired := fromGit(t, w.manifest, ns)
+		t.Run(desired.GetKind(), func(t *testing.T) {
+			the.sync(t, desired, true)
+			gvr := schema.GroupVersionResource{Group: desired.GroupVersionKind().Group, Version: "v1", Resource: w.resource}
+			var live *unstructured.Unstructured
+			eventually(t, desired.GetKind()+" stamped and observed", func(ctx context.Context) (bool, error) {
+				u, err := the.dynamic.Resource(gvr).Namespace(ns).Get(ctx, "app", metav1.GetOptions{})
+				if err != nil {
+					return false, err
+				}
+				live = u
+				return stampOf(u) != "" && observed(u), nil
+			})
+			copied := withStamp(t, desired, "v1:"+strings.Repeat("0", 64))
+			cells := diffRow(t, desired.GetKind()+" with a copied stamp", copied, live, settings, func(m mode, ignoring bool) (bool, bool) {
+				return !ignoring && !m.serverSide, true
+			})
+			figures.add(append([]string{desired.GetKind()}, cells...)...)
+		})
+	}
+	figures.print(t, append([]string{"Git holds a copied stamp"}, diffColumns(settings)...)...)
+}
