@@ -154,6 +154,33 @@ func TestHookRevertReturnsToOldReplicaSet(t *testing.T) {
 	}
 }
 
+// TestRolloutUndoOfAConfigRollRollsNothing: after a config change rolled the
+// Deployment, `kubectl rollout undo` asks for the previous template, which
+// differs only in the stamp. Its pods would read the same (current) content,
+// so nothing rolls, the stamp keeps saying what the pods read, and kubectl
+// shows the webhook's warning saying so. Reverting the config is what goes
+// back to the old ReplicaSet (TestHookRevertReturnsToOldReplicaSet).
+func TestRolloutUndoOfAConfigRollRollsNothing(t *testing.T) {
+	f := newFixture(t)
+	f.setCM(t, "a", "2")
+	expectReplicaSets(t, f.ns, "app", 2)
+	current := currentReplicaSet(t, f.ns, "app")
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "app"}}
+	stamp := stampOf(t, d)
+
+	out := kubectl(t, "", "rollout", "undo", "deployment/app", "-n", f.ns)
+	if !strings.Contains(out, "this write rolls nothing") {
+		t.Errorf("kubectl did not show the webhook's warning:\n%s", out)
+	}
+	expectReplicaSets(t, f.ns, "app", 2)
+	if got := currentReplicaSet(t, f.ns, "app"); got != current {
+		t.Errorf("after rollout undo the deployment runs %s, want %s", got, current)
+	}
+	if got := stampOf(t, d); got != stamp {
+		t.Errorf("stamp changed from %s to %s", stamp, got)
+	}
+}
+
 func TestHookRestartIsNoOpAndCatchesUp(t *testing.T) {
 	f := newFixture(t)
 	t.Run("restart with nothing changed", func(t *testing.T) {

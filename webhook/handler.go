@@ -117,6 +117,11 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) admission.R
 
 const restoredMessage = "restored the stored stamp"
 
+// keptStampWarning is shown (kubectl prints admission warnings) when a write
+// tried to set a stamp without changing the template.
+const keptStampWarning = "confighash: kept the stored " + workload.ChecksumAnnotation +
+	"; the stamp follows the content of the ConfigMaps and Secrets the pods read, so this write rolls nothing (change the config, or the template, to roll)"
+
 // keepStamp handles a write that leaves the template as it was, apart from
 // the stamp. Such a write must not roll anything, so no checksum is computed:
 // only confighash itself (the hook's re-stamp) may change the stamp, and a
@@ -133,8 +138,15 @@ func keepStamp(kind workload.Kind, old, t workload.Template, byConfighash bool) 
 		return admission.Allowed("re-stamped by confighash"), true
 	case old.Checksum() == "":
 		return admission.Response{}, false
-	default:
+	case t.Checksum() == "":
+		// Dropped: kubectl replace, server-side apply of a manifest without
+		// it. Routine, so no warning.
 		return stampPatch(kind, t, old.Checksum(), restoredMessage), true
+	default:
+		// Changed: a manifest with a copied stamp, or kubectl rollout undo
+		// to a revision that differs only in the stamp. Say why nothing
+		// rolls; the pods would read the same content either way.
+		return stampPatch(kind, t, old.Checksum(), restoredMessage).WithWarnings(keptStampWarning), true
 	}
 }
 

@@ -199,13 +199,13 @@ func TestHandle(t *testing.T) {
 			src: changed, req: byManager(workload.FieldManager, request(admissionv1.Update, deployment(withStamp(stale)), deployment())),
 			wantStamp: stale,
 		},
-		"another manager's stamp-only change is undone": {
+		"another manager's stamp-only change is undone, with a warning": {
 			src: changed, req: byManager("argocd-controller", request(admissionv1.Update, deployment(withStamp("v1:copied-from-an-old-object")), deployment(withStamp(current)))),
-			wantStamp: current, wantPatch: true,
+			wantStamp: current, wantPatch: true, wantWarn: "kept the stored confighash.dev/checksum",
 		},
-		"a stamp-only change naming no manager is undone": {
+		"a stamp-only change naming no manager is undone, with a warning": {
 			src: present, req: request(admissionv1.Update, deployment(withStamp(stale)), deployment(withStamp(current))),
-			wantStamp: current, wantPatch: true,
+			wantStamp: current, wantPatch: true, wantWarn: "this write rolls nothing",
 		},
 		"another manager stamping an unstamped workload gets a fresh stamp": {
 			src: present, req: byManager("kubectl-edit", request(admissionv1.Update, deployment(withStamp("v1:made-up")), deployment())),
