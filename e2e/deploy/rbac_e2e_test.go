@@ -105,6 +105,7 @@ func TestRBACSufficesAtRunTime(t *testing.T) {
 			}
 
 			restampWorkload(ctx, t, admin, proc, "rbac-"+r.Mode.Overlay)
+			checkMetricsAccess(ctx, t, admin, dec, l.metricsURL)
 			proc.stop(t)
 			if log := proc.log(); strings.Contains(strings.ToLower(log), "forbidden") {
 				t.Errorf("the binary was denied something:\n%s", grep(log, "forbidden"))
@@ -113,8 +114,8 @@ func TestRBACSufficesAtRunTime(t *testing.T) {
 	}
 }
 
-// serviceAccountKubeconfig writes a kubeconfig that authenticates as sa.
-func serviceAccountKubeconfig(ctx context.Context, t *testing.T, admin kubernetes.Interface, host string, caData []byte, sa *corev1.ServiceAccount) string {
+// serviceAccountToken is a short-lived token for sa, from the TokenRequest API.
+func serviceAccountToken(ctx context.Context, t *testing.T, admin kubernetes.Interface, sa *corev1.ServiceAccount) string {
 	t.Helper()
 	tr, err := admin.CoreV1().ServiceAccounts(sa.Namespace).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)},
@@ -122,9 +123,15 @@ func serviceAccountKubeconfig(ctx context.Context, t *testing.T, admin kubernete
 	if err != nil {
 		t.Fatalf("requesting a token for ServiceAccount %s/%s: %v", sa.Namespace, sa.Name, err)
 	}
+	return tr.Status.Token
+}
+
+// serviceAccountKubeconfig writes a kubeconfig that authenticates as sa.
+func serviceAccountKubeconfig(ctx context.Context, t *testing.T, admin kubernetes.Interface, host string, caData []byte, sa *corev1.ServiceAccount) string {
+	t.Helper()
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: host, CertificateAuthorityData: caData}
-	cfg.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	cfg.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: serviceAccountToken(ctx, t, admin, sa)}
 	cfg.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "sa", Namespace: sa.Namespace}
 	cfg.CurrentContext = "c"
 	path := filepath.Join(t.TempDir(), "kubeconfig")
@@ -136,9 +143,10 @@ func serviceAccountKubeconfig(ctx context.Context, t *testing.T, admin kubernete
 
 // local is a command line for running the Deployment's container here.
 type local struct {
-	args      []string
-	healthURL string
-	certDir   string
+	args       []string
+	healthURL  string
+	metricsURL string
+	certDir    string
 }
 
 // localArgs turns the Deployment's args into a local command line: the
@@ -163,6 +171,7 @@ func localArgs(t *testing.T, r *rendered, kubeconfig string) local {
 	}
 	l.args = append(l.args, "--webhook-host=127.0.0.1", "--kubeconfig="+kubeconfig)
 	l.healthURL = "http://" + override["health-probe-bind-address"] + "/readyz"
+	l.metricsURL = "https://" + override["metrics-bind-address"] + "/metrics"
 	return l
 }
 

@@ -47,6 +47,10 @@ func requiredRequests(t *testing.T, r *rendered, flags map[string]string) []requ
 	add("coordination.k8s.io", "leases", Namespace, "confighash.dev", "leader election", "get", "update")
 	add("", "secrets", Namespace, "", "first start creates its Secrets", "create")
 	add("", "secrets", Namespace, need(t, r, flags, "hmac-key-secret"), "HMAC key", "get")
+	if flags["metrics-secure"] != "false" && flags["metrics-bind-address"] != "0" {
+		add("authentication.k8s.io", "tokenreviews", "", "", "metrics: who is scraping", "create")
+		add("authorization.k8s.io", "subjectaccessreviews", "", "", "metrics: may they GET /metrics", "create")
+	}
 	if r.Mode.Flag == "self" {
 		add("", "secrets", Namespace, need(t, r, flags, "cert-secret"), "self-managed certificate", "get", "update")
 		add("admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", need(t, r, flags, "webhook-config-name"), "caBundle injection", "get", "patch")
@@ -185,6 +189,8 @@ func writeAllowed(scope, resource, verb string, names []string, certMode string)
 		return verb == "patch", "the hook only patches workloads"
 	case resource == "events":
 		return verb == "create" || verb == "patch", "events are created and patched"
+	case resource == "tokenreviews" || resource == "subjectaccessreviews":
+		return verb == "create" && scope == "ClusterRole", "reviews are cluster-scoped questions to the apiserver, never stored"
 	case resource == "leases":
 		return scope == "Role", "the lease lives in confighash's namespace"
 	case resource == "secrets":

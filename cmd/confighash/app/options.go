@@ -42,7 +42,12 @@ type Options struct {
 	HMACKeySecret string
 
 	MetricsAddr string
-	HealthAddr  string
+	// MetricsSecure puts the metrics behind HTTPS and the apiserver's
+	// authentication and authorization, as kube-controller-manager does:
+	// the counts are harmless, but an open port on every node's pod network
+	// is not what a platform team expects from an admission component.
+	MetricsSecure bool
+	HealthAddr    string
 
 	LeaderElect bool
 
@@ -75,7 +80,8 @@ func DefaultOptions() Options {
 		ServiceName:       "confighash-webhook",
 		WebhookConfigName: "confighash",
 		HMACKeySecret:     "confighash-hmac-key",
-		MetricsAddr:       ":8080",
+		MetricsAddr:       ":8443",
+		MetricsSecure:     true,
 		HealthAddr:        ":8081",
 		CoalesceWindow:    time.Second,
 		WritesPerSecond:   100,
@@ -99,6 +105,7 @@ func (o *Options) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&o.WebhookURL, "webhook-url", o.WebhookURL, "out-of-cluster mode: register the webhook at this https URL (e.g. https://127.0.0.1:9443) with a self-managed CA")
 	fs.StringVar(&o.HMACKeySecret, "hmac-key-secret", o.HMACKeySecret, "Secret holding the checksum HMAC key; created on first start")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, `metrics address; "0" disables`)
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "serve metrics over HTTPS to callers whose token may GET /metrics (checked with TokenReview and SubjectAccessReview); false serves plain HTTP to anyone")
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", o.HealthAddr, "address of /healthz and /readyz")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader to run the config-update hook; every replica serves the webhook")
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "queries per second to the apiserver, all requests together")

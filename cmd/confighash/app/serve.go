@@ -28,6 +28,7 @@ import (
 
 	"github.com/confighash/confighash/certs"
 	"github.com/confighash/confighash/hashkey"
+	"github.com/confighash/confighash/metricsauth"
 	"github.com/confighash/confighash/sources"
 	"github.com/confighash/confighash/webhook"
 )
@@ -120,6 +121,18 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	return cfg, nil
 }
 
+// metricsOptions serves metrics over HTTPS (a self-signed certificate
+// controller-runtime generates) to callers the apiserver authenticates and
+// allows to GET /metrics, unless --metrics-secure=false.
+func metricsOptions(o Options) metricsserver.Options {
+	opts := metricsserver.Options{BindAddress: o.MetricsAddr}
+	if o.MetricsSecure {
+		opts.SecureServing = true
+		opts.FilterProvider = metricsauth.FilterProvider
+	}
+	return opts
+}
+
 func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhookEndpoint) (manager.Manager, error) {
 	server := ctrlwebhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}
 	if ep != nil {
@@ -127,7 +140,7 @@ func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhook
 	}
 	mgr, err := ctrl.NewManager(cfg, manager.Options{
 		Scheme:                  scheme,
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		Metrics:                 metricsOptions(o),
 		HealthProbeBindAddress:  o.HealthAddr,
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        "confighash.dev",
