@@ -63,7 +63,7 @@ func (g *Guard) Wrap(log logr.Logger, next http.Handler) (http.Handler, error) {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, ok := bearerToken(r)
 		if !ok {
-			http.Error(w, "Unauthorized: a bearer token is required", http.StatusUnauthorized)
+			unauthorized(w, "Unauthorized: a bearer token is required")
 			return
 		}
 		status, err := g.decide(r.Context(), token, strings.ToLower(r.Method), r.URL.Path)
@@ -72,12 +72,23 @@ func (g *Guard) Wrap(log logr.Logger, next http.Handler) (http.Handler, error) {
 			http.Error(w, "Internal Server Error: could not check the caller", http.StatusInternalServerError)
 			return
 		}
-		if status != http.StatusOK {
-			http.Error(w, http.StatusText(status), status)
+		switch status {
+		case http.StatusOK:
+		case http.StatusUnauthorized:
+			unauthorized(w, "Unauthorized: the apiserver does not accept this token")
+			return
+		default:
+			http.Error(w, "Forbidden: this caller may not GET "+r.URL.Path, status)
 			return
 		}
 		next.ServeHTTP(w, r)
 	}), nil
+}
+
+// unauthorized answers 401 with the challenge RFC 6750 asks for.
+func unauthorized(w http.ResponseWriter, msg string) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="confighash metrics"`)
+	http.Error(w, msg, http.StatusUnauthorized)
 }
 
 func bearerToken(r *http.Request) (string, bool) {

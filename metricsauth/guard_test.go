@@ -46,6 +46,12 @@ func newFake() *fakeReviewer {
 
 func serve(t *testing.T, g *Guard, header string) (int, bool) {
 	t.Helper()
+	rec, reached := serveRecorded(t, g, header)
+	return rec.Code, reached
+}
+
+func serveRecorded(t *testing.T, g *Guard, header string) (*httptest.ResponseRecorder, bool) {
+	t.Helper()
 	reached := false
 	h, err := g.Wrap(logr.Discard(), http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }))
 	if err != nil {
@@ -57,7 +63,7 @@ func serve(t *testing.T, g *Guard, header string) (int, bool) {
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
-	return rec.Code, reached
+	return rec, reached
 }
 
 func TestGuard(t *testing.T) {
@@ -91,6 +97,15 @@ func TestGuard(t *testing.T) {
 				t.Errorf("TokenReviews = %d, want %d", f.calls, tc.wantCalls)
 			}
 		})
+	}
+}
+
+func TestGuardChallengesOn401(t *testing.T) {
+	for _, header := range []string{"", "Bearer forged"} {
+		rec, _ := serveRecorded(t, NewGuard(newFake()), header)
+		if rec.Code != http.StatusUnauthorized || rec.Header().Get("WWW-Authenticate") == "" {
+			t.Errorf("Authorization %q: status %d, WWW-Authenticate %q; want 401 with a challenge", header, rec.Code, rec.Header().Get("WWW-Authenticate"))
+		}
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// docsPath is docs/argocd.md, seen from this package's directory (where go
+// docsPaths are docs/argocd.md, seen from this package's directory (where go
 // test runs it) and from the repository root (where make runs the binary).
 var docsPaths = []string{"../../docs/argocd.md", "docs/argocd.md"}
 
