@@ -7,14 +7,26 @@ cd "$(dirname "$0")/../.."
 
 : "${IMG:=ghcr.io/confighash/confighash:dev}"
 : "${KIND_CLUSTER:=confighash-e2e}"
-# Pinned so runs are reproducible; bump deliberately.
-KIND_NODE_IMAGE="kindest/node:v1.34.0"
+# Pinned so runs are reproducible; bump deliberately. kind supports a node
+# image only with the kind release that built it, and only the digest
+# guarantees that build: this pair is from the kind v0.33.0 release notes
+# (Kubernetes v1.37, the minor version the local control plane runs).
+KIND_VERSION="v0.33.0"
+: "${KIND_NODE_IMAGE:=kindest/node:v1.37.0@sha256:a1ed56cfb0e7b93589bdf97c8cd566405a265939e3620fc4f5de89adff580ae5}"
 CERT_MANAGER_VERSION="v1.21.2"
 
 for tool in docker kind kubectl; do
   command -v "$tool" >/dev/null || { echo "e2e-kind needs $tool on PATH" >&2; exit 1; }
 done
 docker info >/dev/null 2>&1 || { echo "e2e-kind needs a running Docker engine" >&2; exit 1; }
+if ! kind version | grep -q "kind $KIND_VERSION "; then
+  case "$KIND_NODE_IMAGE" in
+    *a1ed56cfb0e7b93589bdf97c8cd566405a265939e3620fc4f5de89adff580ae5)
+      echo "e2e-kind pins kind $KIND_VERSION and its node image; found: $(kind version)." >&2
+      echo "Install kind $KIND_VERSION, or set KIND_NODE_IMAGE to an image from your kind release's notes." >&2
+      exit 1 ;;
+  esac
+fi
 
 kubeconfig="$(mktemp)"
 cleanup() { kind delete cluster --name "$KIND_CLUSTER" >/dev/null 2>&1 || true; rm -f "$kubeconfig"; }
