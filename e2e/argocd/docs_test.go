@@ -2,8 +2,10 @@ package argocd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,10 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
-
-// docsPaths are docs/argocd.md, seen from this package's directory (where go
-// test runs it) and from the repository root (where make runs the binary).
-var docsPaths = []string{"../../docs/argocd.md", "docs/argocd.md"}
 
 // documented is what docs/argocd.md tells users to configure, parsed by
 // Argo CD's own types and settings code, so the tests prove exactly the text
@@ -50,13 +48,11 @@ func fromDocs(t *testing.T) documented {
 }
 
 func loadDocs(ctx context.Context) (documented, error) {
-	var text []byte
-	var err error
-	for _, p := range docsPaths {
-		if text, err = os.ReadFile(p); err == nil {
-			break
-		}
+	path, err := docsPath()
+	if err != nil {
+		return documented{}, err
 	}
+	text, err := os.ReadFile(path)
 	if err != nil {
 		return documented{}, err
 	}
@@ -84,6 +80,26 @@ func loadDocs(ctx context.Context) (documented, error) {
 		return documented{}, fmt.Errorf("the snippets configure nothing (%d Application entries, %d argocd-cm overrides)", len(app.Spec.IgnoreDifferences), len(system))
 	}
 	return documented{application: app.Spec.IgnoreDifferences, system: system}, nil
+}
+
+// docsPath finds docs/argocd.md of this repository: go test runs in this
+// package's directory, make runs the test binary from the repository root,
+// so walk up to the directory that holds this module.
+func docsPath() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "e2e", "argocd", "go.mod")); err == nil {
+			return filepath.Join(dir, "docs", "argocd.md"), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("docs/argocd.md: not inside the confighash repository")
+		}
+		dir = parent
+	}
 }
 
 // yamlBlockAfter returns the first ```yaml block after a heading.
