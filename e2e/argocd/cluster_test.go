@@ -130,6 +130,38 @@ func (c *cluster) get(t *testing.T, gvr schema.GroupVersionResource, namespace, 
 	return u
 }
 
+// quiet is how long an object must stay unchanged before a test diffs it.
+// Controllers write status several times after a change (observed
+// generation, then replica counts as pods are created); Argo CD's cache
+// would show each, and the diff modes that keep status
+// (IncludeMutationWebhook) would report a diff for any write that lands
+// between reading live and the dry-run.
+const quiet = 1500 * time.Millisecond
+
+// settled waits until the object satisfies cond and its resourceVersion has
+// not moved for quiet, and returns it.
+func (c *cluster) settled(t *testing.T, gvr schema.GroupVersionResource, namespace, name, what string, cond func(*unstructured.Unstructured) bool) *unstructured.Unstructured {
+	t.Helper()
+	var live *unstructured.Unstructured
+	var since time.Time
+	eventually(t, what, func(ctx context.Context) (bool, error) {
+		u, err := c.dynamic.Resource(gvr).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if !cond(u) {
+			live = nil
+			return false, nil
+		}
+		if live == nil || live.GetResourceVersion() != u.GetResourceVersion() {
+			live, since = u, time.Now()
+			return false, nil
+		}
+		return time.Since(since) >= quiet, nil
+	})
+	return live
+}
+
 // eventually polls cond until it holds, failing the test after a minute.
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()

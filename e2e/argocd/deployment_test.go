@@ -1,7 +1,6 @@
 package argocd
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -192,23 +191,12 @@ func templatePath(u *unstructured.Unstructured) []string {
 func serverSideOnly(m mode, _ bool) (bool, bool) { return false, m.serverSide }
 
 // waitRevision waits for the Deployment controller to reach a revision and
-// observe the latest generation, and returns the live Deployment then.
+// for the Deployment to settle, and returns it then.
 func waitRevision(t *testing.T, ns, revision string) *unstructured.Unstructured {
 	t.Helper()
-	var live *unstructured.Unstructured
-	eventually(t, "web at revision "+revision, func(ctx context.Context) (bool, error) {
-		u, err := the.dynamic.Resource(deploymentsGVR).Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		live = u
-		// Also wait for the controller to catch up with the last write, as
-		// Argo CD's cache would: diffs that keep status would otherwise see a
-		// stale observedGeneration.
-		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-		return u.GetAnnotations()["deployment.kubernetes.io/revision"] == revision && observed == u.GetGeneration(), nil
+	return the.settled(t, deploymentsGVR, ns, "web", "web at revision "+revision, func(u *unstructured.Unstructured) bool {
+		return u.GetAnnotations()["deployment.kubernetes.io/revision"] == revision && observed(u)
 	})
-	return live
 }
 
 func stampOf(u *unstructured.Unstructured) string {

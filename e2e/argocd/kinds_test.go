@@ -1,11 +1,9 @@
 package argocd
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -62,10 +60,8 @@ spec:
           restartPolicy: Never` + strings.ReplaceAll(podSpec, "\n      ", "\n          ")},
 }
 
-// observed reports whether the kind's controller has caught up with the
-// object, as Argo CD's cache would have by the time it diffs: diffs that keep
-// status (IncludeMutationWebhook) would otherwise see it move. CronJobs have
-// no observedGeneration; nothing in their status follows a create.
+// observed reports whether the kind's controller has seen the object's
+// latest generation. CronJobs have no observedGeneration.
 func observed(u *unstructured.Unstructured) bool {
 	if u.GetKind() == "CronJob" {
 		return true
@@ -95,14 +91,8 @@ func TestEntriesCoverEveryKind(t *testing.T) {
 		t.Run(desired.GetKind(), func(t *testing.T) {
 			the.sync(t, desired, true)
 			gvr := schema.GroupVersionResource{Group: desired.GroupVersionKind().Group, Version: "v1", Resource: w.resource}
-			var live *unstructured.Unstructured
-			eventually(t, desired.GetKind()+" stamped and observed", func(ctx context.Context) (bool, error) {
-				u, err := the.dynamic.Resource(gvr).Namespace(ns).Get(ctx, "app", metav1.GetOptions{})
-				if err != nil {
-					return false, err
-				}
-				live = u
-				return stampOf(u) != "" && observed(u), nil
+			live := the.settled(t, gvr, ns, "app", desired.GetKind()+" stamped and settled", func(u *unstructured.Unstructured) bool {
+				return stampOf(u) != "" && observed(u)
 			})
 			copied := withStamp(t, desired, "v1:"+strings.Repeat("0", 64))
 			cells := diffRow(t, desired.GetKind()+" with a copied stamp", copied, live, settings, func(m mode, ignoring bool) (bool, bool) {
