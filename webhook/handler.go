@@ -96,7 +96,7 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) admission.R
 		ot, _ := workload.PodTemplate(oldObj)
 		old = &ot
 		if sameTemplate(ot, t) {
-			if resp, ok := keepStamp(kind, ot, t, writtenByConfighash(req)); ok {
+			if resp, ok := keepStamp(kind, ot, t, req); ok {
 				return resp
 			}
 		}
@@ -130,11 +130,13 @@ const keptStampWarning = "confighash: kept the stored " + workload.ChecksumAnnot
 // ReplicaSet on every sync, under a stamp that no longer says what they read.
 // ok is false for the one case left to the caller: someone else stamping an
 // unstamped template, which gets a fresh checksum like any template change.
-func keepStamp(kind workload.Kind, old, t workload.Template, byConfighash bool) (resp admission.Response, ok bool) {
+// The request's options are decoded only when the stamp changed: the common
+// no-op write (a re-apply) costs no extra parsing.
+func keepStamp(kind workload.Kind, old, t workload.Template, req admission.Request) (resp admission.Response, ok bool) {
 	switch {
 	case t.Checksum() == old.Checksum():
 		return admission.Allowed("template unchanged"), true
-	case byConfighash && t.Checksum() != "":
+	case t.Checksum() != "" && writtenByConfighash(req):
 		return admission.Allowed("re-stamped by confighash"), true
 	case old.Checksum() == "":
 		return admission.Response{}, false
