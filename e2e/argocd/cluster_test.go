@@ -162,6 +162,19 @@ func (c *cluster) settled(t *testing.T, gvr schema.GroupVersionResource, namespa
 	return live
 }
 
+// observed reports whether the kind's controller has seen the object's
+// latest generation. CronJobs have no observedGeneration.
+func observed(u *unstructured.Unstructured) bool {
+	if u.GetKind() == "CronJob" {
+		return true
+	}
+	g, ok, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	if u.GetKind() == "Deployment" && u.GetAnnotations()["deployment.kubernetes.io/revision"] == "" {
+		return false
+	}
+	return ok && g == u.GetGeneration()
+}
+
 // eventually polls cond until it holds, failing the test after a minute.
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()

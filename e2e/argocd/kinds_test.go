@@ -15,38 +15,28 @@ const podSpec = `
         image: registry.k8s.io/pause:3.10
         envFrom: [{configMapRef: {name: cfg}}]`
 
+// appsWorkload is an apps/v1 Deployment, StatefulSet or DaemonSet as Git
+// holds it: the three differ only in kind.
+func appsWorkload(kind string) string {
+	return `
+apiVersion: apps/v1
+kind: ` + kind + `
+metadata: {name: app}
+spec:
+  selector: {matchLabels: {app: app}}
+  template:
+    metadata: {labels: {app: app}}
+    spec:` + podSpec
+}
+
 // workloads are the kinds confighash stamps on UPDATE, as Git holds them.
 var workloads = []struct {
 	resource string
 	manifest string
 }{
-	{"deployments", `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: app}
-spec:
-  selector: {matchLabels: {app: app}}
-  template:
-    metadata: {labels: {app: app}}
-    spec:` + podSpec},
-	{"statefulsets", `
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: app}
-spec:
-  selector: {matchLabels: {app: app}}
-  template:
-    metadata: {labels: {app: app}}
-    spec:` + podSpec},
-	{"daemonsets", `
-apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: app}
-spec:
-  selector: {matchLabels: {app: app}}
-  template:
-    metadata: {labels: {app: app}}
-    spec:` + podSpec},
+	{"deployments", appsWorkload("Deployment")},
+	{"statefulsets", appsWorkload("StatefulSet")},
+	{"daemonsets", appsWorkload("DaemonSet")},
 	{"cronjobs", `
 apiVersion: batch/v1
 kind: CronJob
@@ -58,19 +48,6 @@ spec:
       template:
         spec:
           restartPolicy: Never` + strings.ReplaceAll(podSpec, "\n      ", "\n          ")},
-}
-
-// observed reports whether the kind's controller has seen the object's
-// latest generation. CronJobs have no observedGeneration.
-func observed(u *unstructured.Unstructured) bool {
-	if u.GetKind() == "CronJob" {
-		return true
-	}
-	g, ok, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-	if u.GetKind() == "Deployment" && u.GetAnnotations()["deployment.kubernetes.io/revision"] == "" {
-		return false
-	}
-	return ok && g == u.GetGeneration()
 }
 
 // TestEntriesCoverEveryKind checks the documented entries, in both their
