@@ -17,9 +17,12 @@ const (
 	KubernetesVersion = "v1.37.2"
 )
 
-// Binaries are the paths of the control-plane executables.
+// Binaries are the paths of the control-plane executables, and of the
+// node's (kubelet, scheduler, kube-proxy), which are built with them from the
+// same module so that a node never skews against its control plane.
 type Binaries struct {
 	Etcd, APIServer, ControllerManager, Kubectl string
+	Kubelet, Scheduler, Proxy                   string
 }
 
 // buildTarget is one executable of a tools module: the package to build and
@@ -57,12 +60,15 @@ func binaryGroups(repoRoot string) []binaryGroup {
 			version:  KubernetesVersion,
 			toolsDir: filepath.Join(repoRoot, "e2e", "controlplane", "tools", "kube"),
 			outDir:   filepath.Join(repoRoot, "bin", "kubernetes-"+KubernetesVersion),
-			estimate: "about 15 minutes on 2 cores",
+			estimate: "about 20 minutes on 2 cores",
 			ldflags:  kubeVersionLDFlags(),
 			targets: []buildTarget{
 				{"k8s.io/kubernetes/cmd/kube-apiserver", "kube-apiserver"},
 				{"k8s.io/kubernetes/cmd/kube-controller-manager", "kube-controller-manager"},
 				{"k8s.io/kubernetes/cmd/kubectl", "kubectl"},
+				{"k8s.io/kubernetes/cmd/kubelet", "kubelet"},
+				{"k8s.io/kubernetes/cmd/kube-scheduler", "kube-scheduler"},
+				{"k8s.io/kubernetes/cmd/kube-proxy", "kube-proxy"},
 			},
 		},
 	}
@@ -95,6 +101,9 @@ func binariesIn(repoRoot string) Binaries {
 		APIServer:         filepath.Join(kube.outDir, "kube-apiserver"),
 		ControllerManager: filepath.Join(kube.outDir, "kube-controller-manager"),
 		Kubectl:           filepath.Join(kube.outDir, "kubectl"),
+		Kubelet:           filepath.Join(kube.outDir, "kubelet"),
+		Scheduler:         filepath.Join(kube.outDir, "kube-scheduler"),
+		Proxy:             filepath.Join(kube.outDir, "kube-proxy"),
 	}
 }
 
@@ -159,6 +168,7 @@ func (b Binaries) validate() error {
 	var errs []error
 	for _, f := range []struct{ name, path string }{
 		{"Etcd", b.Etcd}, {"APIServer", b.APIServer}, {"ControllerManager", b.ControllerManager}, {"Kubectl", b.Kubectl},
+		{"Kubelet", b.Kubelet}, {"Scheduler", b.Scheduler}, {"Proxy", b.Proxy},
 	} {
 		if f.path == "" {
 			errs = append(errs, fmt.Errorf("Binaries.%s is empty", f.name))
