@@ -1,60 +1,271 @@
 package restamp
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
 
-// flapGuard counts re-stamps per workload over a sliding window. A workload
-// re-stamped limit times within window is held: a config that flaps (a
-// certificate rewritten in a loop, two controllers fighting over a
-// ConfigMap) must not turn into thousands of ReplicaSets.
+// flapConfig tunes the flap guard.
+type flapConfig struct {
+	// Limit re-stamps within Window put a workload on hold.
+	Limit  int
+	Window time.Duration
+	// Quiet is how long a held workload's sources must go unchanged before
+	// it takes their latest content. A hold that starts within Window of
+	// the end of the previous one doubles it, up to MaxQuiet.
+	Quiet, MaxQuiet time.Duration
+	// MaxEntries caps how many workloads the guard remembers.
+	MaxEntries int
+}
+
+// workloadKey names a workload whatever queued it: a re-check and a config
+// change of the same workload are two queue items but one history, or a
+// workload would get the limit twice.
+type workloadKey struct {
+	kind, namespace, name string
+}
+
+func keyOf(r Request) workloadKey {
+	return workloadKey{kind: r.Kind, namespace: r.Namespace, name: r.Name}
+}
+
+// flapEntry is what the guard remembers of one workload.
+type flapEntry struct {
+	restamps []time.Time // within the window, oldest first
+	held     bool
+	hold     Hold // while held: what the annotation carries
+	// lastSeen is the checksum the sources gave at the last look during a
+	// hold, and lastChange when it was last seen to change.
+	lastSeen   string
+	lastChange time.Time
+	// releasedAt and releasedSince are when the last hold ended and when it
+	// had begun; level is its backoff level.
+	releasedAt    time.Time
+	releasedSince time.Time
+	level         int
+	touched       time.Time
+}
+
+// flapGuard holds workloads whose sources flap (a certificate rewritten in
+// a loop, two controllers fighting over a ConfigMap), so that a flap turns
+// into a bounded number of ReplicaSets rather than one per change.
+//
+// A workload re-stamped Limit times within Window is held. While held it
+// is not re-stamped at all, however long the flapping lasts; once its
+// sources have not changed for the quiet time it takes their latest
+// content, once. A hold that follows within Window of the end of the last
+// one doubles the quiet time, so a source that flaps in bursts rolls its
+// readers ever more rarely. The hold itself is also kept on the workload
+// (HoldAnnotation), which is how a new leader honours it.
 type flapGuard struct {
-	limit  int
-	window time.Duration
+	cfg flapConfig
 
-	mu      sync.Mutex
-	history map[Request][]time.Time
+	mu        sync.Mutex
+	entries   map[workloadKey]*flapEntry
+	lastSweep time.Time
 }
 
-func newFlapGuard(limit int, window time.Duration) *flapGuard {
-	return &flapGuard{limit: limit, window: window, history: map[Request][]time.Time{}}
+func newFlapGuard(cfg flapConfig) *flapGuard {
+	cfg.Limit = max(cfg.Limit, 1)
+	cfg.MaxQuiet = max(cfg.MaxQuiet, cfg.Quiet)
+	cfg.MaxEntries = max(cfg.MaxEntries, 1)
+	return &flapGuard{cfg: cfg, entries: map[workloadKey]*flapEntry{}}
 }
 
-// allow reports whether r may be re-stamped at now. When it may not, retry
-// is when the oldest re-stamp leaves the window, which is when the hold is
-// re-checked: if the sources have been stable since, the stamp then written
-// is their final state.
-func (g *flapGuard) allow(r Request, now time.Time) (ok bool, retry time.Duration) {
+// flapVerdict is what the guard says about one look at a workload.
+type flapVerdict struct {
+	// Hold is set while the workload is held: re-stamp nothing, make sure
+	// the workload carries this hold, and look again after Retry.
+	Hold  *Hold
+	Retry time.Duration
+	// Started is true on the look that began the hold.
+	Started bool
+	// Release is true when a hold ends: drop the annotation (writing the
+	// latest stamp with it, if the stamp is stale) and report back with
+	// restamped or released.
+	Release bool
+}
+
+// look is asked each time the hook works out what w's sources give now
+// (sum) and whether that differs from w's stamp (stale). stored is the hold
+// w carries, nil if none.
+func (g *flapGuard) look(w workloadKey, sum string, stale bool, stored *Hold, now time.Time) flapVerdict {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	h := g.recent(r, now)
-	if len(h) < g.limit {
-		return true, 0
+	g.sweep(now)
+	e := g.entries[w]
+	if e == nil {
+		if !stale && stored == nil {
+			return flapVerdict{}
+		}
+		e = g.add(w, now)
 	}
-	return false, h[0].Add(g.window).Sub(now)
+	e.touched = now
+	e.restamps = g.recent(e.restamps, now)
+
+	// A hold this guard did not start (a former leader's, or one whose
+	// entry was evicted) is honoured. The one just ended is not: a cache
+	// that has not yet seen the end still shows it.
+	if stored != nil && !e.held && !stored.Since.Equal(e.releasedSince) {
+		level := min(stored.Level, g.maxLevel())
+		e.held, e.level = true, level
+		e.hold = Hold{Since: stored.Since, Level: level, Quiet: g.quiet(level)}
+		// When the sources last changed is not known; counting from now
+		// can only make the hold longer, never let a flap through.
+		e.lastSeen, e.lastChange = sum, now
+	}
+
+	if e.held {
+		if sum != e.lastSeen {
+			e.lastSeen, e.lastChange = sum, now
+		}
+		if wait := e.lastChange.Add(e.hold.Quiet).Sub(now); wait > 0 {
+			h := e.hold
+			return flapVerdict{Hold: &h, Retry: wait}
+		}
+		return flapVerdict{Release: true}
+	}
+	if !stale {
+		return flapVerdict{}
+	}
+	recentlyHeld := !e.releasedAt.IsZero() && now.Sub(e.releasedAt) < g.cfg.Window
+	if len(e.restamps) < g.cfg.Limit && !recentlyHeld {
+		return flapVerdict{}
+	}
+	level := 0
+	if recentlyHeld {
+		level = min(e.level+1, g.maxLevel())
+	}
+	e.held, e.level = true, level
+	e.hold = Hold{Since: now, Level: level, Quiet: g.quiet(level)}
+	e.lastSeen, e.lastChange = sum, now
+	h := e.hold
+	return flapVerdict{Hold: &h, Retry: h.Quiet, Started: true}
 }
 
-// record notes a re-stamp of r at now.
-func (g *flapGuard) record(r Request, now time.Time) {
+// restamped notes that w was re-stamped at now; if it was held, the hold
+// has ended with it.
+func (g *flapGuard) restamped(w workloadKey, now time.Time) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.history[r] = append(g.recent(r, now), now)
+	e := g.entries[w]
+	if e == nil {
+		e = g.add(w, now)
+	}
+	e.touched = now
+	e.restamps = append(g.recent(e.restamps, now), now)
+	g.end(e, now)
 }
 
-// recent drops entries older than the window; it keeps the map from growing
-// with workloads that stopped changing. Callers hold mu.
-func (g *flapGuard) recent(r Request, now time.Time) []time.Time {
-	h := g.history[r]
+// released notes that w's hold ended at now without a re-stamp: its
+// sources settled on the content it was stamped with.
+func (g *flapGuard) released(w workloadKey, now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e := g.entries[w]; e != nil {
+		e.touched = now
+		g.end(e, now)
+	}
+}
+
+// holding reports whether w is held.
+func (g *flapGuard) holding(w workloadKey) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	e := g.entries[w]
+	return e != nil && e.held
+}
+
+// end ends e's hold, if any. Callers hold mu.
+func (g *flapGuard) end(e *flapEntry, now time.Time) {
+	if !e.held {
+		return
+	}
+	e.held = false
+	e.releasedAt, e.releasedSince = now, e.hold.Since
+}
+
+// quiet is the quiet time at a backoff level.
+func (g *flapGuard) quiet(level int) time.Duration {
+	q := g.cfg.Quiet
+	for range level {
+		if q >= g.cfg.MaxQuiet/2 {
+			return g.cfg.MaxQuiet
+		}
+		q *= 2
+	}
+	return min(q, g.cfg.MaxQuiet)
+}
+
+// maxLevel is the first level whose quiet time is the cap; higher levels
+// would say nothing more.
+func (g *flapGuard) maxLevel() int {
+	level := 0
+	for q := g.cfg.Quiet; q > 0 && q < g.cfg.MaxQuiet; q *= 2 {
+		level++
+	}
+	return level
+}
+
+// recent drops re-stamps older than the window. Callers hold mu.
+func (g *flapGuard) recent(h []time.Time, now time.Time) []time.Time {
 	i := 0
-	for i < len(h) && now.Sub(h[i]) >= g.window {
+	for i < len(h) && now.Sub(h[i]) >= g.cfg.Window {
 		i++
 	}
-	h = h[i:]
-	if len(h) == 0 {
-		delete(g.history, r)
-		return nil
+	return h[i:]
+}
+
+// add remembers a new workload, making room first if the guard is full.
+// Callers hold mu.
+func (g *flapGuard) add(w workloadKey, now time.Time) *flapEntry {
+	if len(g.entries) >= g.cfg.MaxEntries {
+		g.lastSweep = time.Time{}
+		g.sweep(now)
 	}
-	g.history[r] = h
-	return h
+	if len(g.entries) >= g.cfg.MaxEntries {
+		g.evict()
+	}
+	e := &flapEntry{touched: now}
+	g.entries[w] = e
+	return e
+}
+
+// sweep forgets, once per window, the workloads with nothing left to
+// remember: not held, no re-stamp within the window, and no hold ended
+// within it. Callers hold mu.
+func (g *flapGuard) sweep(now time.Time) {
+	if now.Sub(g.lastSweep) < g.cfg.Window {
+		return
+	}
+	g.lastSweep = now
+	for w, e := range g.entries {
+		e.restamps = g.recent(e.restamps, now)
+		if !e.held && len(e.restamps) == 0 && (e.releasedAt.IsZero() || now.Sub(e.releasedAt) >= g.cfg.Window) {
+			delete(g.entries, w)
+		}
+	}
+}
+
+// evict forgets the least recently looked-at tenth of a full guard, so
+// that a fan-out over more workloads than the cap costs a sort per tenth
+// rather than a scan per workload. A held workload forgotten this way
+// is held again on its next look, from its annotation; one with recent
+// re-stamps gets a fresh limit, which is the price of the bound. Callers
+// hold mu.
+func (g *flapGuard) evict() {
+	type aged struct {
+		w       workloadKey
+		touched time.Time
+	}
+	all := make([]aged, 0, len(g.entries))
+	for w, e := range g.entries {
+		all = append(all, aged{w, e.touched})
+	}
+	slices.SortFunc(all, func(a, b aged) int { return a.touched.Compare(b.touched) })
+	n := max(len(all)/10, 1)
+	for _, a := range all[:n] {
+		delete(g.entries, a.w)
+	}
 }

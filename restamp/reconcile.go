@@ -78,25 +78,23 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 			"required %s missing; not rolling until it exists", joinSources(res.Missing))
 		return reconcile.Result{}, nil
 	}
+	// Asked even when the stamp is current: a held workload's sources may
+	// flap back to it, and the hold still has to run its course and end.
+	if done, result, err := r.checkHold(ctx, obj, req, res.Checksum, res.Checksum != current); done {
+		return result, err
+	}
 	if res.Checksum == current {
 		r.changes.take(req)
 		return reconcile.Result{}, nil
 	}
 
-	if ok, retry := r.flaps.allow(req, r.now()); !ok {
-		r.metrics.Holds.WithLabelValues(req.Kind).Inc()
-		r.events.Eventf(obj, nil, corev1.EventTypeWarning, ReasonFlapHold, "Restamp",
-			"re-stamped too often; holding for %s until its sources settle", retry.Round(time.Second))
-		logger.Info("flap hold", "retryAfter", retry)
-		return reconcile.Result{RequeueAfter: retry}, nil
-	}
 	if err := r.budget.Wait(ctx); err != nil {
 		return reconcile.Result{}, fmt.Errorf("waiting for write budget: %w", err)
 	}
 	if err := r.patch(ctx, obj, t, res.Checksum); err != nil {
 		return reconcile.Result{}, err
 	}
-	r.flaps.record(req, r.now())
+	r.flaps.restamped(keyOf(req), r.now())
 	reason := "changed"
 	if current == "" {
 		reason = "first-stamp"
@@ -118,6 +116,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 func (r *reconciler) patch(ctx context.Context, obj client.Object, t workload.Template, sum string) error {
 	base := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	t.SetChecksum(sum)
+	// The re-stamp that ends a flap hold ends it on the workload too, in
+	// the same write.
+	dropHold(obj)
 	err := r.client.Patch(ctx, obj, base, client.FieldOwner(FieldOwner))
 	if apierrors.IsConflict(err) {
 		return fmt.Errorf("workload changed while re-stamping, retrying: %w", err)

@@ -55,7 +55,6 @@ func wantSum(t *testing.T, data map[string]string) string {
 }
 
 func TestReconcile(t *testing.T) {
-	const flapWindow = 10 * time.Minute
 	data := map[string]string{"k": "v2"}
 	current := wantSum(t, data)
 	webReq := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
@@ -86,7 +85,8 @@ func TestReconcile(t *testing.T) {
 	tests := map[string]struct {
 		objects      []client.Object
 		req          Request
-		flapsBefore  int // re-stamps of req already recorded, one a minute before now
+		flapsBefore  int    // re-stamps of the workload already recorded, one a minute before now
+		wantHold     string // the hold annotation after; "" means none
 		wantStamp    string
 		wantEvent    string // prefix; "" means no event
 		wantRequeue  time.Duration
@@ -175,11 +175,48 @@ func TestReconcile(t *testing.T) {
 			req:         webReq,
 			flapsBefore: 3,
 			wantStamp:   "v1:stale",
-			wantEvent:   "Warning FlapHold re-stamped too often; holding for 7m0s until its sources settle",
-			// The oldest of the three was three minutes ago.
-			wantRequeue: flapWindow - 3*time.Minute,
+			wantEvent:   "Warning FlapHold re-stamped too often; holding until its sources have not changed for 1m0s (backoff level 0)",
+			wantRequeue: flapQuiet,
 			wantHolds:   1,
 			wantPending: true,
+			wantHold:    "v1 since=2030-01-02T03:04:05Z level=0 quiet=1m0s",
+		},
+		"flap hold: a re-check shares the workload's limit": {
+			objects:     []client.Object{enabledNS(), appCM(), web("v1:stale")},
+			req:         Request{Kind: "Deployment", NamespacedName: webReq.NamespacedName, Recheck: true},
+			flapsBefore: 3,
+			wantStamp:   "v1:stale",
+			wantEvent:   "Warning FlapHold",
+			wantRequeue: flapQuiet,
+			wantHolds:   1,
+			wantPending: true,
+			wantHold:    "v1 since=2030-01-02T03:04:05Z level=0 quiet=1m0s",
+		},
+		"held by a former leader": {
+			objects:     []client.Object{enabledNS(), appCM(), web("v1:stale", withHold("v1 since=2030-01-02T02:00:00Z level=2 quiet=4m0s"))},
+			req:         webReq,
+			wantStamp:   "v1:stale",
+			wantRequeue: 4 * time.Minute,
+			wantHolds:   1,
+			wantPending: true,
+			wantHold:    "v1 since=2030-01-02T02:00:00Z level=2 quiet=4m0s",
+		},
+		"held by a former leader, stamp current: the hold runs its course": {
+			objects:     []client.Object{enabledNS(), appCM(), web(current, withHold("v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s"))},
+			req:         webReq,
+			wantStamp:   current,
+			wantRequeue: flapQuiet,
+			wantPending: true,
+			wantHold:    "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s",
+		},
+		"unreadable hold annotation: held at the first level, rewritten": {
+			objects:     []client.Object{enabledNS(), appCM(), web("v1:stale", withHold("someone's note"))},
+			req:         webReq,
+			wantStamp:   "v1:stale",
+			wantRequeue: flapQuiet,
+			wantHolds:   1,
+			wantPending: true,
+			wantHold:    "v1 since=2030-01-02T03:04:05Z level=0 quiet=1m0s",
 		},
 	}
 	for name, tc := range tests {
@@ -201,14 +238,14 @@ func TestReconcile(t *testing.T) {
 				key:     hookKey,
 				kinds:   kinds,
 				budget:  rate.NewLimiter(rate.Inf, 1),
-				flaps:   newFlapGuard(3, flapWindow),
+				flaps:   newFlapGuard(testHookFlapConfig()),
 				changes: newChanges(),
 				events:  rec,
 				metrics: metrics,
 				now:     func() time.Time { return now },
 			}
 			for i := range tc.flapsBefore {
-				r.flaps.record(tc.req, now.Add(-time.Duration(tc.flapsBefore-i)*time.Minute))
+				r.flaps.restamped(keyOf(webReq), now.Add(-time.Duration(tc.flapsBefore-i)*time.Minute))
 			}
 			r.changes.add(tc.req, "configmap/app")
 
@@ -231,6 +268,12 @@ func TestReconcile(t *testing.T) {
 				}
 				if _, found := d.Annotations[workload.ChecksumAnnotation]; found {
 					t.Errorf("stamp written to the Deployment's own annotations")
+				}
+				if got := d.Annotations[HoldAnnotation]; got != tc.wantHold {
+					t.Errorf("hold annotation = %q, want %q", got, tc.wantHold)
+				}
+				if _, found := d.Spec.Template.Annotations[HoldAnnotation]; found {
+					t.Errorf("hold written to the pod template, which would roll it")
 				}
 			}
 
@@ -262,7 +305,7 @@ func TestReconcile(t *testing.T) {
 			}
 			// A re-stamp counts towards the flap limit.
 			if len(tc.wantRestamps) > 0 {
-				if got := len(r.flaps.history[tc.req]); got != tc.flapsBefore+1 {
+				if got := len(r.flaps.entries[keyOf(tc.req)].restamps); got != tc.flapsBefore+1 {
 					t.Errorf("flap history has %d entries after a re-stamp, want %d", got, tc.flapsBefore+1)
 				}
 			}

@@ -23,6 +23,12 @@ import (
 // a couple of seconds leaves room for a loaded apiserver.
 const RecheckDelay = 2 * time.Second
 
+// MaxFlapEntries caps the workloads the flap guard remembers. An entry is
+// a few hundred bytes; a cluster with more workloads re-stamped within one
+// flap window than this loses only some re-stamp counts (held workloads
+// are held again from their annotation).
+const MaxFlapEntries = 20000
+
 // Options tune the hook.
 type Options struct {
 	// Key is the HMAC key shared with the webhook.
@@ -33,9 +39,14 @@ type Options struct {
 	// change reach a few hundred readers without waiting.
 	WritesPerSecond float64
 	Burst           int
-	// FlapLimit re-stamps within FlapWindow put a workload on hold.
-	FlapLimit  int
-	FlapWindow time.Duration
+	// FlapLimit re-stamps within FlapWindow put a workload on hold. A held
+	// workload takes its sources' latest content once they have not
+	// changed for FlapQuiet; a hold within FlapWindow of the last one
+	// doubles that, up to FlapMaxQuiet.
+	FlapLimit    int
+	FlapWindow   time.Duration
+	FlapQuiet    time.Duration
+	FlapMaxQuiet time.Duration
 	// Workers is how many workloads are re-checked in parallel.
 	Workers int
 }
@@ -57,12 +68,14 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	}
 	ch := newChanges()
 	e := &enqueuer{cache: mgr.GetCache(), kinds: kinds, window: o.Window, changes: ch}
+	flaps := newFlapGuard(flapConfig{Limit: o.FlapLimit, Window: o.FlapWindow,
+		Quiet: o.FlapQuiet, MaxQuiet: o.FlapMaxQuiet, MaxEntries: MaxFlapEntries})
 	r := &reconciler{
 		client:  mgr.GetClient(),
 		key:     o.Key,
 		kinds:   byName,
 		budget:  rate.NewLimiter(rate.Limit(o.WritesPerSecond), max(o.Burst, 1)),
-		flaps:   newFlapGuard(max(o.FlapLimit, 1), o.FlapWindow),
+		flaps:   flaps,
 		changes: ch,
 		events:  mgr.GetEventRecorder("confighash"),
 		metrics: m,

@@ -1,0 +1,96 @@
+package restamp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// minHoldRetry keeps a hold's re-checks from spinning when the quiet time
+// is nearly over.
+const minHoldRetry = time.Second
+
+// checkHold asks the flap guard about obj, whose sources now give sum.
+// When done is true the reconcile ends with res and err: the workload is
+// held, or its hold ended without a re-stamp. Otherwise the caller goes
+// on, re-stamping if stale; its patch drops the annotation with the stamp.
+func (r *reconciler) checkHold(ctx context.Context, obj client.Object, req Request, sum string, stale bool) (done bool, res reconcile.Result, err error) {
+	logger := log.FromContext(ctx)
+	now := r.now()
+	stored, parseErr := storedHold(obj.GetAnnotations(), now)
+	if parseErr != nil {
+		logger.Error(parseErr, "unreadable hold annotation; holding for one quiet time")
+	}
+	v := r.flaps.look(keyOf(req), sum, stale, stored, now)
+	switch {
+	case v.Hold != nil:
+		if err := r.setHold(ctx, obj, v.Hold); err != nil {
+			return true, reconcile.Result{}, err
+		}
+		if stale {
+			r.metrics.Holds.WithLabelValues(req.Kind).Inc()
+		}
+		if v.Started {
+			r.events.Eventf(obj, nil, corev1.EventTypeWarning, ReasonFlapHold, "Restamp",
+				"re-stamped too often; holding until its sources have not changed for %s (backoff level %d)", v.Hold.Quiet, v.Hold.Level)
+			logger.Info("flap hold", "quiet", v.Hold.Quiet, "level", v.Hold.Level)
+		}
+		return true, reconcile.Result{RequeueAfter: max(v.Retry, minHoldRetry)}, nil
+	case v.Release && !stale:
+		// The sources settled on what the workload was stamped with:
+		// nothing to roll, only the hold to drop.
+		if err := r.setHold(ctx, obj, nil); err != nil {
+			return true, reconcile.Result{}, err
+		}
+		r.flaps.released(keyOf(req), r.now())
+		r.changes.take(req)
+		logger.Info("flap hold ended; stamp already current")
+		return true, reconcile.Result{}, nil
+	}
+	return false, reconcile.Result{}, nil
+}
+
+// setHold makes obj carry h in HoldAnnotation, or not carry it when h is
+// nil, and writes only when that changes something. The write is a merge
+// patch of that one key of the workload's own metadata, under the hook's
+// field manager: the pod template is untouched, so nothing rolls, and the
+// webhook keeps the stored stamp. Written by hand rather than diffed from
+// the cached object, so that dropping the last annotation cannot turn into
+// "annotations": null and take someone else's new annotation with it; and
+// since it names one key only, it needs no optimistic lock.
+func (r *reconciler) setHold(ctx context.Context, obj client.Object, h *Hold) error {
+	cur, has := obj.GetAnnotations()[HoldAnnotation]
+	if (h == nil && !has) || (h != nil && has && cur == h.String()) {
+		return nil
+	}
+	var value any // JSON null removes the key
+	if h != nil {
+		value = h.String()
+	}
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{HoldAnnotation: value}}})
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", HoldAnnotation, err)
+	}
+	if err := r.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body), client.FieldOwner(FieldOwner)); err != nil {
+		return fmt.Errorf("writing %s: %w", HoldAnnotation, err)
+	}
+	return nil
+}
+
+// dropHold removes HoldAnnotation from obj in memory, so that the patch
+// that re-stamps a workload at the end of its hold also ends the hold.
+func dropHold(obj client.Object) {
+	a := obj.GetAnnotations()
+	if _, ok := a[HoldAnnotation]; !ok {
+		return
+	}
+	delete(a, HoldAnnotation)
+	obj.SetAnnotations(a)
+}

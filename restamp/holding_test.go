@@ -1,0 +1,150 @@
+package restamp
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/confighash/confighash/sources"
+	"github.com/confighash/confighash/workload"
+)
+
+const flapQuiet = time.Minute
+
+func testHookFlapConfig() flapConfig {
+	return flapConfig{Limit: 3, Window: 10 * time.Minute, Quiet: flapQuiet, MaxQuiet: 8 * time.Minute, MaxEntries: 100}
+}
+
+// withHold makes a test Deployment carry a hold annotation.
+func withHold(v string) func(*appsv1.Deployment) {
+	return func(d *appsv1.Deployment) { metav1.SetMetaDataAnnotation(&d.ObjectMeta, HoldAnnotation, v) }
+}
+
+// A hold a former leader left on the workload ends once the sources have
+// been quiet, with one write that re-stamps (if needed) and drops it; the
+// only write during the hold is to the workload's own metadata.
+func TestReconcileHoldEnds(t *testing.T) {
+	data := map[string]string{"k": "v2"}
+	current := wantSum(t, data)
+	webReq := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	const stored = "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s"
+	tests := map[string]struct {
+		stamp      string
+		wantEvent  string // prefix of the one event at the release; "" means none
+		wantWrites []string
+	}{
+		"stale: re-stamped, hold dropped in the same write": {
+			stamp:     "v1:stale",
+			wantEvent: "Normal ConfigChanged config changed (configmap/app)",
+			wantWrites: []string{`{"metadata":{"annotations":{"confighash.dev/hold":null},"resourceVersion":"999"},` +
+				`"spec":{"template":{"metadata":{"annotations":{"confighash.dev/checksum":"` + current + `"}}}}}`},
+		},
+		"sources settled on the stamp: only the hold dropped": {
+			stamp:      current,
+			wantWrites: []string{`{"metadata":{"annotations":{"confighash.dev/hold":null}}}`},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ctx := log.IntoContext(context.Background(), logr.Discard())
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
+				Labels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled}}}
+			cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: data})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", ResourceVersion: "999",
+				Annotations: map[string]string{HoldAnnotation: stored, "deployment.kubernetes.io/revision": "7"}}}
+			d.Spec.Template.Spec = envFromCM("app")
+			d.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: tc.stamp}
+			var writes []string
+			c := fake.NewClientBuilder().WithObjects(ns, cm.(client.Object), d).
+				WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+					b, err := p.Data(obj)
+					if err != nil {
+						return err
+					}
+					writes = append(writes, string(b))
+					return c.Patch(ctx, obj, p, opts...)
+				}}).Build()
+			metrics, err := NewMetrics(prometheus.NewRegistry())
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := events.NewFakeRecorder(10)
+			now := t0
+			r := &reconciler{
+				client:  c,
+				key:     hookKey,
+				kinds:   map[string]workload.Kind{"Deployment": workload.MutableKinds()[0]},
+				budget:  rate.NewLimiter(rate.Inf, 1),
+				flaps:   newFlapGuard(testHookFlapConfig()), // a new leader: nothing remembered
+				changes: newChanges(),
+				events:  rec,
+				metrics: metrics,
+				now:     func() time.Time { return now },
+			}
+			r.changes.add(webReq, "configmap/app")
+
+			// First look: held, counting the quiet time from now.
+			res, err := r.Reconcile(ctx, webReq)
+			if err != nil || res.RequeueAfter != flapQuiet {
+				t.Fatalf("first look: %+v, %v; want held for %v", res, err, flapQuiet)
+			}
+			now = now.Add(flapQuiet - time.Second)
+			if res, err := r.Reconcile(ctx, webReq); err != nil || res.RequeueAfter != time.Second {
+				t.Fatalf("just before the quiet time is up: %+v, %v; want held for 1s more", res, err)
+			}
+			if len(writes) != 0 {
+				t.Fatalf("writes during the hold: %q", writes)
+			}
+			now = now.Add(time.Second)
+			if res, err := r.Reconcile(ctx, webReq); err != nil || res.RequeueAfter != 0 {
+				t.Fatalf("after the quiet time: %+v, %v", res, err)
+			}
+
+			if strings.Join(writes, "\n") != strings.Join(tc.wantWrites, "\n") {
+				t.Errorf("writes:\n%s\nwant:\n%s", strings.Join(writes, "\n"), strings.Join(tc.wantWrites, "\n"))
+			}
+			got := &appsv1.Deployment{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(d), got); err != nil {
+				t.Fatal(err)
+			}
+			if _, held := got.Annotations[HoldAnnotation]; held || got.Spec.Template.Annotations[workload.ChecksumAnnotation] != current {
+				t.Errorf("after the release: annotations %v, stamp %q; want no hold and %q",
+					got.Annotations, got.Spec.Template.Annotations[workload.ChecksumAnnotation], current)
+			}
+			if r.flaps.holding(keyOf(webReq)) {
+				t.Error("guard still holds the workload")
+			}
+			if len(r.changes.pending) != 0 {
+				t.Errorf("changes still pending: %v", r.changes.pending)
+			}
+			close(rec.Events)
+			var evs []string
+			for e := range rec.Events {
+				evs = append(evs, e)
+			}
+			switch {
+			case tc.wantEvent == "" && len(evs) > 0:
+				t.Errorf("events = %q, want none", evs)
+			case tc.wantEvent != "" && (len(evs) != 1 || !strings.HasPrefix(evs[0], tc.wantEvent)):
+				t.Errorf("events = %q, want one starting %q", evs, tc.wantEvent)
+			}
+		})
+	}
+}
