@@ -109,7 +109,7 @@ func expectedChecksum(t *testing.T, ns string, spec *corev1.PodSpec, annotations
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := hasher.Checksum(key, refs, func(s hasher.Source) (hasher.Content, bool, error) {
+	res, err := hasher.Checksum(key, ns, refs, func(s hasher.Source) (hasher.Content, bool, error) {
 		var obj client.Object = &corev1.ConfigMap{}
 		if s.Kind == hasher.Secret {
 			obj = &corev1.Secret{}

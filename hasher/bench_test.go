@@ -85,7 +85,7 @@ func BenchmarkChecksum(b *testing.B) {
 	key := []byte(testKey)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Checksum(key, refs, lookup); err != nil {
+		if _, err := Checksum(key, "ns", refs, lookup); err != nil {
 			b.Fatal(err)
 		}
 	}

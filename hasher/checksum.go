@@ -9,8 +9,10 @@ import (
 )
 
 // Version prefixes every checksum. It changes whenever the pre-image format
-// changes, so that the roll such a change causes is recognisable.
-const Version = "v1"
+// changes. A new version must not roll anything by itself: callers compare a
+// stored stamp of the previous version with that version's computation (see
+// legacy.go) and keep it while the content is unchanged.
+const Version = "v2"
 
 // Lookup returns a source's content and whether it exists. err is for
 // lookup failures such as API errors, not for absence.
@@ -18,8 +20,8 @@ type Lookup func(Source) (c Content, found bool, err error)
 
 // Result is the outcome of Checksum.
 type Result struct {
-	// Checksum is Version + ":" + lowercase hex of HMAC-SHA256(key,
-	// pre-image), or "" when there are no references.
+	// Checksum is Version ":" KeyID(key) ":" lowercase hex of
+	// HMAC-SHA256(key, pre-image), or "" when there are no references.
 	Checksum string
 	// Missing lists, sorted, the required sources that do not exist. They
 	// are still part of the checksum, as absent, so the workload rolls
@@ -27,31 +29,48 @@ type Result struct {
 	Missing []Source
 }
 
-// Checksum computes the stamp for refs, fetching content through lookup.
-// refs need not be sorted or merged: duplicates are merged with the same
-// rules as References and the result does not depend on their order. key is
-// the HMAC key and must not be empty. Lookup errors are returned wrapped with
-// the name of the source.
-func Checksum(key []byte, refs []Reference, lookup Lookup) (Result, error) {
+// Checksum computes the stamp for refs read in namespace, fetching content
+// through lookup. refs need not be sorted or merged: duplicates are merged
+// with the same rules as References and the result does not depend on their
+// order. key is the HMAC key and must not be empty. Lookup errors are
+// returned wrapped with the name of the source.
+//
+// The namespace is part of the pre-image so that equal content in two
+// namespaces gives two unrelated stamps: otherwise a user who may create
+// Secrets in one namespace could test guesses of a Secret in another by
+// comparing stamps.
+func Checksum(key []byte, namespace string, refs []Reference, lookup Lookup) (Result, error) {
+	mac, res, err := compute(key, func(n int) *preimage { return newPreimage(namespace, n) }, refs, lookup)
+	if err != nil || mac == nil {
+		return res, err
+	}
+	res.Checksum = Version + ":" + KeyID(key) + ":" + hex.EncodeToString(mac)
+	return res, nil
+}
+
+// compute is the part of Checksum that every format version shares: it
+// looks up each canonical ref, appends it to the pre-image start(n) begins,
+// and returns the HMAC (nil when there are no refs) and the missing sources.
+func compute(key []byte, start func(sources int) *preimage, refs []Reference, lookup Lookup) ([]byte, Result, error) {
 	if len(key) == 0 {
-		return Result{}, errors.New("hasher: empty HMAC key")
+		return nil, Result{}, errors.New("hasher: empty HMAC key")
 	}
 	refs = canonical(refs)
 	if len(refs) == 0 {
-		return Result{}, nil
+		return nil, Result{}, nil
 	}
 	if lookup == nil {
-		return Result{}, errors.New("hasher: nil Lookup")
+		return nil, Result{}, errors.New("hasher: nil Lookup")
 	}
 
 	var (
-		pre     = newPreimage(len(refs))
+		pre     = start(len(refs))
 		missing []Source
 	)
 	for _, ref := range refs {
 		c, found, err := lookup(ref.Source)
 		if err != nil {
-			return Result{}, fmt.Errorf("hasher: look up %s: %w", ref.Source, err)
+			return nil, Result{}, fmt.Errorf("hasher: look up %s: %w", ref.Source, err)
 		}
 		if !found {
 			// A lookup that reports absence should not contribute
@@ -66,10 +85,7 @@ func Checksum(key []byte, refs []Reference, lookup Lookup) (Result, error) {
 
 	mac := hmac.New(sha256.New, key)
 	mac.Write(pre.bytes())
-	return Result{
-		Checksum: Version + ":" + hex.EncodeToString(mac.Sum(nil)),
-		Missing:  missing,
-	}, nil
+	return mac.Sum(nil), Result{Missing: missing}, nil
 }
 
 // canonical merges and sorts refs without touching the caller's slices, so

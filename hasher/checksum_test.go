@@ -15,11 +15,15 @@ import (
 // scenario is one input to Checksum.
 type scenario struct {
 	key     string // defaults to testKey
+	ns      string // defaults to testNamespace
 	refs    []Reference
 	objects map[Source]Content
 }
 
-const testKey = "test-key"
+const (
+	testKey       = "test-key"
+	testNamespace = "ns"
+)
 
 func (s scenario) checksum(t *testing.T) Result {
 	t.Helper()
@@ -27,7 +31,11 @@ func (s scenario) checksum(t *testing.T) Result {
 	if key == "" {
 		key = testKey
 	}
-	res, err := Checksum([]byte(key), s.refs, lookupFrom(s.objects))
+	ns := s.ns
+	if ns == "" {
+		ns = testNamespace
+	}
+	res, err := Checksum([]byte(key), ns, s.refs, lookupFrom(s.objects))
 	if err != nil {
 		t.Fatalf("Checksum: %v", err)
 	}
@@ -135,6 +143,17 @@ func TestChecksumProperties(t *testing.T) {
 			b:    scenario{refs: []Reference{optional(whole(Secret, "db"))}},
 			same: true,
 		},
+		// The oracle this closes: a user who may create a Secret named db in
+		// their namespace must not be able to test a guess of db in another
+		// namespace by comparing stamps.
+		"same Secret in two namespaces": {
+			a: scenario{ns: "team-a", refs: []Reference{whole(Secret, "db")}, objects: map[Source]Content{db: dataOf("p", "hunter2")}},
+			b: scenario{ns: "team-b", refs: []Reference{whole(Secret, "db")}, objects: map[Source]Content{db: dataOf("p", "hunter2")}},
+		},
+		"namespace is length-prefixed, not joined to the kind": {
+			a: scenario{ns: "aSecret", refs: []Reference{whole(Secret, "db")}},
+			b: scenario{ns: "a", refs: []Reference{whole(Secret, "db")}},
+		},
 		"different HMAC keys": {
 			a: scenario{key: "key-1", refs: []Reference{whole(Secret, "db")}, objects: map[Source]Content{db: dataOf("p", "hunter2")}},
 			b: scenario{key: "key-2", refs: []Reference{whole(Secret, "db")}, objects: map[Source]Content{db: dataOf("p", "hunter2")}},
@@ -188,14 +207,14 @@ func TestChecksumMissing(t *testing.T) {
 }
 
 func TestChecksumNoRefs(t *testing.T) {
-	res, err := Checksum([]byte(testKey), nil, nil)
+	res, err := Checksum([]byte(testKey), testNamespace, nil, nil)
 	if err != nil || !reflect.DeepEqual(res, Result{}) {
 		t.Errorf("Checksum(no refs) = %+v, %v; want zero Result", res, err)
 	}
 }
 
 func TestChecksumEmptyKey(t *testing.T) {
-	if _, err := Checksum(nil, []Reference{whole(Secret, "db")}, lookupFrom(nil)); err == nil {
+	if _, err := Checksum(nil, testNamespace, []Reference{whole(Secret, "db")}, lookupFrom(nil)); err == nil {
 		t.Error("Checksum with empty key succeeded, want error")
 	}
 }
@@ -203,7 +222,7 @@ func TestChecksumEmptyKey(t *testing.T) {
 func TestChecksumLookupError(t *testing.T) {
 	boom := errors.New("apiserver unavailable")
 	lookup := func(Source) (Content, bool, error) { return Content{}, false, boom }
-	_, err := Checksum([]byte(testKey), []Reference{whole(Secret, "db")}, lookup)
+	_, err := Checksum([]byte(testKey), testNamespace, []Reference{whole(Secret, "db")}, lookup)
 	if !errors.Is(err, boom) {
 		t.Fatalf("error = %v, want wrapping %v", err, boom)
 	}
@@ -215,7 +234,7 @@ func TestChecksumLookupError(t *testing.T) {
 func TestChecksumIgnoresContentOfAbsentSource(t *testing.T) {
 	refs := []Reference{whole(Secret, "db")}
 	stale := func(Source) (Content, bool, error) { return dataOf("k", "v"), false, nil }
-	got, err := Checksum([]byte(testKey), refs, stale)
+	got, err := Checksum([]byte(testKey), testNamespace, refs, stale)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,12 +257,12 @@ func TestChecksumIsVersionedKeyedHMAC(t *testing.T) {
 	objects := map[Source]Content{{Secret, "db"}: dataOf("password", "hunter2")}
 	res := (scenario{refs: refs, objects: objects}).checksum(t)
 
-	if !regexp.MustCompile(`^v1:[0-9a-f]{64}$`).MatchString(res.Checksum) {
-		t.Fatalf("Checksum = %q, want v1: and 64 lowercase hex digits", res.Checksum)
+	if !regexp.MustCompile(`^v2:[0-9a-f]{16}:[0-9a-f]{64}$`).MatchString(res.Checksum) {
+		t.Fatalf("Checksum = %q, want v2:, a 16-hex key ID, a colon and 64 lowercase hex digits", res.Checksum)
 	}
-	got := strings.TrimPrefix(res.Checksum, Version+":")
+	got := strings.TrimPrefix(res.Checksum, Version+":"+KeyID([]byte(testKey))+":")
 
-	pre := newPreimage(1)
+	pre := newPreimage(testNamespace, 1)
 	pre.addSource(refs[0], objects[Source{Secret, "db"}], true)
 	mac := hmac.New(sha256.New, []byte(testKey))
 	mac.Write(pre.bytes())

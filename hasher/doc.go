@@ -20,7 +20,7 @@
 //
 // The checksum is computed over a canonical byte string, the pre-image:
 //
-//	preimage = "confighash/v1\x00" uvarint(#sources) source...
+//	preimage = "confighash/v2\x00" str(namespace) uvarint(#sources) source...
 //	source   = str(kind) str(name) scope state uvarint(#entries) entry...
 //	entry    = field str(key) [digest]
 //	str(s)   = uvarint(len(s)) s
@@ -53,12 +53,28 @@
 // checksum is therefore HMAC-SHA256 of the pre-image under a key that only
 // confighash holds, which makes the stamp useless for that without the key.
 // The unkeyed per-value digests inside the pre-image never leave the process.
-// Changing the key changes every checksum and so rolls every workload once.
+//
+// One key serves the whole cluster, so the namespace is part of the
+// pre-image: otherwise a user allowed to create Secrets in one namespace
+// could create one with the same name and a guessed value, dry-run a
+// Deployment that reads it, and compare its stamp with one in another
+// namespace. v1 lacked this; see Versioning.
+//
+// The stamp carries KeyID(key), so a stamp made under another key (the key
+// Secret was lost or rotated) is told apart from a content change by Compare,
+// and callers keep it rather than roll every workload at once.
 //
 // # Versioning
 //
-// A checksum is Version, a colon, and the lowercase hex HMAC. Any change to
-// the pre-image must come with a new Version, so that the one-off roll it
-// causes is recognisable as deliberate; the golden vectors in
-// testdata/golden.json exist to catch a change that was not.
+// A checksum is Version, a colon, the key ID, a colon, and the lowercase hex
+// HMAC: "v2:" + 16 hex + ":" + 64 hex. Any change to the pre-image must come
+// with a new Version; the golden vectors in testdata/golden.json exist to
+// catch a change that was not.
+//
+// A new version must roll nothing by itself. Stamps of the previous version
+// ("v1:" + 64 hex, no namespace) are recognised by Compare as Legacy; the
+// caller then computes LegacyChecksumV1 and, while it still matches, keeps
+// the stored stamp, so the template changes only when the content does.
+// LegacyChecksumV1 is for that comparison only and is never written; its
+// vectors are pinned in the golden file too.
 package hasher

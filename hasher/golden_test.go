@@ -20,13 +20,18 @@ const goldenPath = "testdata/golden.json"
 // goldenCase is one test vector. Inputs are plain values so that the file can
 // be read, and reimplemented against, without this package.
 type goldenCase struct {
-	Name    string                  `json:"name"`
-	Key     string                  `json:"key"`
-	Refs    []goldenRef             `json:"refs"`
-	Objects map[string]goldenObject `json:"objects,omitempty"` // by Source string; absent sources are left out
+	Name      string                  `json:"name"`
+	Key       string                  `json:"key"`
+	Namespace string                  `json:"namespace"`
+	Refs      []goldenRef             `json:"refs"`
+	Objects   map[string]goldenObject `json:"objects,omitempty"` // by Source string; absent sources are left out
 
 	Checksum string   `json:"checksum"`
 	Missing  []string `json:"missing,omitempty"`
+	// LegacyChecksumV1 is the v1 stamp, pinned from the last v1 release:
+	// -update fills it only for new cases, never rewrites it, because
+	// LegacyChecksumV1 must keep matching stamps already in clusters.
+	LegacyChecksumV1 string `json:"legacyChecksumV1"`
 }
 
 type goldenRef struct {
@@ -57,9 +62,13 @@ func TestGolden(t *testing.T) {
 	for i := range cases {
 		c := &cases[i]
 		t.Run(c.Name, func(t *testing.T) {
-			res, err := Checksum([]byte(c.Key), c.refs(t), c.lookup(t))
+			res, err := Checksum([]byte(c.Key), c.Namespace, c.refs(t), c.lookup(t))
 			if err != nil {
 				t.Fatalf("Checksum: %v", err)
+			}
+			legacy, err := LegacyChecksumV1([]byte(c.Key), c.refs(t), c.lookup(t))
+			if err != nil {
+				t.Fatalf("LegacyChecksumV1: %v", err)
 			}
 			var missing []string
 			for _, src := range res.Missing {
@@ -67,10 +76,15 @@ func TestGolden(t *testing.T) {
 			}
 			if *update {
 				c.Checksum, c.Missing = res.Checksum, missing
-				return
+				if c.LegacyChecksumV1 == "" {
+					c.LegacyChecksumV1 = legacy.Checksum
+				}
 			}
 			if res.Checksum != c.Checksum {
 				t.Errorf("checksum = %s, want %s", res.Checksum, c.Checksum)
+			}
+			if legacy.Checksum != c.LegacyChecksumV1 {
+				t.Errorf("legacy v1 checksum = %s, want %s: stamps already in clusters would no longer be recognised", legacy.Checksum, c.LegacyChecksumV1)
 			}
 			if !reflect.DeepEqual(missing, c.Missing) {
 				t.Errorf("missing = %v, want %v", missing, c.Missing)

@@ -9,8 +9,8 @@ import (
 // HMAC key and names the format version.
 const preimageHeader = "confighash/" + Version + "\x00"
 
-// Tag bytes of the v1 pre-image. Their values are part of the format: never
-// renumber them without changing Version.
+// Tag bytes of the pre-image (the same in v1 and v2). Their values are part
+// of the format: never renumber them without changing Version.
 const (
 	scopeAllKeys byte = 1
 	scopeKeys    byte = 2
@@ -32,10 +32,13 @@ type preimage struct {
 	keys []string
 }
 
-// newPreimage starts a pre-image that will hold the given number of sources.
-func newPreimage(sources int) *preimage {
+// newPreimage starts a pre-image of the current version for sources read in
+// namespace. The namespace follows the header, length-prefixed like every
+// other string, so that no namespace/name split can be confused with another.
+func newPreimage(namespace string, sources int) *preimage {
 	p := &preimage{buf: make([]byte, 0, 1024)}
 	p.buf = append(p.buf, preimageHeader...)
+	p.appendString(namespace)
 	p.buf = binary.AppendUvarint(p.buf, uint64(sources))
 	return p
 }

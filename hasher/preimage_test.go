@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestPreimageLayout spells out the v1 encoding byte by byte, as a readable
+// TestPreimageLayout spells out the v2 encoding byte by byte, as a readable
 // companion to the package documentation.
 func TestPreimageLayout(t *testing.T) {
 	x, y := DigestOf([]byte("1")), DigestOf([]byte("2"))
@@ -22,8 +22,10 @@ func TestPreimageLayout(t *testing.T) {
 
 	var want []byte
 	add := func(b ...byte) { want = append(want, b...) }
-	add([]byte("confighash/v1\x00")...)
-	add(2) // sources
+	add([]byte("confighash/v2\x00")...)
+	add(4)
+	add([]byte("team")...) // namespace
+	add(2)                 // sources
 	add(9)
 	add([]byte("ConfigMap")...)
 	add(1, 'a')
@@ -40,7 +42,7 @@ func TestPreimageLayout(t *testing.T) {
 	add(fieldMissing, 1, 'm')
 
 	canon := canonical(refs)
-	pre := newPreimage(len(canon))
+	pre := newPreimage("team", len(canon))
 	for _, ref := range canon {
 		c, found := objects[ref.Source]
 		pre.addSource(ref, c, found)

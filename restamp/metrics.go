@@ -12,6 +12,9 @@ type Metrics struct {
 	Holds     *prometheus.CounterVec
 	Checksums prometheus.Counter
 	Missing   *prometheus.CounterVec
+	// Kept counts differing stamps left alone because only confighash
+	// changed (format or HMAC key), not the content; see stale.
+	Kept *prometheus.CounterVec
 }
 
 // NewMetrics creates the series and registers them on reg. A series that is
@@ -34,6 +37,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "confighash_missing_source_total",
 			Help: "Re-checks that found a required source missing and kept the stamp, by kind.",
 		}, []string{"kind"}),
+		Kept: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "confighash_stamps_kept_total",
+			Help: "Re-checks that kept a stamp made by an older format (legacy-v1) or under another HMAC key (other-key) instead of rolling, by kind and reason.",
+		}, []string{"kind", "reason"}),
 	}
 	var err error
 	m.Restamps, err = register(reg, m.Restamps)
@@ -45,6 +52,9 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	if err == nil {
 		m.Missing, err = register(reg, m.Missing)
+	}
+	if err == nil {
+		m.Kept, err = register(reg, m.Kept)
 	}
 	return m, err
 }

@@ -65,7 +65,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 
 	refs, _ := hasher.References(t.Spec, obj.GetAnnotations())
 	r.metrics.Checksums.Inc()
-	res, err := hasher.Checksum(r.key, refs, sources.Reader{Cache: r.client}.Lookup(ctx, req.Namespace))
+	lookup := sources.Reader{Cache: r.client}.Lookup(ctx, req.Namespace)
+	res, err := hasher.Checksum(r.key, req.Namespace, refs, lookup)
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("computing checksum: %w", err)
 	}
@@ -83,7 +84,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 	if done, result, err := r.checkHold(ctx, obj, req, res.Checksum, res.Checksum != current); done {
 		return result, err
 	}
-	if res.Checksum == current {
+	stale, err := r.stale(ctx, obj, req, refs, lookup, current, res.Checksum)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if !stale {
 		r.changes.take(req)
 		return reconcile.Result{}, nil
 	}

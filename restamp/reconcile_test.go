@@ -45,7 +45,7 @@ func wantSum(t *testing.T, data map[string]string) string {
 		t.Fatal(err)
 	}
 	cm := &corev1.ConfigMap{Data: data}
-	res, err := hasher.Checksum(hookKey, refs, func(hasher.Source) (hasher.Content, bool, error) {
+	res, err := hasher.Checksum(hookKey, "ns", refs, func(hasher.Source) (hasher.Content, bool, error) {
 		return hasher.ConfigMapContent(cm), true, nil
 	})
 	if err != nil {

@@ -136,7 +136,7 @@ func keepStamp(kind workload.Kind, old, t workload.Template, req admission.Reque
 	switch {
 	case t.Checksum() == old.Checksum():
 		return admission.Allowed("template unchanged"), true
-	case t.Checksum() != "" && writtenByConfighash(req):
+	case currentFormat(t.Checksum()) && writtenByConfighash(req):
 		return admission.Allowed("re-stamped by confighash"), true
 	case old.Checksum() == "":
 		return admission.Response{}, false
@@ -178,7 +178,7 @@ func (h *Handler) checksum(ctx context.Context, ns string, obj client.Object, t 
 		return t.Checksum(), append(warnings, fmt.Sprintf("confighash: template reads %d sources, more than the limit of %d; not stamped", len(refs), limit)), nil
 	}
 	h.Metrics.checksum()
-	res, err := hasher.Checksum(h.Key, refs, h.Sources.Lookup(ctx, ns))
+	res, err := hasher.Checksum(h.Key, ns, refs, h.Sources.Lookup(ctx, ns))
 	if err != nil {
 		return "", nil, err
 	}

@@ -150,13 +150,18 @@ func TestHandle(t *testing.T) {
 	changed := fakeSources{cfg: {"k": "v2"}}
 	sum := func(src fakeSources) string {
 		refs, _ := hasher.References(&deployment().Spec.Template.Spec, nil)
-		r, err := hasher.Checksum(testKey, refs, src.Lookup(context.Background(), "ns"))
+		r, err := hasher.Checksum(testKey, "ns", refs, src.Lookup(context.Background(), "ns"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r.Checksum
 	}
 	current, stale := sum(present), sum(changed)
+	refs, _ := hasher.References(&deployment().Spec.Template.Spec, nil)
+	legacy, err := hasher.LegacyChecksumV1(testKey, refs, present.Lookup(context.Background(), "ns"))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	tests := map[string]struct {
 		src       fakeSources
@@ -194,6 +199,23 @@ func TestHandle(t *testing.T) {
 		"the hook's re-stamp passes through": {
 			src: present, req: byManager(workload.FieldManager, request(admissionv1.Update, deployment(withStamp(stale)), deployment(withStamp(current)))),
 			wantStamp: stale,
+		},
+		// confighash never writes v1; one arriving as a stamp-only write was
+		// copied, maybe from another namespace, and must not get in.
+		"a legacy v1 stamp under confighash's manager is undone": {
+			src: present, req: byManager(workload.FieldManager, request(admissionv1.Update, deployment(withStamp(legacy.Checksum)), deployment(withStamp(current)))),
+			wantStamp: current, wantPatch: true, wantWarn: "kept the stored confighash.dev/checksum",
+		},
+		"a stored legacy v1 stamp is kept on a no-op write": {
+			src: changed, req: request(admissionv1.Update, deployment(), deployment(withStamp(legacy.Checksum))),
+			wantStamp: legacy.Checksum, wantPatch: true,
+		},
+		"create carrying a legacy v1 stamp gets a v2 stamp": {
+			// Never kept on CREATE, even when it matches: the answer would
+			// tell whether a v1 stamp copied from elsewhere fits this
+			// namespace's content.
+			src: present, req: request(admissionv1.Create, deployment(withStamp(legacy.Checksum)), nil),
+			wantStamp: current, wantPatch: true,
 		},
 		"the hook's first stamp of an unstamped workload passes through": {
 			src: changed, req: byManager(workload.FieldManager, request(admissionv1.Update, deployment(withStamp(stale)), deployment())),

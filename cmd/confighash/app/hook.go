@@ -5,6 +5,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/restamp"
 )
 
@@ -16,11 +17,15 @@ func addHook(ctx context.Context, mgr manager.Manager, key []byte, o Options) er
 		WritesPerSecond: o.WritesPerSecond,
 		// A burst the size of a large fan-out lets one change reach its
 		// readers at once; the rate caps sustained storms.
-		Burst:      100,
-		FlapLimit:  o.FlapLimit,
-		FlapWindow: o.FlapWindow,
+		Burst:        100,
+		FlapLimit:    o.FlapLimit,
+		FlapWindow:   o.FlapWindow,
+		FlapQuiet:    o.FlapQuiet,
+		FlapMaxQuiet: o.FlapMaxQuiet,
 		// Re-stamps wait on the apiserver (and its call to the webhook),
 		// not on CPU, so a few more workers than cores pay off.
 		Workers: 8,
+		// The webhook's policy: never kube-system nor our own namespace.
+		Policy: injection.New(o.Namespace),
 	})
 }

@@ -62,9 +62,13 @@ type Options struct {
 	CoalesceWindow time.Duration
 	// WritesPerSecond is the hook's global write budget.
 	WritesPerSecond float64
-	// FlapLimit re-stamps within FlapWindow put a workload on hold.
-	FlapLimit  int
-	FlapWindow time.Duration
+	// FlapLimit re-stamps within FlapWindow put a workload on hold. It is
+	// released once its sources have not changed for FlapQuiet; a hold
+	// within FlapWindow of the last doubles that, up to FlapMaxQuiet.
+	FlapLimit    int
+	FlapWindow   time.Duration
+	FlapQuiet    time.Duration
+	FlapMaxQuiet time.Duration
 
 	Zap zap.Options
 }
@@ -87,8 +91,12 @@ func DefaultOptions() Options {
 		WritesPerSecond:   100,
 		KubeAPIQPS:        100,
 		KubeAPIBurst:      200,
-		FlapLimit:         20,
-		FlapWindow:        10 * time.Minute,
+		// Five rollouts of every reader in ten minutes is already a lot
+		// for a config that is being edited by hand; a flap gets no more.
+		FlapLimit:    5,
+		FlapWindow:   10 * time.Minute,
+		FlapQuiet:    time.Minute,
+		FlapMaxQuiet: 30 * time.Minute,
 	}
 }
 
@@ -113,7 +121,9 @@ func (o *Options) bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.CoalesceWindow, "coalesce-window", o.CoalesceWindow, "wait this long for further changes to a workload's sources before re-stamping it")
 	fs.Float64Var(&o.WritesPerSecond, "writes-per-second", o.WritesPerSecond, "global budget of workload re-stamps per second")
 	fs.IntVar(&o.FlapLimit, "flap-limit", o.FlapLimit, "hold a workload re-stamped more than this many times within --flap-window")
-	fs.DurationVar(&o.FlapWindow, "flap-window", o.FlapWindow, "window of --flap-limit")
+	fs.DurationVar(&o.FlapWindow, "flap-window", o.FlapWindow, "window of --flap-limit; a hold that starts within it of the end of the last one doubles the quiet time")
+	fs.DurationVar(&o.FlapQuiet, "flap-quiet", o.FlapQuiet, "a held workload takes its sources' latest content, once, after they have not changed for this long")
+	fs.DurationVar(&o.FlapMaxQuiet, "flap-quiet-max", o.FlapMaxQuiet, "cap of the doubling --flap-quiet")
 	zfs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.Zap.BindFlags(zfs)
 	fs.AddGoFlagSet(zfs)
@@ -140,6 +150,9 @@ func (o *Options) validate() (*webhookEndpoint, error) {
 	}
 	if o.CoalesceWindow < 0 || o.WritesPerSecond <= 0 || o.FlapLimit < 1 || o.FlapWindow <= 0 {
 		errs = append(errs, errors.New("--coalesce-window must be >= 0, --writes-per-second > 0, --flap-limit >= 1 and --flap-window > 0"))
+	}
+	if o.FlapQuiet <= 0 || o.FlapMaxQuiet < o.FlapQuiet {
+		errs = append(errs, errors.New("--flap-quiet must be > 0 and --flap-quiet-max >= --flap-quiet"))
 	}
 	var ep *webhookEndpoint
 	if o.WebhookURL != "" {

@@ -103,6 +103,14 @@ func TestValidate(t *testing.T) {
 			mutate:   func(o *Options) { o.FlapWindow = 0 },
 			wantErrs: []string{"--flap-window > 0"},
 		},
+		"zero flap quiet": {
+			mutate:   func(o *Options) { o.FlapQuiet = 0 },
+			wantErrs: []string{"--flap-quiet must be > 0"},
+		},
+		"flap quiet cap below the quiet time": {
+			mutate:   func(o *Options) { o.FlapQuiet, o.FlapMaxQuiet = time.Hour, time.Minute },
+			wantErrs: []string{"--flap-quiet-max >= --flap-quiet"},
+		},
 		"every error is reported": {
 			mutate: func(o *Options) {
 				o.CertMode = "bogus"
@@ -219,6 +227,7 @@ func TestBind(t *testing.T) {
 				d := DefaultOptions()
 				if o.Namespace != d.Namespace || o.WebhookPort != d.WebhookPort || o.CertMode != CertModeSelf ||
 					o.FlapLimit != d.FlapLimit || o.FlapWindow != d.FlapWindow || o.CoalesceWindow != d.CoalesceWindow ||
+					o.FlapQuiet != d.FlapQuiet || o.FlapMaxQuiet != d.FlapMaxQuiet ||
 					o.WritesPerSecond != d.WritesPerSecond || o.LeaderElect {
 					t.Errorf("options after parsing no flags = %+v, want the defaults %+v", o, d)
 				}
@@ -226,12 +235,13 @@ func TestBind(t *testing.T) {
 		},
 		"every hook flag": {
 			args: []string{"--namespace=ch", "--cert-mode=external", "--webhook-port=10250", "--coalesce-window=3s",
-				"--writes-per-second=2.5", "--flap-limit=4", "--flap-window=1m", "--leader-elect",
+				"--writes-per-second=2.5", "--flap-limit=4", "--flap-window=1m", "--flap-quiet=20s", "--flap-quiet-max=5m", "--leader-elect",
 				"--hmac-key-secret=k", "--webhook-url=https://127.0.0.1:1"},
 			check: func(t *testing.T, o Options) {
 				if o.Namespace != "ch" || o.CertMode != CertModeExternal || o.WebhookPort != 10250 ||
 					o.CoalesceWindow != 3*time.Second || o.WritesPerSecond != 2.5 || o.FlapLimit != 4 ||
-					o.FlapWindow != time.Minute || !o.LeaderElect || o.HMACKeySecret != "k" || o.WebhookURL != "https://127.0.0.1:1" {
+					o.FlapWindow != time.Minute || !o.LeaderElect || o.HMACKeySecret != "k" || o.WebhookURL != "https://127.0.0.1:1" ||
+					o.FlapQuiet != 20*time.Second || o.FlapMaxQuiet != 5*time.Minute {
 					t.Errorf("options = %+v", o)
 				}
 			},

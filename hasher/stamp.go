@@ -1,0 +1,62 @@
+package hasher
+
+import "strings"
+
+// Verdict says how a stored stamp stands against the one the content gives
+// now, as far as can be told without recomputing anything.
+type Verdict int
+
+const (
+	// Differs: the content (or what is read) changed, or nothing is stored.
+	Differs Verdict = iota
+	// Same: the stored stamp is the fresh one.
+	Same
+	// OtherKey: the stored stamp was made under another HMAC key, so
+	// whether the content changed cannot be told. Re-stamping now would roll
+	// the workload for nothing; keep it until a change is seen.
+	OtherKey
+	// Legacy: the stored stamp has the previous format; compare it with
+	// LegacyChecksumV1 to tell.
+	Legacy
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Same:
+		return "same"
+	case OtherKey:
+		return "other-key"
+	case Legacy:
+		return "legacy"
+	}
+	return "differs"
+}
+
+// Compare classifies stored against fresh, a stamp Checksum returned (or ""
+// when the template reads nothing).
+func Compare(stored, fresh string) Verdict {
+	switch {
+	case stored == fresh:
+		return Same
+	case stored == "" || fresh == "":
+		return Differs
+	case strings.HasPrefix(stored, LegacyVersion+":"):
+		return Legacy
+	}
+	if id, ok := StampKeyID(stored); ok {
+		if freshID, _ := StampKeyID(fresh); id != freshID {
+			return OtherKey
+		}
+	}
+	return Differs
+}
+
+// StampKeyID returns the key ID a current-format stamp carries.
+func StampKeyID(stamp string) (string, bool) {
+	rest, ok := strings.CutPrefix(stamp, Version+":")
+	if !ok {
+		return "", false
+	}
+	id, _, ok := strings.Cut(rest, ":")
+	return id, ok && id != ""
+}

@@ -1,0 +1,63 @@
+package restamp
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/confighash/confighash/hasher"
+)
+
+// ReasonKeyChanged is the warning on a workload whose stamp was made under
+// another HMAC key. It names key IDs only, never content.
+const ReasonKeyChanged = "KeyChanged"
+
+// Reasons a differing stamp is kept, as metric labels.
+const (
+	keptLegacy   = "legacy-v1"
+	keptOtherKey = "other-key"
+)
+
+// stale reports whether the stored stamp must give way to fresh. A stamp
+// that differs only because confighash changed (a new stamp format, a new
+// HMAC key) is kept: replacing it would roll every workload at once although
+// no pod would read anything new.
+//
+//   - A legacy v1 stamp is compared with the v1 checksum of the same content
+//     and kept while it matches; the next real change writes v2.
+//   - A stamp under another key cannot be compared at all. On a re-check
+//     (the start-up replay, a template write) it is kept and reported; on a
+//     change to a source seen live, the content did change, so it is
+//     re-stamped under the current key.
+func (r *reconciler) stale(ctx context.Context, obj client.Object, req Request, refs []hasher.Reference, lookup hasher.Lookup, stored, fresh string) (bool, error) {
+	switch hasher.Compare(stored, fresh) {
+	case hasher.Same:
+		return false, nil
+	case hasher.Legacy:
+		v1, err := hasher.LegacyChecksumV1(r.key, refs, lookup)
+		if err != nil {
+			return false, fmt.Errorf("computing legacy v1 checksum: %w", err)
+		}
+		if v1.Checksum != stored {
+			return true, nil
+		}
+		r.metrics.Kept.WithLabelValues(req.Kind, keptLegacy).Inc()
+		return false, nil
+	case hasher.OtherKey:
+		if !req.Recheck {
+			return true, nil
+		}
+		storedID, _ := hasher.StampKeyID(stored)
+		freshID, _ := hasher.StampKeyID(fresh)
+		r.metrics.Kept.WithLabelValues(req.Kind, keptOtherKey).Inc()
+		r.events.Eventf(obj, nil, corev1.EventTypeWarning, ReasonKeyChanged, "Restamp",
+			"stamped under HMAC key %s, but confighash now uses key %s: not rolling; the next change to its config re-stamps it", storedID, freshID)
+		log.FromContext(ctx).Info("stamp made under another HMAC key; keeping it until its config changes",
+			"stampKeyID", storedID, "keyID", freshID)
+		return false, nil
+	}
+	return true, nil
+}

@@ -1,0 +1,170 @@
+package restamp
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/sources"
+	"github.com/confighash/confighash/workload"
+)
+
+// stampsOf computes, for a workload in ns reading configmap/app whole with
+// data, the legacy v1 stamp and the v2 stamp under key.
+func stampsOf(t *testing.T, key []byte, ns string, data map[string]string) (v1, v2 string) {
+	t.Helper()
+	spec := envFromCM("app")
+	refs, err := hasher.References(&spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup := func(hasher.Source) (hasher.Content, bool, error) {
+		return hasher.ConfigMapContent(&corev1.ConfigMap{Data: data}), true, nil
+	}
+	legacy, err := hasher.LegacyChecksumV1(key, refs, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := hasher.Checksum(key, ns, refs, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return legacy.Checksum, cur.Checksum
+}
+
+// TestReconcileKeepsStampsOnlyConfighashChanged: a new stamp format or a new
+// HMAC key changes the stamp the content gives, but no pod would read
+// anything new, so nothing may roll; a real change still does.
+func TestReconcileKeepsStampsOnlyConfighashChanged(t *testing.T) {
+	data := map[string]string{"k": "v2"}
+	otherKey := []byte("another-key-another-key-another!")
+	legacyNow, current := stampsOf(t, hookKey, "ns", data)
+	legacyOld, _ := stampsOf(t, hookKey, "ns", map[string]string{"k": "v1"})
+	_, otherKeyStamp := stampsOf(t, otherKey, "ns", data)
+	live := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	replay := live
+	replay.Recheck = true
+
+	tests := map[string]struct {
+		stamp     string
+		req       Request
+		wantStamp string
+		wantEvent string // prefix; "" means none
+		wantKept  map[string]float64
+	}{
+		"legacy v1 stamp of the current content, start-up replay": {
+			stamp: legacyNow, req: replay, wantStamp: legacyNow,
+			wantKept: map[string]float64{keptLegacy: 1},
+		},
+		"legacy v1 stamp of the current content, a source event": {
+			// An edit that left what the pods read as it was.
+			stamp: legacyNow, req: live, wantStamp: legacyNow,
+			wantKept: map[string]float64{keptLegacy: 1},
+		},
+		"legacy v1 stamp of older content is re-stamped in v2": {
+			stamp: legacyOld, req: live, wantStamp: current,
+			wantEvent: "Normal ConfigChanged",
+		},
+		"legacy v1 stamp of older content, caught up at start-up": {
+			stamp: legacyOld, req: replay, wantStamp: current,
+			wantEvent: "Normal ConfigChanged",
+		},
+		"stamp under another key, start-up replay: kept, and said so": {
+			stamp: otherKeyStamp, req: replay, wantStamp: otherKeyStamp,
+			wantEvent: "Warning KeyChanged stamped under HMAC key " + hasher.KeyID(otherKey) +
+				", but confighash now uses key " + hasher.KeyID(hookKey) + ": not rolling",
+			wantKept: map[string]float64{keptOtherKey: 1},
+		},
+		"stamp under another key, a source changed: re-stamped under the current key": {
+			stamp: otherKeyStamp, req: live, wantStamp: current,
+			wantEvent: "Normal ConfigChanged",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ctx := log.IntoContext(context.Background(), logr.Discard())
+			cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: data})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
+			d.Spec.Template.Spec = envFromCM("app")
+			d.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: tc.stamp}
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
+				Labels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled}}}
+			var patches int
+			c := interceptor.NewClient(fake.NewClientBuilder().WithObjects(ns, cm.(client.Object), d).Build(), interceptor.Funcs{
+				Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+					patches++
+					return c.Patch(ctx, obj, p, opts...)
+				},
+			})
+			metrics, err := NewMetrics(prometheus.NewRegistry())
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := events.NewFakeRecorder(10)
+			kinds := map[string]workload.Kind{}
+			for _, k := range workload.MutableKinds() {
+				kinds[k.GVK.Kind] = k
+			}
+			r := &reconciler{
+				client:  c,
+				key:     hookKey,
+				kinds:   kinds,
+				budget:  rate.NewLimiter(rate.Inf, 1),
+				flaps:   newFlapGuard(100, time.Hour),
+				changes: newChanges(),
+				events:  rec,
+				metrics: metrics,
+				now:     time.Now,
+			}
+			r.changes.add(tc.req, "configmap/app")
+			if _, err := r.Reconcile(ctx, tc.req); err != nil {
+				t.Fatalf("Reconcile: %v", err)
+			}
+
+			got := &appsv1.Deployment{}
+			if err := c.Get(ctx, tc.req.NamespacedName, got); err != nil {
+				t.Fatal(err)
+			}
+			if s := got.Spec.Template.Annotations[workload.ChecksumAnnotation]; s != tc.wantStamp {
+				t.Errorf("stamp = %q, want %q", s, tc.wantStamp)
+			}
+			if wantPatches := map[bool]int{true: 0, false: 1}[tc.wantStamp == tc.stamp]; patches != wantPatches {
+				t.Errorf("%d patches, want %d", patches, wantPatches)
+			}
+			close(rec.Events)
+			var evs []string
+			for e := range rec.Events {
+				evs = append(evs, e)
+			}
+			switch {
+			case tc.wantEvent == "" && len(evs) > 0:
+				t.Errorf("events = %q, want none", evs)
+			case tc.wantEvent != "" && (len(evs) != 1 || !strings.HasPrefix(evs[0], tc.wantEvent)):
+				t.Errorf("events = %q, want one starting %q", evs, tc.wantEvent)
+			}
+			for _, reason := range []string{keptLegacy, keptOtherKey} {
+				if got := counterValue(t, metrics.Kept.WithLabelValues("Deployment", reason)); got != tc.wantKept[reason] {
+					t.Errorf("kept{reason=%s} = %v, want %v", reason, got, tc.wantKept[reason])
+				}
+			}
+		})
+	}
+}
