@@ -79,14 +79,14 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 			"required %s missing; not rolling until it exists", joinSources(res.Missing))
 		return reconcile.Result{}, nil
 	}
-	// Asked even when the stamp is current: a held workload's sources may
-	// flap back to it, and the hold still has to run its course and end.
-	if done, result, err := r.checkHold(ctx, obj, req, res.Checksum, res.Checksum != current); done {
-		return result, err
-	}
 	stale, err := r.stale(ctx, obj, req, refs, lookup, current, res.Checksum)
 	if err != nil {
 		return reconcile.Result{}, err
+	}
+	// Asked even when the stamp is current: a held workload's sources may
+	// flap back to it, and the hold still has to run its course and end.
+	if done, result, err := r.checkHold(ctx, obj, req, res.Checksum, stale); done {
+		return result, err
 	}
 	if !stale {
 		r.changes.take(req)

@@ -128,7 +128,7 @@ func TestReconcileKeepsStampsOnlyConfighashChanged(t *testing.T) {
 				key:     hookKey,
 				kinds:   kinds,
 				budget:  rate.NewLimiter(rate.Inf, 1),
-				flaps:   newFlapGuard(100, time.Hour),
+				flaps:   newFlapGuard(flapConfig{Limit: 100, Window: time.Hour, Quiet: time.Minute}),
 				changes: newChanges(),
 				events:  rec,
 				metrics: metrics,
