@@ -1,0 +1,112 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/confighash/confighash/workload"
+)
+
+// Permission is one kind of request `confighash serve` makes to the API
+// server: the table the shipped RBAC is checked against in both directions
+// (e2e/deploy). Every rule the manifests grant must be needed by an entry
+// here, and every entry must be granted. A verb that no code path sends does
+// not belong here: that is what keeps the RBAC at least privilege.
+type Permission struct {
+	Group    string
+	Resource string
+	Verbs    []string
+	// OwnNamespace is true for requests confined to --namespace; false for
+	// cluster-scoped resources and requests in any namespace.
+	OwnNamespace bool
+	// Name is the object the requests name: "" when they name none (list,
+	// watch, create), AnyName when they name objects not known in advance.
+	Name string
+	// Why names the code that sends the requests.
+	Why string
+}
+
+// AnyName marks requests that name objects chosen at run time.
+const AnyName = "*"
+
+// leaderElectionID is the Lease (and ID) of the leader election.
+const leaderElectionID = "confighash.dev"
+
+// Permissions returns what `confighash serve` with o asks of the API server.
+// It follows Serve's wiring: what runs depends on the same options.
+func Permissions(o Options) []Permission {
+	var ps []Permission
+	add := func(p Permission) { ps = append(ps, p) }
+
+	// sources.Reader: informers on every namespace, and one live GET to
+	// confirm a cache miss (mgr.GetAPIReader).
+	for _, res := range []string{"configmaps", "secrets"} {
+		add(Permission{Resource: res, Verbs: []string{"list", "watch"}, Why: "sources: informer of the webhook and the hook"})
+		add(Permission{Resource: res, Verbs: []string{"get"}, Name: AnyName, Why: "sources.Reader: live GET confirming a cache miss"})
+	}
+	// The hook reads Namespaces (opt-in label) and workloads through the
+	// cached client: informers only, no live GET. The webhook confirms a
+	// Namespace missing from its cache with one live GET.
+	add(Permission{Resource: "namespaces", Verbs: []string{"list", "watch"}, Why: "webhook and restamp: cached Namespace (injection policy)"})
+	add(Permission{Resource: "namespaces", Verbs: []string{"get"}, Name: AnyName, Why: "webhook: live GET of a Namespace not yet cached"})
+	for _, k := range workload.MutableKinds() {
+		add(Permission{Group: k.GVK.Group, Resource: k.Resource, Verbs: []string{"list", "watch"}, Why: "restamp: workload informer and readers index"})
+		add(Permission{Group: k.GVK.Group, Resource: k.Resource, Verbs: []string{"patch"}, Name: AnyName, Why: "restamp: merge patch of the stamp"})
+	}
+	// client-go's tools/events sink creates an event, then patches its series.
+	add(Permission{Group: "events.k8s.io", Resource: "events", Verbs: []string{"create"}, Why: "restamp: ConfigChanged, SourceMissing, FlapHold events"})
+	add(Permission{Group: "events.k8s.io", Resource: "events", Verbs: []string{"patch"}, Name: AnyName, Why: "restamp: event series"})
+
+	if o.LeaderElect {
+		// client-go's LeaseLock sends exactly Get, Create and Update
+		// (resourcelock/leaselock.go); nothing lists, watches or patches it.
+		add(Permission{Group: "coordination.k8s.io", Resource: "leases", Verbs: []string{"create"}, OwnNamespace: true, Why: "leader election: first lease"})
+		add(Permission{Group: "coordination.k8s.io", Resource: "leases", Verbs: []string{"get", "update"}, OwnNamespace: true, Name: leaderElectionID, Why: "leader election: renew, take over, release"})
+		// The LeaseLock's recorder is core/v1 (tools/record), on the Lease.
+		add(Permission{Resource: "events", Verbs: []string{"create"}, OwnNamespace: true, Why: "leader election events"})
+		add(Permission{Resource: "events", Verbs: []string{"patch"}, OwnNamespace: true, Name: AnyName, Why: "leader election event series"})
+	}
+
+	// hashkey.Ensure: a GET, and a create when the Secret does not exist.
+	add(Permission{Resource: "secrets", Verbs: []string{"create"}, OwnNamespace: true, Why: "hashkey.Ensure / certs: create a missing Secret"})
+	add(Permission{Resource: "secrets", Verbs: []string{"get"}, OwnNamespace: true, Name: o.HMACKeySecret, Why: "hashkey.Ensure: read the HMAC key"})
+
+	if o.MetricsSecure && o.MetricsAddr != "0" {
+		add(Permission{Group: "authentication.k8s.io", Resource: "tokenreviews", Verbs: []string{"create"}, Why: "metricsauth: who is scraping"})
+		add(Permission{Group: "authorization.k8s.io", Resource: "subjectaccessreviews", Verbs: []string{"create"}, Why: "metricsauth: may they GET /metrics"})
+	}
+
+	if o.CertMode == CertModeSelf {
+		// certs.reconcileSecret: Get, Create, and Update with the read
+		// resourceVersion (never a patch); certs.injectCABundle: Get and a
+		// strategic merge patch (never an update).
+		add(Permission{Resource: "secrets", Verbs: []string{"get", "update"}, OwnNamespace: true, Name: o.CertSecret, Why: "certs: CA and serving certificate"})
+		add(Permission{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations", Verbs: []string{"get", "patch"}, Name: o.WebhookConfigName, Why: "certs: caBundle injection"})
+	}
+	if o.WebhookURL != "" {
+		// Out-of-cluster mode only; the shipped manifests never use it.
+		add(Permission{Resource: "namespaces", Verbs: []string{"create"}, Why: "out-of-cluster: ensureNamespace"})
+		add(Permission{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations", Verbs: []string{"patch"}, Name: o.WebhookConfigName, Why: "out-of-cluster: server-side apply of the configuration"})
+		add(Permission{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations", Verbs: []string{"create"}, Why: "out-of-cluster: an apply that creates the configuration"})
+	}
+	return ps
+}
+
+// PermissionsForArgs parses a `confighash serve` command line (as a
+// Deployment passes it) and returns its Permissions.
+func PermissionsForArgs(args []string) ([]Permission, error) {
+	o := DefaultOptions()
+	fs := pflag.NewFlagSet("confighash serve", pflag.ContinueOnError)
+	fs.SetOutput(&strings.Builder{})
+	o.bind(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, fmt.Errorf("parsing serve flags: %w", err)
+	}
+	if _, err := o.validate(); err != nil {
+		return nil, errors.Join(errors.New("invalid serve flags"), err)
+	}
+	return Permissions(o), nil
+}
