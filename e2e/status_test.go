@@ -16,9 +16,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,6 +24,7 @@ import (
 	"github.com/confighash/confighash/cmd/confighash/app"
 	"github.com/confighash/confighash/e2e/controlplane"
 	"github.com/confighash/confighash/e2e/framework"
+	"github.com/confighash/confighash/restamp"
 	"github.com/confighash/confighash/status"
 	"github.com/confighash/confighash/workload"
 )
@@ -183,26 +182,17 @@ func TestStatusStale(t *testing.T) {
 func TestStatusHeld(t *testing.T) {
 	ns, _ := statusFixture(t, true)
 	setStaleStamp(t, ns, "web")
+	// The hold the hook's flap guard keeps on the workload, written as it
+	// writes it: the annotation, not an Event, is what held is decided on.
+	hold := restamp.Hold{Since: time.Now().UTC().Truncate(time.Second), Level: 1, Quiet: 2 * time.Minute}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, restamp.HoldAnnotation, hold.String())
 	d := deploymentOf(ns, "web", corev1.PodSpec{})
-	if err := env.Client.Get(specContext(t), client.ObjectKeyFromObject(d), d); err != nil {
-		t.Fatal(err)
+	if err := env.Client.Patch(specContext(t), d, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner(workload.FieldManager)); err != nil {
+		t.Fatalf("writing the hold: %v", err)
 	}
-	// The Event the hook's flap guard emits, written as its recorder would.
-	now := metav1.NewMicroTime(time.Now())
-	create(t, &eventsv1.Event{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("web.%x", now.UnixNano())},
-		EventTime:  now,
-		Regarding: corev1.ObjectReference{Kind: "Deployment", APIVersion: "apps/v1", Namespace: ns, Name: "web",
-			UID: d.UID, ResourceVersion: d.ResourceVersion},
-		Reason:              "FlapHold",
-		Type:                corev1.EventTypeWarning,
-		Note:                "re-stamped too often; holding for 9m58s until its sources settle",
-		Action:              "Restamp",
-		ReportingController: status.ReportingController,
-		ReportingInstance:   "confighash-e2e",
-	})
 	w := statusOf(t, ns, "deployment/web", 1)
-	if w.State != status.StateHeld || w.LastFlapHold == nil || !strings.Contains(w.Reason, "holding for") {
+	if w.State != status.StateHeld || w.Hold == nil || w.Hold.Level != 1 || w.Hold.Quiet != "2m0s" ||
+		!w.Hold.Since.Equal(hold.Since) || !strings.Contains(w.Reason, "held the workload since") {
 		t.Errorf("got %+v", w)
 	}
 }

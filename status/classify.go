@@ -3,8 +3,6 @@ package status
 import (
 	"fmt"
 	"strings"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // CheckInstallHint is appended to reasons that point at the installation.
@@ -19,8 +17,8 @@ const CheckInstallHint = "run `confighash status --check-install`"
 //   - missing-source: a required source is absent; the hook does not roll a
 //     workload whose pods could not start;
 //   - unknown: the checksum the sources give now could not be obtained;
-//   - held: the stamp differs from it, and the newest confighash event on
-//     the workload is a FlapHold warning newer than its last ConfigChanged;
+//   - held: the stamp differs from it, and the workload carries the hook's
+//     flap hold annotation (confighash.dev/hold);
 //   - stale: the stamp differs from it (or there is no stamp yet);
 //   - current: the stamp is what the sources give now.
 func Classify(w *Workload) (State, string) {
@@ -40,9 +38,8 @@ func Classify(w *Workload) (State, string) {
 	if w.StampedChecksum == w.ExpectedChecksum {
 		return StateCurrent, "the stamp is what the sources give now"
 	}
-	if hold := w.LastFlapHold; onHold(hold, w.LastConfigChanged, w.LastSourceMissing) {
-		return StateHeld, fmt.Sprintf("the stamp is out of date and the hook has held the workload since %s: %s",
-			hold.Time.UTC().Format("2006-01-02T15:04:05Z"), hold.Message)
+	if h := w.Hold; h != nil {
+		return StateHeld, heldReason(h)
 	}
 	if w.StampedChecksum == "" {
 		return StateStale, "not stamped: it predates injection or was written while the webhook was unreachable; " +
@@ -52,10 +49,15 @@ func Classify(w *Workload) (State, string) {
 		"the hook re-stamps it when one of its sources changes, or when it restarts"
 }
 
-// onHold reports whether hold is a FlapHold warning and the newest of the
-// workload's confighash events.
-func onHold(hold, changed, missing *Event) bool {
-	return hold != nil && hold.Type == corev1.EventTypeWarning && newer(hold, changed) && !newer(missing, hold)
+// heldReason explains a flap hold.
+func heldReason(h *Hold) string {
+	if h.Error != "" {
+		return "the stamp is out of date and the hook holds the workload (its hold annotation is unreadable: " +
+			h.Error + "); it takes the latest content once the sources have been quiet for the first-level quiet time"
+	}
+	return fmt.Sprintf("the stamp is out of date: its sources flap, and the hook has held the workload since %s "+
+		"(backoff level %d); it takes their latest content, once, when they have not changed for %s",
+		h.Since.UTC().Format("2006-01-02T15:04:05Z"), h.Level, h.Quiet)
 }
 
 // newer reports whether a exists and is newer than b (or b does not exist).

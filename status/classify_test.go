@@ -23,6 +23,7 @@ func TestClassify(t *testing.T) {
 	holdAfter := &Event{Type: corev1.EventTypeWarning, Reason: "FlapHold", Time: t0.Add(time.Minute), Message: "holding for 5m0s"}
 	holdBefore := &Event{Type: corev1.EventTypeWarning, Reason: "FlapHold", Time: t0.Add(-time.Minute)}
 	missingAfterHold := &Event{Type: corev1.EventTypeWarning, Reason: "SourceMissing", Time: t0.Add(2 * time.Minute)}
+	hold := &Hold{Since: t0.Add(time.Minute), Level: 1, Quiet: "2m0s"}
 
 	tests := map[string]struct {
 		w          Workload
@@ -45,13 +46,27 @@ func TestClassify(t *testing.T) {
 			w:    Workload{Injection: on, Sources: present, ExpectedChecksum: "v1:aa"},
 			want: StateStale, wantReason: "not stamped",
 		},
-		"held: FlapHold newer than the last ConfigChanged": {
+		"held: the workload carries the hook's hold": {
 			w: Workload{Injection: on, Sources: present, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa",
-				LastConfigChanged: changed, LastFlapHold: holdAfter},
-			want: StateHeld, wantReason: "holding for 5m0s",
+				LastConfigChanged: changed, LastFlapHold: holdAfter, Hold: hold},
+			want: StateHeld, wantReason: "held the workload since 2026-01-02T03:05:05Z (backoff level 1); it takes their latest content, once, when they have not changed for 2m0s",
 		},
-		"held without any ConfigChanged": {
-			w:    Workload{Injection: on, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa", LastFlapHold: holdAfter},
+		"held without any event (a new leader honours the annotation)": {
+			w:    Workload{Injection: on, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa", Hold: hold},
+			want: StateHeld,
+		},
+		"held: unreadable hold annotation": {
+			w:    Workload{Injection: on, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa", Hold: &Hold{Error: "garbage"}},
+			want: StateHeld, wantReason: "unreadable: garbage",
+		},
+		"stale: a FlapHold event without the annotation is a hold that ended": {
+			w: Workload{Injection: on, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa",
+				LastConfigChanged: changed, LastFlapHold: holdAfter},
+			want: StateStale,
+		},
+		"held wins over a newer SourceMissing event": {
+			w: Workload{Injection: on, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa",
+				LastFlapHold: holdAfter, LastSourceMissing: missingAfterHold, Hold: hold},
 			want: StateHeld,
 		},
 		"stale: FlapHold older than the last ConfigChanged": {
@@ -71,6 +86,10 @@ func TestClassify(t *testing.T) {
 		},
 		"current despite an old hold": {
 			w:    Workload{Injection: on, StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa", LastFlapHold: holdAfter},
+			want: StateCurrent,
+		},
+		"current while held: sources flapped back to the stamp": {
+			w:    Workload{Injection: on, StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa", Hold: hold},
 			want: StateCurrent,
 		},
 		"missing required source": {

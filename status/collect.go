@@ -86,6 +86,7 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 		w.Namespace, w.Name = obj.GetNamespace(), obj.GetName()
 		t, _ := workload.PodTemplate(obj)
 		w.StampedChecksum = t.Checksum()
+		w.Hold = holdOf(obj.GetAnnotations())
 		labels, nsErr := nss.labels(ctx, w.Namespace)
 		w.Injection = injectionOf(w.Namespace, labels, nsErr, obj.GetAnnotations(), o.ConfighashNamespace)
 		refs, refErr := hasher.References(t.Spec, obj.GetAnnotations())

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/restamp"
 	"github.com/confighash/confighash/workload"
 )
 
@@ -113,7 +114,7 @@ func TestCollect(t *testing.T) {
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "on", Name: "sec"}, Data: map[string][]byte{"password": []byte(secretValue)}},
 		deploy("on", "web", "v1:good", spec, nil),
 		deploy("on", "stale", "v1:old", spec, nil),
-		deploy("on", "held", "v1:old", spec, nil),
+		deploy("on", "held", "v1:old", spec, map[string]string{restamp.HoldAnnotation: "v1 since=2026-01-02T03:05:05Z level=0 quiet=1m0s"}),
 		deploy("on", "missing", "v1:good", readsSpec("cfg", "gone"), nil),
 		deploy("on", "optout", "", spec, optOut),
 		deploy("on", "down", "v1:good", spec, nil),
@@ -215,7 +216,8 @@ func TestCollect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(r.Workloads) != 1 || r.Workloads[0].State != StateHeld || r.Workloads[0].LastFlapHold == nil {
+		if len(r.Workloads) != 1 || r.Workloads[0].State != StateHeld || r.Workloads[0].Hold == nil ||
+			r.Workloads[0].Hold.Quiet != "1m0s" || !r.Workloads[0].Hold.Since.Equal(t0.Add(time.Minute)) {
 			t.Fatalf("got %+v", r.Workloads)
 		}
 	})

@@ -62,6 +62,7 @@ func writeDetails(out io.Writer, w *Workload, now time.Time) error {
 	fmt.Fprintf(tw, "  State:\t%s: %s\n", w.State, oneLine(w.Reason))
 	fmt.Fprintf(tw, "  Stamped checksum:\t%s\n", orNone(w.StampedChecksum))
 	fmt.Fprintf(tw, "  Expected checksum:\t%s\n", orNone(w.ExpectedChecksum))
+	fmt.Fprintf(tw, "  Flap hold:\t%s\n", describeHold(w.Hold))
 	for _, e := range []struct {
 		label string
 		ev    *Event
@@ -151,6 +152,16 @@ func describeEvent(e *Event, now time.Time) string {
 		count = fmt.Sprintf(", %d times", e.Count)
 	}
 	return fmt.Sprintf("%s (%s%s) %s: %s", e.Time.UTC().Format(time.RFC3339), ago(e, now), count, e.Type, oneLine(e.Message))
+}
+
+func describeHold(h *Hold) string {
+	switch {
+	case h == nil:
+		return "<none>"
+	case h.Error != "":
+		return "unreadable: " + oneLine(h.Error)
+	}
+	return fmt.Sprintf("since %s, level %d, released after %s without a change", h.Since.UTC().Format(time.RFC3339), h.Level, h.Quiet)
 }
 
 func orNone(s string) string {

@@ -74,6 +74,7 @@ func TestWriteTableAllNamespacesAndDetails(t *testing.T) {
 		"  Expected checksum:    v1:aa\n",
 		"  Last ConfigChanged:   2026-01-02T02:59:05Z (5m ago) Normal: config changed (configmap/web); re-stamped pod template\n",
 		"  Last FlapHold:        <none>\n",
+		"  Flap hold:            <none>\n",
 		"  Warning:              confighash: annotation",
 		"  SOURCE            KEYS            OPTIONAL   PRESENCE\n",
 		"  configmap/web     *               no         present\n",
@@ -105,7 +106,7 @@ func TestWriteJSONSchema(t *testing.T) {
 	ws := doc["workloads"].([]any)
 	w := ws[0].(map[string]any)
 	expectKeys(t, "workload", w, "kind", "namespace", "name", "injection", "state", "reason",
-		"stampedChecksum", "expectedChecksum", "sources", "lastConfigChanged", "lastFlapHold", "lastSourceMissing", "warnings")
+		"stampedChecksum", "expectedChecksum", "sources", "lastConfigChanged", "lastFlapHold", "lastSourceMissing", "hold", "warnings")
 	expectKeys(t, "injection", w["injection"].(map[string]any), "state", "reason")
 	expectKeys(t, "source", w["sources"].([]any)[0].(map[string]any), "kind", "name", "keys", "optional", "presence")
 	expectKeys(t, "event", w["lastConfigChanged"].(map[string]any), "type", "reason", "time", "count", "message")

@@ -70,6 +70,7 @@ const AllKeys = "*"
 //	    "sources": [{"kind": "ConfigMap", "name": "web", "keys": ["*"], "optional": false, "presence": "present"}],
 //	    "lastConfigChanged": {"type": "Normal", "reason": "ConfigChanged", "time": "2026-…Z", "count": 1, "message": "…"},
 //	    "lastFlapHold": null, "lastSourceMissing": null,
+//	    "hold": {"since": "2026-…Z", "level": 1, "quiet": "2m0s"},
 //	    "error": "…", "warnings": ["…"]
 //	  }],
 //	  "summary": {"current": 3, "stale": 1}
@@ -107,6 +108,9 @@ type Workload struct {
 	LastConfigChanged *Event `json:"lastConfigChanged"`
 	LastFlapHold      *Event `json:"lastFlapHold"`
 	LastSourceMissing *Event `json:"lastSourceMissing"`
+	// Hold is the hook's flap hold on the workload, from its
+	// confighash.dev/hold annotation; null when it is not held.
+	Hold *Hold `json:"hold"`
 	// Error says why ExpectedChecksum could not be obtained.
 	Error string `json:"error,omitempty"`
 	// Warnings are problems that did not stop the evaluation: malformed
