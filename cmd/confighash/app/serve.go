@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/confighash/confighash/certs"
-	"github.com/confighash/confighash/hashkey"
 	"github.com/confighash/confighash/metricsauth"
 	"github.com/confighash/confighash/sources"
 	"github.com/confighash/confighash/webhook"
@@ -67,7 +66,7 @@ func Serve(ctx context.Context, o Options) error {
 			return err
 		}
 	}
-	key, err := hashkey.Ensure(ctx, live, types.NamespacedName{Namespace: o.Namespace, Name: o.HMACKeySecret})
+	key, err := readHMACKey(ctx, live, types.NamespacedName{Namespace: o.Namespace, Name: o.HMACKeySecret}, keyReadBackoff())
 	if err != nil {
 		return err
 	}
