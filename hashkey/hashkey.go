@@ -1,13 +1,3 @@
-// Package hashkey provides the HMAC key that makes checksums safe to publish.
-//
-// The stamp sits in pod templates that many people can read. Keyed with a
-// secret only confighash holds, it cannot be used to test guesses of a
-// Secret's value offline. The key lives in a Secret in confighash's own
-// namespace; the first replica to start creates it and every replica reads
-// the same one, so all of them compute the same stamps.
-//
-// Changing the key changes every stamp and so rolls every workload: rotate
-// it only deliberately.
 package hashkey
 
 import (
@@ -21,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/confighash/confighash/hasher"
 )
 
 // DataKey is the Secret key holding the HMAC key.
@@ -54,19 +46,27 @@ func create(ctx context.Context, c client.Client, ref types.NamespacedName) (*co
 	if _, err := rand.Read(key); err != nil {
 		return nil, fmt.Errorf("generating hmac key: %w", err)
 	}
-	s := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: ref.Name, Namespace: ref.Namespace,
-			Labels: map[string]string{"app.kubernetes.io/name": "confighash"}},
-		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{DataKey: key},
-	}
+	s := newSecret(ref, key)
 	err := c.Create(ctx, s)
 	if apierrors.IsAlreadyExists(err) {
 		// Another replica won the race; use its key so stamps agree.
 		s = &corev1.Secret{}
 		err = c.Get(ctx, ref, s)
 	} else if err == nil {
-		log.FromContext(ctx).Info("created hmac key secret", "secret", ref)
+		// Loud on purpose: on a first install this is expected, but after
+		// a key loss every existing stamp is under another key from now on
+		// (the hook reports each with a KeyChanged warning; none rolls).
+		log.FromContext(ctx).Info("created a new hmac key secret; stamps made under any earlier key are kept until their config changes",
+			"secret", ref, "keyID", hasher.KeyID(key))
 	}
 	return s, err
+}
+
+func newSecret(ref types.NamespacedName, key []byte) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: ref.Name, Namespace: ref.Namespace,
+			Labels: map[string]string{"app.kubernetes.io/name": "confighash"}},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{DataKey: key},
+	}
 }

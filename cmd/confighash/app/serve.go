@@ -66,7 +66,8 @@ func Serve(ctx context.Context, o Options) error {
 			return err
 		}
 	}
-	key, err := readHMACKey(ctx, live, types.NamespacedName{Namespace: o.Namespace, Name: o.HMACKeySecret}, keyReadBackoff())
+	keyRef := types.NamespacedName{Namespace: o.Namespace, Name: o.HMACKeySecret}
+	key, err := readHMACKey(ctx, live, keyRef, keyReadBackoff())
 	if err != nil {
 		return err
 	}
@@ -99,6 +100,9 @@ func Serve(ctx context.Context, o Options) error {
 		return err
 	}
 	if err := addHook(ctx, mgr, key, o); err != nil {
+		return err
+	}
+	if err := addKeyKeeper(mgr, live, keyRef, key); err != nil {
 		return err
 	}
 	log.FromContext(ctx).Info("starting", "namespace", o.Namespace, "certMode", o.CertMode, "webhookURL", o.WebhookURL)

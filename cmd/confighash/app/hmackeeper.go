@@ -1,0 +1,28 @@
+package app
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/confighash/confighash/hashkey"
+)
+
+// addKeyKeeper holds this replica to the key in the Secret: a deleted
+// Secret is put back with the key in use, and another key in it stops the
+// manager, so the process exits and its restart stamps with that key. live
+// must be uncached: the manager's cache keeps Secrets as digests only.
+func addKeyKeeper(mgr manager.Manager, live client.Client, ref types.NamespacedName, key []byte) error {
+	m, err := hashkey.NewMetrics(metrics.Registry)
+	if err != nil {
+		return fmt.Errorf("registering hmac key metrics: %w", err)
+	}
+	k := &hashkey.Keeper{Client: live, Ref: ref, Key: key, Events: mgr.GetEventRecorder("confighash"), Metrics: m}
+	if err := mgr.Add(k); err != nil {
+		return fmt.Errorf("adding hmac key keeper: %w", err)
+	}
+	return nil
+}
