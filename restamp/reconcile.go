@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/sources"
 	"github.com/confighash/confighash/workload"
 )
@@ -40,6 +41,7 @@ type reconciler struct {
 	events  events.EventRecorder
 	metrics *Metrics
 	now     func() time.Time
+	policy  injection.Policy
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Result, error) {
@@ -51,8 +53,10 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 		r.changes.take(req)
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	enabled, err := r.namespaceEnabled(ctx, req.Namespace)
-	if err != nil || !enabled || workload.OptedOut(obj.GetAnnotations()) || obj.GetDeletionTimestamp() != nil {
+	// The same policy as the webhook's: readers in a namespace confighash
+	// does not serve (a labelled kube-system, say) are never re-stamped.
+	ns, err := r.policy.Check(ctx, r.client, req.Namespace)
+	if err != nil || !ns.Serves || workload.OptedOut(obj.GetAnnotations()) || obj.GetDeletionTimestamp() != nil {
 		r.changes.take(req)
 		return reconcile.Result{}, err
 	}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/sources"
 	"github.com/confighash/confighash/workload"
 )
@@ -49,6 +50,9 @@ type Options struct {
 	FlapMaxQuiet time.Duration
 	// Workers is how many workloads are re-checked in parallel.
 	Workers int
+	// Policy says which namespaces the hook serves; the webhook uses the
+	// same one.
+	Policy injection.Policy
 }
 
 // Setup indexes the workload kinds by the sources they read and adds the
@@ -79,6 +83,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		changes: ch,
 		events:  mgr.GetEventRecorder("confighash"),
 		metrics: m,
+		policy:  o.Policy,
 		now:     time.Now,
 	}
 	b := builder.TypedControllerManagedBy[Request](mgr).

@@ -4,6 +4,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/workload"
 )
 
@@ -20,8 +21,8 @@ const (
 
 // Configuration builds the MutatingWebhookConfiguration confighash needs.
 // Out-of-cluster mode applies it as is; the manifests are tested against it.
-// ownNamespace is excluded along with kube-system, so that confighash can
-// never stand in the way of its own recovery.
+// Its namespaceSelector is the injection policy of a confighash running in
+// ownNamespace.
 func Configuration(name, ownNamespace string, cc admissionregistrationv1.WebhookClientConfig) *admissionregistrationv1.MutatingWebhookConfiguration {
 	ignore := admissionregistrationv1.Ignore
 	none := admissionregistrationv1.SideEffectClassNone
@@ -35,14 +36,10 @@ func Configuration(name, ownNamespace string, cc admissionregistrationv1.Webhook
 			Name:         Name,
 			ClientConfig: cc,
 			Rules:        Rules(),
-			NamespaceSelector: &metav1.LabelSelector{
-				MatchLabels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled},
-				MatchExpressions: []metav1.LabelSelectorRequirement{{
-					Key:      "kubernetes.io/metadata.name",
-					Operator: metav1.LabelSelectorOpNotIn,
-					Values:   []string{"kube-system", ownNamespace},
-				}},
-			},
+			// The handler applies the same policy to every request itself:
+			// the selector only spares the apiserver calls that would be
+			// answered with nothing.
+			NamespaceSelector:       injection.New(ownNamespace).NamespaceSelector(),
 			FailurePolicy:           &ignore,
 			SideEffects:             &none,
 			TimeoutSeconds:          &timeout,

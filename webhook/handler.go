@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/workload"
 )
 
@@ -42,6 +43,12 @@ type Handler struct {
 	MaxSources int
 	// Metrics, when set, counts answers and checksum computations.
 	Metrics *Metrics
+	// Policy says which namespaces the handler serves, and Namespaces reads
+	// them (normally the cache, with a live read on a miss). The handler
+	// applies the policy itself: the webhook configuration's
+	// namespaceSelector binds only the apiserver, not other callers.
+	Policy     injection.Policy
+	Namespaces injection.Getter
 }
 
 // Handle answers one admission request.
@@ -66,6 +73,11 @@ func outcome(resp admission.Response) string {
 func (h *Handler) handle(ctx context.Context, req admission.Request) admission.Response {
 	if req.UID == "" {
 		return admission.Errored(http.StatusBadRequest, errors.New("AdmissionReview has no request uid"))
+	}
+	// First, before decoding or looking anything up: in a namespace it does
+	// not serve, the handler says nothing that depends on the request.
+	if !h.serves(ctx, req.Namespace) {
+		return admission.Allowed(notServedMessage)
 	}
 	kind, ok := workload.KindOf(schema.GroupVersionKind(req.Kind))
 	if !ok {

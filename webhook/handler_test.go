@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/workload"
 )
 
@@ -53,7 +54,8 @@ func newHandler(t testing.TB, src fakeSources) *Handler {
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	return &Handler{Key: testKey, Sources: src, Decoder: admission.NewDecoder(scheme)}
+	return &Handler{Key: testKey, Sources: src, Decoder: admission.NewDecoder(scheme),
+		Policy: injection.New(testOwnNamespace), Namespaces: testNamespaces}
 }
 
 func deployment(mutate ...func(*appsv1.Deployment)) *appsv1.Deployment {
@@ -334,7 +336,7 @@ func TestHandleBadInput(t *testing.T) {
 	h := newHandler(t, fakeSources{})
 	tests := map[string]admission.Request{
 		"no uid":         {AdmissionRequest: admissionv1.AdmissionRequest{Kind: metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, Operation: admissionv1.Create}},
-		"garbage object": {AdmissionRequest: admissionv1.AdmissionRequest{UID: "u", Kind: metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: []byte(`{"spec":`)}}},
+		"garbage object": {AdmissionRequest: admissionv1.AdmissionRequest{UID: "u", Namespace: "ns", Kind: metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: []byte(`{"spec":`)}}},
 	}
 	for name, req := range tests {
 		t.Run(name, func(t *testing.T) {

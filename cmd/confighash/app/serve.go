@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/confighash/confighash/certs"
+	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/metricsauth"
 	"github.com/confighash/confighash/sources"
 	"github.com/confighash/confighash/webhook"
@@ -96,7 +97,7 @@ func Serve(ctx context.Context, o Options) error {
 			return fmt.Errorf("adding readiness check: %w", err)
 		}
 	}
-	if err := addWebhook(ctx, mgr, key); err != nil {
+	if err := addWebhook(ctx, mgr, key, injection.New(o.Namespace)); err != nil {
 		return err
 	}
 	if err := addHook(ctx, mgr, key, o); err != nil {
@@ -189,10 +190,12 @@ func newCertManager(live client.Client, o Options, ep *webhookEndpoint) (*certs.
 
 // addWebhook registers the admission handler and the readiness checks that
 // say it can be called: its certificate is served and its caches are synced.
-func addWebhook(ctx context.Context, mgr manager.Manager, key []byte) error {
+func addWebhook(ctx context.Context, mgr manager.Manager, key []byte, policy injection.Policy) error {
 	// Start the config informers now, so readiness covers their sync and
 	// the first admission request finds them warm.
-	for _, obj := range []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}} {
+	// Namespaces too: the handler applies the injection policy to every
+	// request from the cached Namespace.
+	for _, obj := range []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}, &corev1.Namespace{}} {
 		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
 			return fmt.Errorf("starting informer for %T: %w", obj, err)
 		}
@@ -206,6 +209,10 @@ func addWebhook(ctx context.Context, mgr manager.Manager, key []byte) error {
 		Sources: sources.Reader{Cache: mgr.GetCache(), Live: mgr.GetAPIReader()},
 		Decoder: admission.NewDecoder(mgr.GetScheme()),
 		Metrics: m,
+		Policy:  policy,
+		// A namespace created a moment before its first workload may not
+		// be cached yet; the apiserver, which called us, already has it.
+		Namespaces: injection.CacheThenLive{Cache: mgr.GetCache(), Live: mgr.GetAPIReader()},
 	}
 	mgr.GetWebhookServer().Register(webhook.Path, webhook.WithStatusCodes(&admission.Webhook{Handler: h}))
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
