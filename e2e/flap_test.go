@@ -16,6 +16,7 @@ import (
 
 	"github.com/confighash/confighash/cmd/confighash/app"
 	"github.com/confighash/confighash/restamp"
+	"github.com/confighash/confighash/status"
 )
 
 // TestHookFlapHoldSurvivesLeaderChange flips a Secret every 2 s for 3
@@ -75,6 +76,10 @@ func TestHookFlapHoldSurvivesLeaderChange(t *testing.T) {
 		}
 		if holdAfter == "" && elapsed >= flapFor-10*time.Second {
 			holdAfter = holdNow()
+			// What an operator sees: held, from the annotation.
+			if w := statusOf(t, f.ns, "deployment/app", 1); w.State != status.StateHeld || w.Hold == nil {
+				t.Errorf("confighash status near the end: %s (%s), hold %+v; want held", w.State, w.Reason, w.Hold)
+			}
 		}
 	}
 	if err := <-restarted; err != nil {
