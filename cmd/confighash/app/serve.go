@@ -221,7 +221,8 @@ func addWebhook(ctx context.Context, mgr manager.Manager, key []byte, policy inj
 	if err := mgr.AddReadyzCheck("caches", cacheSynced(mgr.GetCache())); err != nil {
 		return fmt.Errorf("adding readiness check: %w", err)
 	}
-	return mgr.AddHealthzCheck("ping", func(*http.Request) error { return nil })
+	// Liveness: this replica's webhook server completes a TLS handshake.
+	return addLiveness(mgr)
 }
 
 func cacheSynced(c cache.Cache) func(*http.Request) error {
