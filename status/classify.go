@@ -16,11 +16,13 @@ const CheckInstallHint = "run `confighash status --check-install`"
 //     excluded by the webhook, or the workload opted out);
 //   - missing-source: a required source is absent; the hook does not roll a
 //     workload whose pods could not start;
-//   - unknown: the checksum the sources give now could not be obtained;
+//   - unknown: the checksum the sources give now could not be obtained,
+//     or the stamp was made under another HMAC key;
 //   - held: the stamp differs from it, and the workload carries the hook's
 //     flap hold annotation (confighash.dev/hold);
 //   - stale: the stamp differs from it (or there is no stamp yet);
-//   - current: the stamp is what the sources give now.
+//   - current: the stamp is what the sources give now (for a legacy v1
+//     stamp: the webhook found it still matches; see StoredVerifier).
 func Classify(w *Workload) (State, string) {
 	if w.Injection.State == InjectionOff {
 		return StateNotInjected, w.Injection.Reason
@@ -34,6 +36,9 @@ func Classify(w *Workload) (State, string) {
 			return StateUnknown, w.Error
 		}
 		return StateUnknown, "the current checksum could not be computed; " + CheckInstallHint
+	}
+	if state, reason := formatReason(w); state != "" {
+		return state, reason
 	}
 	if w.StampedChecksum == w.ExpectedChecksum {
 		return StateCurrent, "the stamp is what the sources give now"

@@ -107,6 +107,9 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) admission.R
 		}
 		ot, _ := workload.PodTemplate(oldObj)
 		old = &ot
+		if verifying(req, obj) && sameTemplate(ot, t) {
+			return h.verifyStored(ctx, req.Namespace, kind, obj, t, ot)
+		}
 		if sameTemplate(ot, t) {
 			if resp, ok := keepStamp(kind, ot, t, req); ok {
 				return resp
