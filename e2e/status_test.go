@@ -95,11 +95,14 @@ func expectNoValues(t *testing.T, out string) {
 // merge patch under confighash's own field manager: the webhook lets a
 // stamp-only change through only from the hook, so this stands in for a hook
 // that wrote a stamp the sources no longer give. No source changes, so the
-// hook leaves it.
+// hook leaves it. The bogus stamp keeps the current format and key ID (the
+// webhook lets no write set a legacy v1 stamp, and one under another key
+// would be "unknown", not stale).
 func setStaleStamp(t *testing.T, ns, name string) string {
 	t.Helper()
-	bogus := "v1:" + strings.Repeat("0", 64)
 	d := deploymentOf(ns, name, corev1.PodSpec{})
+	current := stampOf(t, d)
+	bogus := current[:strings.LastIndex(current, ":")+1] + strings.Repeat("0", 64)
 	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`, workload.ChecksumAnnotation, bogus)
 	if err := env.Client.Patch(specContext(t), d, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner(workload.FieldManager)); err != nil {
 		t.Fatalf("patching the stamp: %v", err)
