@@ -9,9 +9,14 @@
 // webhook server watches that dir (certwatcher), so a renewed certificate is
 // served without a restart.
 //
-// During a CA rotation the previous CA is kept in the Secret (ca-previous.crt)
-// and stays in the caBundle until it expires, so replicas that still serve a
-// certificate from the old CA keep working until they pick up the new one.
+// A CA rotation runs in stages (see rotation.go): the next CA is published
+// in the caBundle beside the current one; once a replica has read it back
+// from every webhook of the configuration, and Options.CAPropagationDelay
+// later, the serving certificate switches to it; the old CA stays in the
+// caBundle for Options.CAOverlap, so replicas that still serve a certificate
+// from it keep working until their next check, and is then dropped. The
+// apiserver therefore never meets a serving certificate it does not trust
+// yet. A CA that is already unusable is replaced at once.
 //
 // # Wiring
 //

@@ -2,6 +2,7 @@ package certs
 
 import (
 	"crypto/x509"
+	"encoding/pem"
 	"net"
 	"testing"
 	"time"
@@ -35,4 +36,13 @@ func mustParseCert(t *testing.T, pemBytes []byte) *x509.Certificate {
 		t.Fatalf("parseCertPEM: %v", err)
 	}
 	return c
+}
+
+// pemDecode is pem.Decode that returns a nil rest when no block is left.
+func pemDecode(b []byte) (*pem.Block, []byte) {
+	block, rest := pem.Decode(b)
+	if block == nil {
+		return nil, nil
+	}
+	return block, rest
 }

@@ -40,6 +40,7 @@ type Manager struct {
 	stateMu    sync.RWMutex
 	readyUntil time.Time // NotAfter of the certificate in place after the last complete Ensure; zero before
 	lastErr    error     // result of the last Ensure
+	due        time.Time // next stage of a CA rotation under way (rotationDue); zero if none
 }
 
 // New returns a Manager. c must be a live (uncached) client: Secrets and
@@ -63,6 +64,8 @@ func New(c client.Client, opts Options) *Manager {
 			certValidity:    opts.CertValidity,
 			caRenewBefore:   opts.caRenewBefore(),
 			certRenewBefore: opts.certRenewBefore(),
+			caPropagation:   opts.CAPropagationDelay,
+			caOverlap:       opts.CAOverlap,
 		},
 		now:             time.Now,
 		startupAttempts: 6, // about 30s in total: 1+2+4+8+16
@@ -87,7 +90,7 @@ func (m *Manager) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("certs")
 
 	// Jitter spreads the replicas' checks so they rarely race on the Secret.
-	timer := time.NewTimer(wait.Jitter(m.opts.CheckInterval, 0.1))
+	timer := time.NewTimer(m.nextCheckIn())
 	defer timer.Stop()
 	failDelay := min(m.failureDelay, m.opts.CheckInterval)
 	for {
@@ -106,8 +109,22 @@ func (m *Manager) Start(ctx context.Context) error {
 			continue
 		}
 		failDelay = min(m.failureDelay, m.opts.CheckInterval)
-		timer.Reset(wait.Jitter(m.opts.CheckInterval, 0.1))
+		timer.Reset(m.nextCheckIn())
 	}
+}
+
+// nextCheckIn is the delay to the next periodic check: CheckInterval,
+// jittered, or sooner when a stage of a CA rotation falls due.
+func (m *Manager) nextCheckIn() time.Duration {
+	d := wait.Jitter(m.opts.CheckInterval, 0.1)
+	m.stateMu.RLock()
+	due := m.due
+	m.stateMu.RUnlock()
+	if !due.IsZero() {
+		// A second late, so the stage is due when the check runs.
+		d = min(d, max(due.Sub(m.now())+time.Second, time.Second))
+	}
+	return d
 }
 
 // EnsureWithRetry runs Ensure until it succeeds, giving up after a few
@@ -172,34 +189,47 @@ func (m *Manager) Ensure(ctx context.Context) error {
 	m.ensureMu.Lock()
 	defer m.ensureMu.Unlock()
 
-	notAfter, err := m.ensure(log.IntoContext(ctx, log.FromContext(ctx).WithName("certs")))
+	notAfter, due, err := m.ensure(log.IntoContext(ctx, log.FromContext(ctx).WithName("certs")))
 
 	m.stateMu.Lock()
 	defer m.stateMu.Unlock()
 	m.lastErr = err
 	if err == nil {
 		m.readyUntil = notAfter
+		m.due = due
 	}
 	return err
 }
 
 // ensure does the work of Ensure and returns the expiry of the serving
-// certificate now in place.
-func (m *Manager) ensure(ctx context.Context) (time.Time, error) {
+// certificate now in place and when a rotation under way is next due.
+func (m *Manager) ensure(ctx context.Context) (time.Time, time.Time, error) {
+	notAfter, data, err := m.ensureData(ctx)
+	if err != nil {
+		return time.Time{}, time.Time{}, err
+	}
+	return notAfter, rotationDue(data, m.spec, m.now()), nil
+}
+
+// ensureData brings Secret, caBundle and files in line and returns the
+// serving certificate's expiry and the Secret data.
+func (m *Manager) ensureData(ctx context.Context) (time.Time, map[string][]byte, error) {
 	logger := log.FromContext(ctx)
 
-	data, err := m.reconcileSecret(ctx)
+	// Read before planning: a CA rotation switches only once the
+	// configuration has held the next CA for CAPropagationDelay.
+	data, err := m.reconcileSecret(ctx, m.readTrust(ctx))
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, nil, err
 	}
 	now := m.now()
 	bundle, err := caBundle(data, now)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("building caBundle from secret %s: %w", m.opts.SecretKey, err)
+		return time.Time{}, nil, fmt.Errorf("building caBundle from secret %s: %w", m.opts.SecretKey, err)
 	}
 	serving, err := parseCertPEM(data[SecretCertKey])
 	if err != nil {
-		return time.Time{}, fmt.Errorf("parsing %s of secret %s: %w", SecretCertKey, m.opts.SecretKey, err)
+		return time.Time{}, nil, fmt.Errorf("parsing %s of secret %s: %w", SecretCertKey, m.opts.SecretKey, err)
 	}
 
 	// Inject before writing files: after a CA rotation the new serving
@@ -214,7 +244,7 @@ func (m *Manager) ensure(ctx context.Context) (time.Time, error) {
 		if injectErr == nil || !servingFilesUsable(m.opts.CertDir, now) {
 			changed, err := writeServingFiles(m.opts.CertDir, data[SecretCertKey], data[SecretKeyKey])
 			if err != nil {
-				return time.Time{}, errors.Join(injectErr, fmt.Errorf("writing serving certificate to %s: %w", m.opts.CertDir, err))
+				return time.Time{}, nil, errors.Join(injectErr, fmt.Errorf("writing serving certificate to %s: %w", m.opts.CertDir, err))
 			}
 			if changed {
 				logger.Info("wrote serving certificate", "dir", m.opts.CertDir, "notAfter", serving.NotAfter)
@@ -222,7 +252,7 @@ func (m *Manager) ensure(ctx context.Context) (time.Time, error) {
 		}
 	}
 	if injectErr != nil {
-		return time.Time{}, injectErr
+		return time.Time{}, nil, injectErr
 	}
-	return serving.NotAfter, nil
+	return serving.NotAfter, data, nil
 }

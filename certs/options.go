@@ -15,8 +15,20 @@ const (
 	SecretCACertKey = "ca.crt"
 	// SecretCAKeyKey holds the PEM (PKCS#8) private key of the CA.
 	SecretCAKeyKey = "ca.key"
-	// SecretPreviousCACertKey holds the CA replaced by the last rotation, while it is unexpired.
+	// SecretPreviousCACertKey holds the CA replaced by the last rotation,
+	// kept in the caBundle until SecretPreviousCAUntilKey (and never past
+	// its expiry).
 	SecretPreviousCACertKey = "ca-previous.crt"
+	// SecretPreviousCAUntilKey holds the RFC 3339 time at which the
+	// previous CA leaves the caBundle: the bounded overlap after a switch.
+	SecretPreviousCAUntilKey = "ca-previous.until"
+	// SecretNextCACertKey and SecretNextCAKeyKey hold the CA that a rotation
+	// has published in the caBundle but does not sign with yet.
+	SecretNextCACertKey = "ca-next.crt"
+	SecretNextCAKeyKey  = "ca-next.key"
+	// SecretNextCATrustedSinceKey holds the RFC 3339 time at which a replica
+	// first read the next CA back from every webhook's caBundle.
+	SecretNextCATrustedSinceKey = "ca-next.trusted-since"
 	// SecretCertKey holds the PEM serving certificate (same name as in a kubernetes.io/tls Secret).
 	SecretCertKey = "tls.crt"
 	// SecretKeyKey holds the PEM (PKCS#8) private key of the serving certificate.
@@ -36,12 +48,16 @@ const (
 	DefaultCertValidity  = 365 * 24 * time.Hour
 	DefaultCheckInterval = time.Hour
 	DefaultFieldOwner    = "confighash"
+	// DefaultCAPropagationDelay: see Options.CAPropagationDelay.
+	DefaultCAPropagationDelay = 5 * time.Minute
+	// DefaultCAOverlap is the least default of Options.CAOverlap.
+	DefaultCAOverlap = 24 * time.Hour
 )
 
 // Options configures a Manager. Zero values get the defaults documented per field.
 type Options struct {
 	// SecretKey is the Secret holding ca.crt, ca.key, tls.crt, tls.key and,
-	// during a CA rotation, ca-previous.crt. Required.
+	// during a CA rotation, the ca-next.* and ca-previous.* keys. Required.
 	SecretKey types.NamespacedName
 	// WebhookConfigName is the MutatingWebhookConfiguration whose webhooks get
 	// the CA bundle. Empty means no injection (the caller manages caBundle).
@@ -70,6 +86,22 @@ type Options struct {
 	CheckInterval time.Duration
 	// FieldOwner is the field manager for writes. Default "confighash".
 	FieldOwner string
+
+	// A CA rotation first publishes the next CA beside the current one in
+	// the caBundle, waits until the apiserver has it, then switches the
+	// serving certificate to it, and drops the old CA after CAOverlap.
+	//
+	// CAPropagationDelay is how long the next CA must have been read back
+	// from every webhook's caBundle before the serving certificate switches
+	// to it: the time each apiserver takes to see the new configuration
+	// through its watch. Default 5 minutes.
+	CAPropagationDelay time.Duration
+	// CAOverlap is how long the old CA stays in the caBundle after the
+	// switch, so that replicas still serving a certificate from it keep
+	// working until their next check picks up the new one. It must exceed
+	// CheckInterval by a tenth (the check's jitter). Default 24 hours, or
+	// twice CheckInterval if that is longer.
+	CAOverlap time.Duration
 }
 
 // withDefaults returns a copy of o with zero values replaced by defaults. The
@@ -86,6 +118,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FieldOwner == "" {
 		o.FieldOwner = DefaultFieldOwner
+	}
+	if o.CAPropagationDelay == 0 {
+		o.CAPropagationDelay = DefaultCAPropagationDelay
+	}
+	if o.CAOverlap == 0 {
+		o.CAOverlap = max(DefaultCAOverlap, 2*o.CheckInterval)
 	}
 	o.DNSNames = append([]string(nil), o.DNSNames...)
 	ips := make([]net.IP, 0, len(o.IPAddresses))
@@ -131,7 +169,7 @@ func (o Options) validate() error {
 			errs = append(errs, fmt.Errorf("IPAddresses contains an invalid IP %v", []byte(ip)))
 		}
 	}
-	if o.CAValidity < 0 || o.CertValidity < 0 || o.RenewBefore < 0 || o.CheckInterval < 0 {
+	if o.CAValidity < 0 || o.CertValidity < 0 || o.RenewBefore < 0 || o.CheckInterval < 0 || o.CAPropagationDelay < 0 || o.CAOverlap < 0 {
 		errs = append(errs, errors.New("durations must not be negative"))
 	}
 	if o.CertValidity > o.CAValidity {
@@ -141,6 +179,11 @@ func (o Options) validate() error {
 	}
 	if o.RenewBefore > 0 && o.RenewBefore >= o.CertValidity {
 		errs = append(errs, fmt.Errorf("RenewBefore (%s) must be shorter than CertValidity (%s)", o.RenewBefore, o.CertValidity))
+	}
+	if o.CAOverlap <= o.CheckInterval+o.CheckInterval/10 {
+		// A replica picks up the new serving certificate at its next check;
+		// until then the apiserver must still trust the old CA.
+		errs = append(errs, fmt.Errorf("CAOverlap (%s) must exceed CheckInterval (%s) by more than a tenth", o.CAOverlap, o.CheckInterval))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid certs options: %w", errors.Join(errs...))

@@ -15,15 +15,16 @@ func TestOptionsDefaultsAndValidation(t *testing.T) {
 		opts    Options
 		wantErr string // substring; "" means valid
 	}{
-		"minimal":              {opts: Options{SecretKey: key, DNSNames: []string{"webhook.ns.svc"}}},
-		"IP only":              {opts: Options{SecretKey: key, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}},
-		"no SANs":              {opts: Options{SecretKey: key}, wantErr: "at least one of DNSNames or IPAddresses"},
-		"no namespace":         {opts: Options{SecretKey: types.NamespacedName{Name: "x"}, DNSNames: []string{"a"}}, wantErr: "SecretKey"},
-		"empty DNS name":       {opts: Options{SecretKey: key, DNSNames: []string{""}}, wantErr: "empty name"},
-		"invalid IP":           {opts: Options{SecretKey: key, IPAddresses: []net.IP{{1, 2, 3}}}, wantErr: "invalid IP"},
-		"cert outlives CA":     {opts: Options{SecretKey: key, DNSNames: []string{"a"}, CAValidity: time.Hour, CertValidity: 2 * time.Hour}, wantErr: "must not exceed CAValidity"},
-		"renew before >= cert": {opts: Options{SecretKey: key, DNSNames: []string{"a"}, CertValidity: time.Hour, RenewBefore: time.Hour}, wantErr: "RenewBefore"},
-		"negative duration":    {opts: Options{SecretKey: key, DNSNames: []string{"a"}, CheckInterval: -time.Second}, wantErr: "negative"},
+		"minimal":                         {opts: Options{SecretKey: key, DNSNames: []string{"webhook.ns.svc"}}},
+		"IP only":                         {opts: Options{SecretKey: key, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}},
+		"no SANs":                         {opts: Options{SecretKey: key}, wantErr: "at least one of DNSNames or IPAddresses"},
+		"no namespace":                    {opts: Options{SecretKey: types.NamespacedName{Name: "x"}, DNSNames: []string{"a"}}, wantErr: "SecretKey"},
+		"empty DNS name":                  {opts: Options{SecretKey: key, DNSNames: []string{""}}, wantErr: "empty name"},
+		"invalid IP":                      {opts: Options{SecretKey: key, IPAddresses: []net.IP{{1, 2, 3}}}, wantErr: "invalid IP"},
+		"cert outlives CA":                {opts: Options{SecretKey: key, DNSNames: []string{"a"}, CAValidity: time.Hour, CertValidity: 2 * time.Hour}, wantErr: "must not exceed CAValidity"},
+		"renew before >= cert":            {opts: Options{SecretKey: key, DNSNames: []string{"a"}, CertValidity: time.Hour, RenewBefore: time.Hour}, wantErr: "RenewBefore"},
+		"negative duration":               {opts: Options{SecretKey: key, DNSNames: []string{"a"}, CheckInterval: -time.Second}, wantErr: "negative"},
+		"overlap within a check interval": {opts: Options{SecretKey: key, DNSNames: []string{"a"}, CheckInterval: time.Hour, CAOverlap: 65 * time.Minute}, wantErr: "CAOverlap"},
 		"short-lived e2e rotation": {opts: Options{
 			SecretKey: key, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
 			CAValidity: time.Hour, CertValidity: 10 * time.Minute, RenewBefore: 5 * time.Minute,
@@ -44,6 +45,12 @@ func TestOptionsDefaultsAndValidation(t *testing.T) {
 	o := Options{}.withDefaults()
 	if o.CAValidity != DefaultCAValidity || o.CertValidity != DefaultCertValidity || o.CheckInterval != DefaultCheckInterval || o.FieldOwner != DefaultFieldOwner {
 		t.Errorf("defaults not applied: %+v", o)
+	}
+	if o.CAPropagationDelay != DefaultCAPropagationDelay || o.CAOverlap != DefaultCAOverlap {
+		t.Errorf("rotation defaults not applied: %s, %s", o.CAPropagationDelay, o.CAOverlap)
+	}
+	if o := (Options{CheckInterval: 48 * time.Hour}).withDefaults(); o.CAOverlap != 96*time.Hour {
+		t.Errorf("CAOverlap %s with a 48h CheckInterval, want twice that", o.CAOverlap)
 	}
 	if o.caRenewBefore() != DefaultCAValidity/3 || o.certRenewBefore() != DefaultCertValidity/3 {
 		t.Errorf("default renew windows %s/%s, want a third of each validity", o.caRenewBefore(), o.certRenewBefore())

@@ -1,8 +1,6 @@
 package certs
 
 import (
-	"encoding/pem"
-	"fmt"
 	"maps"
 	"net"
 	"time"
@@ -17,6 +15,8 @@ type issueSpec struct {
 	certValidity    time.Duration
 	caRenewBefore   time.Duration
 	certRenewBefore time.Duration
+	caPropagation   time.Duration // see Options.CAPropagationDelay
+	caOverlap       time.Duration // see Options.CAOverlap
 }
 
 // planSecretData returns the Secret data that satisfies spec at now, and the
@@ -24,55 +24,32 @@ type issueSpec struct {
 // not be written: another replica may have produced it, and rewriting a valid
 // certificate would only make every replica reload.
 //
+// trusted says which CAs the webhook configuration's caBundle holds, as read
+// in this pass; a CA rotation waits on it (see planCA).
+//
 // Keys of cur that this package does not own are preserved.
-func planSecretData(cur map[string][]byte, spec issueSpec, now time.Time) (map[string][]byte, []string, error) {
+func planSecretData(cur map[string][]byte, spec issueSpec, now time.Time, trusted trustFunc) (map[string][]byte, []string, error) {
 	next := maps.Clone(cur)
 	if next == nil {
 		next = map[string][]byte{}
 	}
-	var reasons []string
 
-	var ca *keyPair
-	caReason := caRenewalReason(cur[SecretCACertKey], cur[SecretCAKeyKey], now, spec.caRenewBefore)
-	if caReason != "" {
-		reasons = append(reasons, caReason)
-		var err error
-		ca, err = newCA(fmt.Sprintf("%s@%d", spec.caCommonName, now.Unix()), spec.caValidity, now)
-		if err != nil {
-			return nil, nil, err
-		}
-		// Serving certificates issued by the outgoing CA are still being
-		// served by replicas that have not picked up the new Secret yet, so
-		// the outgoing CA stays trusted until it expires.
-		if old, ok := usablePreviousCA(cur[SecretCACertKey], now); ok {
-			next[SecretPreviousCACertKey] = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: old.Raw})
-		} else {
-			delete(next, SecretPreviousCACertKey)
-		}
-		next[SecretCACertKey] = ca.certPEM
-		next[SecretCAKeyKey] = ca.keyPEM
-	} else {
-		var err error
-		ca, err = loadKeyPair(cur[SecretCACertKey], cur[SecretCAKeyKey])
-		if err != nil {
-			// caRenewalReason has just parsed both; this cannot happen.
-			return nil, nil, fmt.Errorf("loading CA: %w", err)
-		}
-		if prev, present := cur[SecretPreviousCACertKey]; present {
-			if _, ok := usablePreviousCA(prev, now); !ok {
-				reasons = append(reasons, "previous CA expired or unusable; dropping it")
-				delete(next, SecretPreviousCACertKey)
-			}
-		}
+	ca, err := planCA(next, cur, spec, now, trusted)
+	if err != nil {
+		return nil, nil, err
+	}
+	reasons := ca.reasons
+	if !ca.switched {
+		reasons = append(reasons, planPreviousCA(next, cur, spec, now)...)
 	}
 
-	servingReason := servingRenewalReason(cur[SecretCertKey], cur[SecretKeyKey], ca.cert, spec.dnsNames, spec.ips, now, spec.certRenewBefore)
-	if caReason != "" {
-		servingReason = "CA renewed"
+	servingReason := servingRenewalReason(cur[SecretCertKey], cur[SecretKeyKey], ca.ca.cert, spec.dnsNames, spec.ips, now, spec.certRenewBefore)
+	if ca.switched {
+		servingReason = "CA switched"
 	}
 	if servingReason != "" {
 		reasons = append(reasons, servingReason)
-		serving, err := newServingCert(ca, spec.dnsNames, spec.ips, spec.certValidity, now)
+		serving, err := newServingCert(ca.ca, spec.dnsNames, spec.ips, spec.certValidity, now)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -19,6 +19,8 @@ func TestPlanSecretData(t *testing.T) {
 		certValidity:    365 * day,
 		caRenewBefore:   1200 * day,
 		certRenewBefore: 120 * day,
+		caPropagation:   5 * time.Minute,
+		caOverlap:       day,
 	}
 	ca := mustCA(t, spec.caValidity, testNow)
 	serving := mustServing(t, ca, spec.dnsNames, spec.ips, spec.certValidity, testNow)
@@ -32,6 +34,7 @@ func TestPlanSecretData(t *testing.T) {
 		return m
 	}
 	expiredPrev := mustCA(t, day, testNow.Add(-2*day))
+	livePrev := mustCA(t, spec.caValidity, testNow.Add(-day))
 	wrongSAN := mustServing(t, ca, []string{"other.ns.svc"}, spec.ips, spec.certValidity, testNow)
 
 	tests := map[string]struct {
@@ -40,11 +43,12 @@ func TestPlanSecretData(t *testing.T) {
 		wantReasons  []string // substrings, in order; none means unchanged
 		wantSameCA   bool
 		wantPrevious []byte // expected ca-previous.crt; nil means absent
+		wantNext     bool   // a next CA is published
 	}{
 		"empty secret": {
 			cur:         nil,
 			now:         testNow,
-			wantReasons: []string{"CA missing", "CA renewed"},
+			wantReasons: []string{"CA missing", "CA switched"},
 		},
 		"valid": {
 			cur:        valid,
@@ -63,16 +67,36 @@ func TestPlanSecretData(t *testing.T) {
 			wantReasons: []string{`lacks DNS name "webhook.ns.svc"`},
 			wantSameCA:  true,
 		},
-		"CA near expiry: rotated, previous kept": {
-			cur:          valid,
-			now:          testNow.Add(2500 * day),
-			wantReasons:  []string{"CA expires", "CA renewed"},
-			wantPrevious: ca.certPEM,
+		"CA near expiry: next CA published, nothing signed with it": {
+			cur:         valid,
+			now:         testNow.Add(2500 * day),
+			wantReasons: []string{"within the renewal window of 28800h0m0s; publishing the next CA", "serving certificate expired"},
+			wantSameCA:  true,
+			wantNext:    true,
 		},
-		"CA expired: rotated, previous not kept": {
+		"CA expired: replaced at once, previous not kept": {
 			cur:         valid,
 			now:         testNow.Add(3651 * day),
-			wantReasons: []string{"CA expired", "CA renewed"},
+			wantReasons: []string{"CA expired at 2041-03-11T12:00:00Z; replacing it at once", "CA switched"},
+		},
+		"previous CA without an end of overlap (older version) gets one": {
+			cur:          with(map[string][]byte{SecretPreviousCACertKey: livePrev.certPEM}),
+			now:          testNow,
+			wantReasons:  []string{"previous CA has no end of overlap; bounding it"},
+			wantSameCA:   true,
+			wantPrevious: livePrev.certPEM,
+		},
+		"previous CA within its overlap kept": {
+			cur:          with(map[string][]byte{SecretPreviousCACertKey: livePrev.certPEM, SecretPreviousCAUntilKey: formatTime(testNow.Add(time.Second))}),
+			now:          testNow,
+			wantSameCA:   true,
+			wantPrevious: livePrev.certPEM,
+		},
+		"previous CA past its overlap dropped": {
+			cur:         with(map[string][]byte{SecretPreviousCACertKey: livePrev.certPEM, SecretPreviousCAUntilKey: formatTime(testNow)}),
+			now:         testNow,
+			wantReasons: []string{"previous CA overlap ended"},
+			wantSameCA:  true,
 		},
 		"expired previous CA dropped": {
 			cur:         with(map[string][]byte{SecretPreviousCACertKey: expiredPrev.certPEM}),
@@ -87,7 +111,7 @@ func TestPlanSecretData(t *testing.T) {
 			if cur != nil {
 				cur["unrelated"] = []byte("kept")
 			}
-			next, reasons, err := planSecretData(cur, spec, tc.now)
+			next, reasons, err := planSecretData(cur, spec, tc.now, trustNothing)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,8 +135,12 @@ func TestPlanSecretData(t *testing.T) {
 			if got := next[SecretPreviousCACertKey]; !bytes.Equal(got, tc.wantPrevious) {
 				t.Errorf("ca-previous.crt present=%v, want present=%v (or different content)", got != nil, tc.wantPrevious != nil)
 			}
-			// Whatever happened, the result must satisfy every rule.
-			if r := caRenewalReason(next[SecretCACertKey], next[SecretCAKeyKey], tc.now, spec.caRenewBefore); r != "" {
+			if _, got := next[SecretNextCACertKey]; got != tc.wantNext {
+				t.Errorf("next CA published = %v, want %v", got, tc.wantNext)
+			}
+			// Whatever happened, the result must satisfy every rule (the
+			// current CA of a rotation under way stays until the switch).
+			if r := caRenewalReason(next[SecretCACertKey], next[SecretCAKeyKey], tc.now, spec.caRenewBefore); r != "" && !tc.wantNext {
 				t.Errorf("planned CA still needs renewal: %s", r)
 			}
 			newCA := mustParseCert(t, next[SecretCACertKey])
@@ -120,7 +148,7 @@ func TestPlanSecretData(t *testing.T) {
 				t.Errorf("planned serving certificate still needs renewal: %s", r)
 			}
 			// Planning again on the result must be a no-op, or replicas would churn.
-			if _, again, err := planSecretData(next, spec, tc.now); err != nil || len(again) != 0 {
+			if _, again, err := planSecretData(next, spec, tc.now, trustNothing); err != nil || len(again) != 0 {
 				t.Errorf("second plan not a no-op: reasons %q, err %v", again, err)
 			}
 		})

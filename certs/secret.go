@@ -19,7 +19,7 @@ import (
 // with Conflict when another replica got there first; both are retried from a
 // fresh read, and since that replica just wrote valid certificates the retry
 // normally finds nothing to do. A valid Secret is never rewritten.
-func (m *Manager) reconcileSecret(ctx context.Context) (map[string][]byte, error) {
+func (m *Manager) reconcileSecret(ctx context.Context, trusted trustFunc) (map[string][]byte, error) {
 	key := m.opts.SecretKey
 	logger := log.FromContext(ctx).WithValues("secret", key.String())
 	lostRace := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
@@ -33,7 +33,7 @@ func (m *Manager) reconcileSecret(ctx context.Context) (map[string][]byte, error
 			return fmt.Errorf("reading secret %s: %w", key, err)
 		}
 
-		next, reasons, err := planSecretData(secret.Data, m.spec, m.now())
+		next, reasons, err := planSecretData(secret.Data, m.spec, m.now(), trusted)
 		if err != nil {
 			return fmt.Errorf("issuing certificates for secret %s: %w", key, err)
 		}
