@@ -10,7 +10,7 @@ KIND_CLUSTER ?= confighash-e2e
 build:
 	$(GO) build -o bin/confighash ./cmd/confighash
 
-## controlplane: build (once) the pinned etcd, kube-apiserver, kube-controller-manager and kubectl into bin/
+## controlplane: build (once) the pinned etcd and Kubernetes v1.37.2 binaries (control plane, kubelet, scheduler, kube-proxy) into bin/
 controlplane:
 	$(GO) run ./e2e/cmd/cluster build
 
@@ -30,17 +30,19 @@ unit:
 # cluster, as for the specs above).
 ARGOCD_GO := go1.27.3
 
+# -p 1: the e2e packages each start a cluster (e2e/incluster one with a
+# node); on 2 cores they must not compete, and only one node fits a machine.
 e2e: controlplane
-	$(GO) test -tags e2e -count=1 -timeout 60m -v ./e2e/...
+	$(GO) test -tags e2e -count=1 -p 1 -timeout 60m -v ./e2e/...
 	cd e2e/deploy && $(GO) test -tags e2e -count=1 -timeout 30m -v ./...
 	cd e2e/argocd && GOTOOLCHAIN=$(ARGOCD_GO) $(GO) test -c -o $(CURDIR)/bin/argocd-diff.test .
 	$(GO) run ./e2e/cmd/cluster exec -- bin/argocd-diff.test -test.v -test.count=1 -test.timeout=20m
 
-## demo: start a local control plane, run confighash, stamp a sample app, roll it on a config change, stop
+## demo: start a local cluster with a node, deploy confighash from its manifests, show a sample app's log before and after a config change, stop (root)
 demo: controlplane
 	$(GO) run ./e2e/cmd/demo
 
-## cluster-up / cluster-down: a local control plane left running, kubeconfig in .cluster/kubeconfig
+## cluster-up / cluster-down: a local control plane and node left running, kubeconfig in .cluster/kubeconfig (root)
 cluster-up:
 	$(GO) run ./e2e/cmd/cluster up
 

@@ -11,8 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// controllers are the kube-controller-manager loops that matter without a
-// kubelet: workload controllers (the rollouts confighash triggers), namespace
+// controllers are the kube-controller-manager loops the specs need: workload controllers (the rollouts confighash triggers), namespace
 // deletion, garbage collection of ReplicaSets, and ServiceAccounts (which the
 // ServiceAccount admission plugin requires before any Pod can be created).
 // These are the 1.37 names; the short names of older releases are refused.
@@ -28,6 +27,14 @@ func controllers() []string {
 		"garbage-collector-controller",
 		"serviceaccount-controller",
 		"serviceaccount-token-controller",
+		// For a node: Services find their pods (the webhook Service), pods
+		// get kube-root-ca.crt for their ServiceAccount volume, and the
+		// node loses its not-ready taint so that pods are scheduled.
+		// Harmless without a node.
+		"endpoints-controller",
+		"endpointslice-controller",
+		"root-ca-certificate-publisher-controller",
+		"node-lifecycle-controller",
 	}
 }
 

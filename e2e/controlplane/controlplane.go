@@ -39,6 +39,16 @@ type Options struct {
 	// PIDs in Dir/pids for StopDetached. It cannot be combined with LogWriter,
 	// which would need this process alive to copy the output.
 	Detached bool
+	// Node adds a real node: containerd, a kubelet, kube-scheduler and
+	// kube-proxy, with pods on a host bridge. It needs root, installs
+	// containerd, runc and the CNI plugins from Debian's packages when absent,
+	// and allows one such cluster per machine (the bridge and its address are
+	// fixed). The API server then listens on the bridge address instead of
+	// loopback, so that pods reach it.
+	Node bool
+	// Progress, if set, receives progress lines of the node's slow first
+	// steps (installing packages, building images).
+	Progress io.Writer
 }
 
 // Phase is the duration of one step of Start, for spotting slow startups.
@@ -57,7 +67,9 @@ type ControlPlane struct {
 	Kubectl string
 
 	restConfig *rest.Config
+	client     kubernetes.Interface
 	procs      []*process // in start order
+	node       *nodeFiles // nil without a node
 	phases     []Phase
 	removeDir  bool // Dir was created by Start and is removed by Stop
 	detached   bool
@@ -78,6 +90,11 @@ func Start(ctx context.Context, bins Binaries, opts Options) (*ControlPlane, err
 		return nil, errors.New("controlplane: Options.LogWriter cannot be used with Detached")
 	}
 	cp := &ControlPlane{Kubectl: bins.Kubectl, detached: opts.Detached}
+	if opts.Node {
+		if err := EnsureNodePackages(ctx, opts.progress()); err != nil {
+			return nil, err
+		}
+	}
 	if err := cp.makeDir(opts.Dir); err != nil {
 		return nil, err
 	}
@@ -114,11 +131,21 @@ func (cp *ControlPlane) makeDir(dir string) error {
 
 func (cp *ControlPlane) start(ctx context.Context, bins Binaries, opts Options) error {
 	begin := time.Now()
-	ports, err := FreePorts(4)
+	ports, err := FreePorts(9)
 	if err != nil {
 		return err
 	}
 	etcdClientPort, etcdPeerPort, apiserverPort, controllerManagerPort := ports[0], ports[1], ports[2], ports[3]
+	apiserverIP := "127.0.0.1"
+	if opts.Node {
+		// Before the API server: it binds to the bridge's address.
+		if err := ensureBridge(); err != nil {
+			return err
+		}
+		files := newNodeFiles(cp.Dir)
+		cp.node = &files
+		apiserverIP = nodeIP
+	}
 
 	keys, err := newPKI()
 	if err != nil {
@@ -128,7 +155,7 @@ func (cp *ControlPlane) start(ctx context.Context, bins Binaries, opts Options) 
 	if err != nil {
 		return err
 	}
-	host := fmt.Sprintf("https://127.0.0.1:%d", apiserverPort)
+	host := fmt.Sprintf("https://%s:%d", apiserverIP, apiserverPort)
 	kubeconfig, err := adminKubeconfig(host, keys)
 	if err != nil {
 		return err
@@ -142,6 +169,7 @@ func (cp *ControlPlane) start(ctx context.Context, bins Binaries, opts Options) 
 	if err != nil {
 		return fmt.Errorf("creating admin client: %w", err)
 	}
+	cp.client = client
 	cp.phase("certificates and kubeconfig", begin)
 
 	var tee func(name string) *lineWriter
@@ -151,19 +179,25 @@ func (cp *ControlPlane) start(ctx context.Context, bins Binaries, opts Options) 
 			return &lineWriter{mu: mu, w: opts.LogWriter, prefix: "[" + name + "] "}
 		}
 	}
-	steps := []struct {
-		name    string
-		path    string
-		args    []string
-		timeout time.Duration
-		ready   func(context.Context) error
-	}{
-		{"etcd", bins.Etcd, etcdArgs(cp.Dir, etcdClientPort, etcdPeerPort), etcdStartTimeout, etcdHealthy(etcdClientPort)},
-		{"kube-apiserver", bins.APIServer, apiserverArgs(cp.Dir, etcdClientPort, apiserverPort, files), apiserverStartTimeout, apiserverReady(client)},
-		{"kube-controller-manager", bins.ControllerManager, controllerManagerArgs(cp.Dir, controllerManagerPort, cp.Kubeconfig, files), controllerManagerStartTimeout, controllerManagerWorking(client)},
+	apiserverFlags := apiserverArgs(cp.Dir, etcdClientPort, apiserverPort, files)
+	if opts.Node {
+		apiserverFlags = append(nodeAPIServerArgs(files), apiserverFlags...)
+	}
+	steps := []step{
+		{name: "etcd", path: bins.Etcd, args: etcdArgs(cp.Dir, etcdClientPort, etcdPeerPort), timeout: etcdStartTimeout, ready: etcdHealthy(etcdClientPort)},
+		{name: "kube-apiserver", path: bins.APIServer, args: apiserverFlags, timeout: apiserverStartTimeout, ready: apiserverReady(client)},
+		{name: "kube-controller-manager", path: bins.ControllerManager, args: controllerManagerArgs(cp.Dir, controllerManagerPort, cp.Kubeconfig, files), timeout: controllerManagerStartTimeout, ready: controllerManagerWorking(client)},
+	}
+	if opts.Node {
+		steps = append(steps, cp.nodeSteps(ctx, bins, files, ports[4:], opts.progress())...)
 	}
 	for _, step := range steps {
 		begin := time.Now()
+		if step.before != nil {
+			if err := step.before(); err != nil {
+				return err
+			}
+		}
 		spec := processSpec{name: step.name, path: step.path, args: step.args, dir: cp.Dir, detached: opts.Detached}
 		if tee != nil {
 			spec.tee = tee(step.name)
@@ -186,6 +220,24 @@ func (cp *ControlPlane) start(ctx context.Context, bins Binaries, opts Options) 
 		cp.phase(step.name, begin)
 	}
 	return nil
+}
+
+// step is one process of Start: what to prepare, how to run it and how to
+// tell that it works.
+type step struct {
+	name    string
+	before  func() error // optional: files or images the process needs
+	path    string
+	args    []string
+	timeout time.Duration
+	ready   func(context.Context) error
+}
+
+func (o Options) progress() io.Writer {
+	if o.Progress != nil {
+		return o.Progress
+	}
+	return io.Discard
 }
 
 func (cp *ControlPlane) phase(name string, begin time.Time) {
@@ -221,10 +273,21 @@ func (cp *ControlPlane) StartupPhases() []Phase {
 func (cp *ControlPlane) Stop() error {
 	cp.stopOnce.Do(func() {
 		var errs []error
+		if cp.node != nil {
+			errs = append(errs, cp.drainNode())
+		}
 		for i := len(cp.procs) - 1; i >= 0; i-- {
 			if err := cp.procs[i].stop(); err != nil {
 				errs = append(errs, err)
 			}
+		}
+		if cp.node != nil {
+			errs = append(errs, cleanupNodeHost(*cp.node))
+		}
+		if err := errors.Join(errs...); err != nil {
+			errs = []error{err}
+		} else {
+			errs = nil
 		}
 		if cp.detached && len(errs) == 0 {
 			if err := removePIDFile(cp.Dir); err != nil {

@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -98,8 +99,21 @@ func StopDetached(dir string) error {
 		return err
 	}
 	var errs []error
+	node := newNodeFiles(abs)
+	_, statErr := os.Stat(node.dir)
+	hasNode := statErr == nil
+	if hasNode {
+		// While containerd still runs: kill what it runs, since a killed
+		// kubelet leaves its pods behind.
+		_ = killTasks(context.Background(), node)
+	}
 	for i := len(pids) - 1; i >= 0; i-- {
 		if err := stopForeign(pids[i], abs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if hasNode {
+		if err := cleanupNodeHost(node); err != nil {
 			errs = append(errs, err)
 		}
 	}

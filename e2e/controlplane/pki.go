@@ -40,14 +40,18 @@ type pki struct {
 // pkiFiles are the paths that the processes' flags point at.
 type pkiFiles struct {
 	CACert, ServingCert, ServingKey, ServiceAccountKey, ServiceAccountPublicKey string
+	// AdminCert and AdminKey are the system:masters client pair; the API
+	// server presents it to the kubelet.
+	AdminCert, AdminKey string
 }
 
 // servingSANs are the names a client may use for the API server: loopback for
 // us, the in-cluster names and the first service IP (of serviceCIDR) for
-// anything that resolves the `kubernetes` Service.
+// anything that resolves the `kubernetes` Service, and the node's bridge
+// address, where it listens when the cluster has a node.
 func servingSANs() ([]string, []net.IP) {
 	return []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
-		[]net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")}
+		[]net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1"), nodeAddress()}
 }
 
 // newPKI generates a CA, an API server serving certificate, an admin client
@@ -171,16 +175,18 @@ func (p *pki) write(dir string) (pkiFiles, error) {
 		ServingKey:              filepath.Join(pkiDir, "apiserver.key"),
 		ServiceAccountKey:       filepath.Join(pkiDir, "service-account.key"),
 		ServiceAccountPublicKey: filepath.Join(pkiDir, "service-account.pub"),
+		AdminCert:               filepath.Join(pkiDir, "admin.crt"),
+		AdminKey:                filepath.Join(pkiDir, "admin.key"),
 	}
 	for path, data := range map[string][]byte{
-		files.CACert:                       p.CACert,
-		filepath.Join(pkiDir, "ca.key"):    p.CAKey,
-		files.ServingCert:                  p.ServingCert,
-		files.ServingKey:                   p.ServingKey,
-		filepath.Join(pkiDir, "admin.crt"): p.AdminCert,
-		filepath.Join(pkiDir, "admin.key"): p.AdminKey,
-		files.ServiceAccountKey:            p.ServiceAccountKey,
-		files.ServiceAccountPublicKey:      p.ServiceAccountPublicKey,
+		files.CACert:                    p.CACert,
+		filepath.Join(pkiDir, "ca.key"): p.CAKey,
+		files.ServingCert:               p.ServingCert,
+		files.ServingKey:                p.ServingKey,
+		files.AdminCert:                 p.AdminCert,
+		files.AdminKey:                  p.AdminKey,
+		files.ServiceAccountKey:         p.ServiceAccountKey,
+		files.ServiceAccountPublicKey:   p.ServiceAccountPublicKey,
 	} {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			return pkiFiles{}, fmt.Errorf("writing %s: %w", path, err)

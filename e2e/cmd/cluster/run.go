@@ -20,8 +20,8 @@ const usage = `usage: cluster <command>
 
 commands:
   build   build the control-plane binaries into bin/ (first run ~15 min)
-  up      start a detached control plane with its state in .cluster/
-  down    stop that control plane and delete .cluster/
+  up      start a detached control plane and node (root) with its state in .cluster/
+  down    stop that control plane and node, undo the node's host changes, delete .cluster/
   exec -- COMMAND [ARG...]
           start a throwaway control plane with confighash running, run
           COMMAND with KUBECONFIG set, then tear everything down`
@@ -74,7 +74,8 @@ func up(ctx context.Context, root, stateDir string, stdout, stderr io.Writer) er
 	if err := os.RemoveAll(stateDir); err != nil {
 		return fmt.Errorf("removing stale %s: %w", stateDir, err)
 	}
-	cp, err := controlplane.Start(ctx, bins, controlplane.Options{Dir: stateDir, Detached: true})
+	// With a node, so that real pods can be poked at; it needs root.
+	cp, err := controlplane.Start(ctx, bins, controlplane.Options{Dir: stateDir, Detached: true, Node: true, Progress: stderr})
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,7 @@
-// Package main is `make demo`: the whole confighash story on a local control
-// plane, narrated as the kubectl commands a user would type.
+// Package main is `make demo`: the whole confighash story on a local cluster
+// with a real node, confighash deployed from its own image and manifests,
+// narrated as the kubectl commands a user would type, with the sample app's
+// log before and after each config change.
 package main
 
 import (

@@ -1,0 +1,183 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/confighash/confighash/e2e/images"
+)
+
+// nodeAPIServerArgs are what the API server needs beyond the loopback set
+// once a node runs (flags given later override earlier ones, so the caller
+// puts these first and the loopback defaults are replaced):
+//   - it listens on, and advertises, the bridge address, and the default
+//     endpoint reconciler publishes that as the `kubernetes` Service's
+//     endpoint, which pods reach through kube-proxy;
+//   - enable-aggregator-routing makes it call webhooks (and aggregated APIs)
+//     at their Service's endpoint addresses, pod IPs on the bridge, rather
+//     than at the ClusterIP, which only kube-proxy's rules would route;
+//   - it calls the kubelet (kubectl logs) at the node's InternalIP, because
+//     the node name does not resolve, with the admin client certificate.
+func nodeAPIServerArgs(files pkiFiles) []string {
+	return []string{
+		"--bind-address=" + nodeIP,
+		"--advertise-address=" + nodeIP,
+		"--endpoint-reconciler-type=lease",
+		"--enable-aggregator-routing=true",
+		"--kubelet-preferred-address-types=InternalIP",
+		"--kubelet-client-certificate=" + files.AdminCert,
+		"--kubelet-client-key=" + files.AdminKey,
+	}
+}
+
+// nodeSteps are the processes of the node, started after the control plane:
+// the scheduler, containerd (with the sandbox image imported), kube-proxy
+// and the kubelet, which is ready once its node is schedulable.
+func (cp *ControlPlane) nodeSteps(ctx context.Context, bins Binaries, files pkiFiles, ports []int, progress io.Writer) []step {
+	f := *cp.node
+	schedulerPort, kubeletPort, kubeletHealthz, proxyHealthz, proxyMetrics := ports[0], ports[1], ports[2], ports[3], ports[4]
+	sandbox := images.Sandbox()
+	return []step{
+		{name: "kube-scheduler", path: bins.Scheduler, args: schedulerArgs(cp.Kubeconfig, schedulerPort),
+			timeout: schedulerStartTimeout, ready: httpsHealthy(schedulerPort)},
+		{name: "containerd", path: "containerd", args: containerdArgs(f),
+			before: func() error {
+				if err := os.MkdirAll(f.dir, 0o755); err != nil {
+					return fmt.Errorf("creating %s: %w", f.dir, err)
+				}
+				// For `cluster down` from another process, which has no
+				// Binaries to find kube-proxy's --cleanup with.
+				if err := os.WriteFile(filepath.Join(f.dir, "kube-proxy-path"), []byte(bins.Proxy), 0o644); err != nil {
+					return fmt.Errorf("recording kube-proxy path: %w", err)
+				}
+				return writeContainerdFiles(f, sandbox.Ref)
+			},
+			timeout: containerdStartTimeout, ready: containerdServing(f)},
+		{name: "kube-proxy", path: bins.Proxy, args: proxyArgs(cp.Kubeconfig, proxyHealthz, proxyMetrics),
+			before: func() error {
+				// The sandbox image must be there before the kubelet asks
+				// for its first pod; containerd is up by now.
+				root, err := RepoRoot()
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(progress, "building and importing the sandbox image…")
+				tar, err := images.Build(ctx, root, filepath.Join(f.dir, "images"), sandbox)
+				if err != nil {
+					return err
+				}
+				return importImage(ctx, f, tar)
+			},
+			timeout: proxyStartTimeout, ready: httpHealthy(proxyHealthz)},
+		{name: "kubelet", path: bins.Kubelet, args: kubeletArgs(f, cp.Kubeconfig),
+			before:  func() error { return writeKubeletConfig(f, kubeletPort, kubeletHealthz, files.CACert) },
+			timeout: kubeletStartTimeout, ready: nodeSchedulable(cp.client)},
+	}
+}
+
+// ImportImage loads an image tarball into the node's containerd, so that
+// pods can run it without a registry. It fails on a cluster without a node.
+func (cp *ControlPlane) ImportImage(ctx context.Context, tarball string) error {
+	if cp.node == nil {
+		return errors.New("controlplane: ImportImage needs a cluster started with Options.Node")
+	}
+	return importImage(ctx, *cp.node, tarball)
+}
+
+// drainNode stops the pods before the node's processes go away, so that the
+// kubelet tears down their mounts and containerd their network namespaces,
+// which a killed kubelet and containerd would leave behind. The controller
+// manager and the scheduler stop first: nothing may recreate or place a pod
+// while the node empties. Whatever still runs after the wait is killed
+// through containerd.
+func (cp *ControlPlane) drainNode() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var errs []error
+	for _, p := range cp.procs {
+		if p.name == "kube-controller-manager" || p.name == "kube-scheduler" {
+			errs = append(errs, p.stop())
+		}
+	}
+	if cp.client != nil && cp.running("kubelet") {
+		zero := int64(0)
+		nss, err := cp.client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+		if err == nil {
+			for _, ns := range nss.Items {
+				_ = cp.client.CoreV1().Pods(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
+			}
+		}
+		// The kubelet notices the deletions within a second or two and
+		// stops the pods; wait until containerd runs nothing.
+		for ctx.Err() == nil {
+			out, err := ctr(ctx, *cp.node, "tasks", "ls", "--quiet")
+			if err != nil || strings.TrimSpace(out) == "" {
+				break
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	if cp.running("containerd") {
+		errs = append(errs, killTasks(context.Background(), *cp.node))
+	}
+	return errors.Join(errs...)
+}
+
+func (cp *ControlPlane) running(name string) bool {
+	for _, p := range cp.procs {
+		if p.name == name {
+			return !p.exited()
+		}
+	}
+	return false
+}
+
+// cleanupNodeHost undoes what the node did to the machine once its
+// processes are gone: kube-proxy's and the kubelet's iptables rules, any
+// containerd shim still alive, mounts under the node directory, and the
+// bridge. It tolerates a node that never fully started.
+func cleanupNodeHost(f nodeFiles) error {
+	if _, err := os.Stat(f.dir); errors.Is(err, os.ErrNotExist) {
+		return deleteBridge()
+	}
+	var errs []error
+	if proxy, err := os.ReadFile(filepath.Join(f.dir, "kube-proxy-path")); err == nil {
+		if out, err := exec.Command(string(proxy), "--cleanup").CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("kube-proxy --cleanup: %w\n%s", err, lastLines(string(out), 10)))
+		}
+	}
+	errs = append(errs, removeKubeletChains(), killShims(f), unmountUnder(f.dir), deleteBridge())
+	return errors.Join(errs...)
+}
+
+// killShims kills containerd-shim processes serving this node's containerd
+// (they name its socket in their arguments), and with them any container
+// they still hold. Normally there are none left by now.
+func killShims(f nodeFiles) error {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return fmt.Errorf("listing processes: %w", err)
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(string(cmdline), "containerd-shim") || !strings.Contains(string(cmdline), f.containerdSock) {
+			continue
+		}
+		_ = killProcessTree(pid)
+	}
+	return nil
+}

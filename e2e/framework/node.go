@@ -1,0 +1,149 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/confighash/confighash/e2e/controlplane"
+	"github.com/confighash/confighash/e2e/images"
+)
+
+// SelfManagedOverlay is the kustomize overlay the node specs and the demo
+// deploy: confighash issues its own serving certificate, so no cert-manager
+// is needed.
+const SelfManagedOverlay = "manifests/overlays/self-managed"
+
+// NodeEnv is a local cluster with a real node, on which confighash runs as a
+// user runs it: from its image, deployed with its own manifests.
+type NodeEnv struct {
+	*Env
+	// ControlPlane is the cluster, for importing more images.
+	ControlPlane *controlplane.ControlPlane
+	// Root is the repository root.
+	Root string
+}
+
+// SetupNode starts a control plane with a node, builds the sample app's and
+// confighash's images from this source tree and imports them. It does not
+// deploy confighash: call Deploy. progress receives build and start-up
+// messages, which on a fresh machine take minutes.
+func SetupNode(ctx context.Context, progress io.Writer) (*NodeEnv, error) {
+	if os.Getenv(KubeconfigEnv) != "" {
+		return nil, fmt.Errorf("the node specs run on their own local cluster; unset %s", KubeconfigEnv)
+	}
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	bins, err := controlplane.EnsureBinaries(ctx, root, progress)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(progress, "starting local control plane and node (containerd, kubelet %s)…\n", controlplane.KubernetesVersion)
+	begin := time.Now()
+	cp, err := controlplane.Start(ctx, bins, controlplane.Options{Node: true, Progress: progress})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range cp.StartupPhases() {
+		fmt.Fprintf(progress, "  %-28s %s\n", p.Name, p.Duration.Round(time.Millisecond))
+	}
+	fmt.Fprintf(progress, "cluster with node ready in %s\n", time.Since(begin).Round(time.Millisecond))
+	env, err := newEnv(cp.Kubeconfig, cp.Kubectl, cp.RESTConfig())
+	if err != nil {
+		return nil, joinStop(err, cp.Stop)
+	}
+	env.stop = cp.Stop
+	e := &NodeEnv{Env: env, ControlPlane: cp, Root: root}
+	for _, spec := range []images.Spec{images.SampleApp(), images.Confighash()} {
+		fmt.Fprintf(progress, "building and importing image %s…\n", spec.Ref)
+		tar, err := images.Build(ctx, root, filepath.Join(cp.Dir, "images"), spec)
+		if err != nil {
+			return nil, joinStop(err, cp.Stop)
+		}
+		if err := cp.ImportImage(ctx, tar); err != nil {
+			return nil, joinStop(err, cp.Stop)
+		}
+	}
+	return e, nil
+}
+
+// Deploy applies a kustomize overlay of this repository with one change, the
+// image, which becomes the locally built one, and waits until the confighash
+// Deployment has rolled out: every replica Ready through its real readiness
+// probe.
+func (e *NodeEnv) Deploy(ctx context.Context, overlay string) error {
+	dir := filepath.Join(e.ControlPlane.Dir, "deploy")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	img := images.Confighash().Ref
+	name, tag, _ := strings.Cut(img, ":")
+	kustomization := fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - %s
+images:
+  - name: ghcr.io/confighash/confighash
+    newName: %s
+    newTag: %s
+`, filepath.Join(e.Root, overlay), name, tag)
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
+		return fmt.Errorf("writing kustomization: %w", err)
+	}
+	if _, err := e.Run(ctx, "", "apply", "--server-side", "-k", dir); err != nil {
+		return err
+	}
+	// From now on, stopping and starting confighash means scaling it.
+	e.Confighash = &inClusterRunner{c: e.Client}
+	return e.WaitRollout(ctx, Namespace, "confighash", 3*time.Minute)
+}
+
+// WaitRollout waits for `kubectl rollout status` of a Deployment.
+func (e *NodeEnv) WaitRollout(ctx context.Context, ns, name string, timeout time.Duration) error {
+	_, err := e.Run(ctx, "", "rollout", "status", "-n", ns, "deployment/"+name, "--timeout="+timeout.String())
+	return err
+}
+
+// Run runs kubectl against the cluster and returns its standard output; a
+// failure carries the standard error.
+func (e *NodeEnv) Run(ctx context.Context, stdin string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, e.Kubectl, append([]string{"--kubeconfig", e.Kubeconfig}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return string(out), fmt.Errorf("kubectl %s: %w\n%s%s", strings.Join(args, " "), err, out, stderr.String())
+	}
+	return string(out), nil
+}
+
+// DumpNodeLogs writes what helps explain a failed node spec: the confighash
+// pods and their logs, and the tail of the kubelet's log.
+func (e *NodeEnv) DumpNodeLogs(ctx context.Context, w io.Writer) {
+	for _, args := range [][]string{
+		{"get", "pods", "-A", "-o", "wide"},
+		{"logs", "-n", Namespace, "-l", "app.kubernetes.io/name=confighash", "--tail=80", "--prefix"},
+		{"get", "events", "-A", "--sort-by=.lastTimestamp"},
+	} {
+		out, err := e.Run(ctx, "", args...)
+		fmt.Fprintf(w, "--- kubectl %s ---\n%s", strings.Join(args, " "), out)
+		if err != nil {
+			fmt.Fprintln(w, err)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(e.ControlPlane.Dir, "logs", "kubelet.log"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintln(w, "reading kubelet log:", err)
+	}
+	lines := strings.Split(string(b), "\n")
+	fmt.Fprintf(w, "--- kubelet log (tail) ---\n%s\n", strings.Join(lines[max(0, len(lines)-60):], "\n"))
+}

@@ -1,0 +1,55 @@
+//go:build e2e
+
+// Package incluster holds the specs that need real pods: confighash deployed
+// from its own image and its self-managed overlay onto a local cluster with a
+// kubelet node, and a sample app whose log shows which config its pods read.
+// They prove what users care about: after a config change, the pods run with
+// the new value.
+package incluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/confighash/confighash/e2e/framework"
+)
+
+// env is shared by every spec: one cluster with a node and one deployment of
+// confighash; starting them takes about a minute.
+var env *framework.NodeEnv
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	start := time.Now()
+	var err error
+	if env, err = framework.SetupNode(ctx, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "incluster setup:", err)
+		return 1
+	}
+	defer func() {
+		if err := env.Teardown(); err != nil {
+			fmt.Fprintln(os.Stderr, "incluster teardown:", err)
+		}
+	}()
+	deployStart := time.Now()
+	if err := env.Deploy(ctx, framework.SelfManagedOverlay); err != nil {
+		fmt.Fprintln(os.Stderr, "incluster deploy:", err)
+		env.DumpNodeLogs(ctx, os.Stderr)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "incluster: confighash deployed from %s and Ready in %s (cluster and images %s)\n",
+		framework.SelfManagedOverlay, time.Since(deployStart).Round(time.Millisecond), deployStart.Sub(start).Round(time.Millisecond))
+	code := m.Run()
+	if code != 0 {
+		env.DumpNodeLogs(ctx, os.Stderr)
+	}
+	return code
+}

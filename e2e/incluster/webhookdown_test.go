@@ -1,0 +1,69 @@
+//go:build e2e
+
+package incluster
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// TestWebhookDownBlocksNothing scales confighash to zero. With no endpoint
+// behind the Service, failurePolicy Ignore lets every write through: a
+// Deployment is created (unstamped) and another is updated. A config change
+// made meanwhile is caught up once confighash is back: its reader rolls
+// exactly once, to the new content. The Deployment created while confighash
+// was down is, like any workload that predates confighash, left alone until
+// its own config changes; then it is stamped.
+func TestWebhookDownBlocksNothing(t *testing.T) {
+	ctx := specContext(t)
+	ns := labelledNamespace(t)
+	cm := &corev1.ConfigMap{}
+	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"v": "1"}
+	create(t, cm)
+	before := readerOf(ns, 0)
+	create(t, before)
+	stamp := stampOf(t, before)
+	waitReplicaSetCount(t, before, 1)
+
+	if err := env.Confighash.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if len(confighashPods(t)) == 0 {
+			_ = env.Confighash.Start(specContext(t))
+		}
+	})
+
+	begin := time.Now()
+	during := readerOf(ns, 1)
+	create(t, during)
+	update(t, before, func() { before.Labels = map[string]string{"touched": "while-down"} })
+	update(t, cm, func() { cm.Data["v"] = "2" })
+	t.Logf("create, update and config change with confighash at 0 replicas took %s", time.Since(begin).Round(time.Millisecond))
+	if s := stampOf(t, during); s != "" {
+		t.Fatalf("created while confighash was down, yet stamped %q", s)
+	}
+	if s := stampOf(t, before); s != stamp {
+		t.Fatalf("stamp changed while confighash was down: %q -> %q", stamp, s)
+	}
+
+	if err := env.Confighash.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitReplicaSetCount(t, before, 2)
+	time.Sleep(settle)
+	if n := len(replicaSets(t, ns, before.Name)); n != 2 {
+		t.Fatalf("the change made while down rolled %s %d times, want once", before.Name, n-1)
+	}
+	if s := stampOf(t, during); s != "" {
+		t.Fatalf("a workload that predates confighash's start was stamped without a config change: %q", s)
+	}
+
+	update(t, cm, func() { cm.Data["v"] = "3" })
+	waitReplicaSetCount(t, during, 2)
+	if stampOf(t, during) == "" {
+		t.Fatal("config change did not stamp the workload created while confighash was down")
+	}
+}
