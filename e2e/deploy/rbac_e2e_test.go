@@ -80,6 +80,8 @@ func TestRBACSufficesAtRunTime(t *testing.T) {
 			}
 			proc := startBinary(t, bin, l.args)
 			waitReady(ctx, t, proc, l.healthURL)
+			// Liveness: a TLS handshake with the binary's own webhook server.
+			waitReady(ctx, t, proc, strings.TrimSuffix(l.healthURL, "/readyz")+"/healthz")
 
 			// Leader: the Lease names a holder.
 			waitFor(ctx, t, proc, "the leader lease", func(ctx context.Context) (bool, error) {

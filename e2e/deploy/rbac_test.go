@@ -3,10 +3,12 @@ package deploy
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 
+	"github.com/confighash/confighash/cmd/confighash/app"
 	"github.com/confighash/confighash/workload"
 )
 
@@ -22,40 +24,42 @@ func (q request) String() string {
 	return fmt.Sprintf("%s %s.%s ns=%q name=%q (%s)", q.verb, q.resource, q.group, q.namespace, q.name, q.why)
 }
 
-// requiredRequests lists what confighash does against the API, derived from
-// the code where the code says it (the workload kinds) and from the
-// Deployment's flags where they name objects.
-func requiredRequests(t *testing.T, r *rendered, flags map[string]string) []request {
+// requiredRequests lists what confighash does against the API: the code's
+// own table (app.Permissions), for the command line the Deployment passes.
+// Requests that name objects chosen at run time name "some-object".
+func requiredRequests(t *testing.T, r *rendered) []request {
+	t.Helper()
+	ps := permissionsOf(t, r)
 	var reqs []request
-	add := func(group, resource, ns, name, why string, verbs ...string) {
-		for _, v := range verbs {
-			reqs = append(reqs, request{group: group, resource: resource, verb: v, namespace: ns, name: name, why: why})
+	for _, p := range ps {
+		ns := "*"
+		if p.OwnNamespace {
+			ns = Namespace
+		}
+		name := p.Name
+		if name == app.AnyName {
+			name = "some-object"
+		}
+		for _, v := range p.Verbs {
+			reqs = append(reqs, request{group: p.Group, resource: p.Resource, verb: v, namespace: ns, name: name, why: p.Why})
 		}
 	}
-	add("", "configmaps", "*", "", "source informer", "get", "list", "watch")
-	add("", "secrets", "*", "", "source informer", "get", "list", "watch")
-	add("", "namespaces", "", "", "opt-in label", "get", "list", "watch")
-	for _, k := range workload.MutableKinds() {
-		add(k.GVK.Group, k.Resource, "*", "", "hook informer", "get", "list", "watch")
-		add(k.GVK.Group, k.Resource, "*", "some-workload", "re-stamp", "patch")
-	}
-	add("events.k8s.io", "events", "*", "", "re-stamp events", "create")
-	add("events.k8s.io", "events", "*", "some-event", "re-stamp event series", "patch")
-	add("", "events", Namespace, "", "leader election events", "create")
-	add("", "events", Namespace, "some-event", "leader election events", "patch")
-	add("coordination.k8s.io", "leases", Namespace, "", "leader election", "create")
-	add("coordination.k8s.io", "leases", Namespace, "confighash.dev", "leader election", "get", "update")
-	add("", "secrets", Namespace, "", "first start creates its Secrets", "create")
-	add("", "secrets", Namespace, need(t, r, flags, "hmac-key-secret"), "HMAC key", "get")
-	if flags["metrics-secure"] != "false" && flags["metrics-bind-address"] != "0" {
-		add("authentication.k8s.io", "tokenreviews", "", "", "metrics: who is scraping", "create")
-		add("authorization.k8s.io", "subjectaccessreviews", "", "", "metrics: may they GET /metrics", "create")
-	}
-	if r.Mode.Flag == "self" {
-		add("", "secrets", Namespace, need(t, r, flags, "cert-secret"), "self-managed certificate", "get", "update")
-		add("admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", need(t, r, flags, "webhook-config-name"), "caBundle injection", "get", "patch")
-	}
 	return reqs
+}
+
+// permissionsOf is app.Permissions for the Deployment's command line, with
+// the pod's namespace filled in.
+func permissionsOf(t *testing.T, r *rendered) []app.Permission {
+	t.Helper()
+	var args []string
+	for _, a := range r.Container.Args {
+		args = append(args, strings.ReplaceAll(a, "$(POD_NAMESPACE)", Namespace))
+	}
+	ps, err := app.PermissionsForArgs(args)
+	if err != nil {
+		t.Fatalf("%s: %v", r.Name, err)
+	}
+	return ps
 }
 
 // grants are the rules that apply to the ServiceAccount, by where they apply.
@@ -141,9 +145,8 @@ func (g grants) allow(q request) bool {
 func TestRBACCoversTheCode(t *testing.T) {
 	for _, r := range decodedRenders(t) {
 		t.Run(r.Name, func(t *testing.T) {
-			flags := flagsOf(t, r)
 			g := grantsOf(t, r)
-			for _, q := range requiredRequests(t, r, flags) {
+			for _, q := range requiredRequests(t, r) {
 				if !g.allow(q) {
 					t.Errorf("not allowed: %s", q)
 				}
@@ -214,4 +217,63 @@ func writeAllowed(scope, resource, verb string, names []string, certMode string)
 		return len(names) > 0 && verb != "create", "only its own configuration, by name"
 	}
 	return false, "not a write confighash makes"
+}
+
+// TestRBACGrantsNothingTheCodeDoesNotUse is the other direction of
+// TestRBACCoversTheCode: every verb a rule grants the ServiceAccount must
+// be needed by an entry of the code's table (app.Permissions) for the
+// Deployment's command line, with no wider scope than it needs:
+//   - a ClusterRole grant must be needed outside confighash's namespace;
+//   - each resourceName must be an object the code names;
+//   - a rule without resourceNames must be needed for requests that
+//     cannot be restricted by name (list, watch, create, or objects chosen
+//     at run time).
+func TestRBACGrantsNothingTheCodeDoesNotUse(t *testing.T) {
+	for _, r := range decodedRenders(t) {
+		t.Run(r.Name, func(t *testing.T) {
+			ps := permissionsOf(t, r)
+			g := grantsOf(t, r)
+			for scope, rules := range map[string][]rbacv1.PolicyRule{"ClusterRole": g.cluster, "Role": g.local} {
+				for _, rule := range rules {
+					for _, group := range rule.APIGroups {
+						for _, res := range rule.Resources {
+							for _, verb := range rule.Verbs {
+								if why := excess(ps, scope, group, res, verb, rule.ResourceNames); why != "" {
+									t.Errorf("%s grants %s on %s.%s %v, which the code does not need: %s", scope, verb, res, group, rule.ResourceNames, why)
+								}
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// excess says why a grant is more than ps needs, or "" when it is needed.
+func excess(ps []app.Permission, scope, group, resource, verb string, names []string) string {
+	var needed []app.Permission
+	for _, p := range ps {
+		if p.Group == group && p.Resource == resource && slices.Contains(p.Verbs, verb) {
+			needed = append(needed, p)
+		}
+	}
+	if len(needed) == 0 {
+		return "no code path sends it"
+	}
+	if scope == "ClusterRole" && !slices.ContainsFunc(needed, func(p app.Permission) bool { return !p.OwnNamespace }) {
+		return "needed only in " + Namespace + ": grant it in the Role"
+	}
+	if len(names) == 0 {
+		if !slices.ContainsFunc(needed, func(p app.Permission) bool { return p.Name == "" || p.Name == app.AnyName }) {
+			return "the code names its objects: restrict it by resourceNames"
+		}
+		return ""
+	}
+	for _, n := range names {
+		if !slices.ContainsFunc(needed, func(p app.Permission) bool { return p.Name == n || p.Name == app.AnyName }) {
+			return fmt.Sprintf("the code never sends it for %q", n)
+		}
+	}
+	return ""
 }
