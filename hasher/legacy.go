@@ -11,8 +11,8 @@ import (
 // LEGACY: confighash never writes it. It is computed only to compare with a
 // stamp that an older release wrote, so that upgrading rolls nothing: a v1
 // stamp that still matches the content is kept until the content changes.
-// Remove it once no v1 stamps are left (confighash_legacy_stamps_total in
-// the hook stays at zero).
+// Remove it once no v1 stamps are left: after a restart of confighash,
+// confighash_stamps_kept_total{reason="legacy-v1"} stays at zero.
 const LegacyVersion = "v1"
 
 const legacyPreimageHeader = "confighash/" + LegacyVersion + "\x00"
