@@ -3,6 +3,8 @@ package restamp
 import (
 	"slices"
 	"sync"
+
+	"github.com/confighash/confighash/hasher"
 )
 
 // changes remembers which sources triggered each queued workload, so the
@@ -11,9 +13,14 @@ import (
 type changes struct {
 	mu      sync.Mutex
 	pending map[Request][]string
+	// before holds each changed source's content from before its first
+	// change since the last take; see priors.go.
+	before map[Request]map[hasher.Source]prior
 }
 
-func newChanges() *changes { return &changes{pending: map[Request][]string{}} }
+func newChanges() *changes {
+	return &changes{pending: map[Request][]string{}, before: map[Request]map[hasher.Source]prior{}}
+}
 
 func (c *changes) add(r Request, source string) {
 	c.mu.Lock()
@@ -29,6 +36,7 @@ func (c *changes) take(r Request) []string {
 	defer c.mu.Unlock()
 	s := c.pending[r]
 	delete(c.pending, r)
+	delete(c.before, r)
 	slices.Sort(s)
 	return s
 }

@@ -36,21 +36,24 @@ func handlerFor[T client.Object](e *enqueuer, kind hasher.Kind) handler.TypedEve
 		CreateFunc: func(ctx context.Context, ev event.TypedCreateEvent[T], q workqueue.TypedRateLimitingInterface[Request]) {
 			// The initial list replays every source at start-up: that is how
 			// changes made while confighash was down are caught up.
-			e.enqueue(ctx, q, kind, ev.Object, ev.IsInInitialList)
+			e.enqueue(ctx, q, kind, ev.Object, nil, ev.IsInInitialList)
 		},
 		UpdateFunc: func(ctx context.Context, ev event.TypedUpdateEvent[T], q workqueue.TypedRateLimitingInterface[Request]) {
 			// Labels, annotations and the like do not concern readers.
 			if contentChanged(ev.ObjectOld, ev.ObjectNew) {
-				e.enqueue(ctx, q, kind, ev.ObjectNew, false)
+				e.enqueue(ctx, q, kind, ev.ObjectNew, ev.ObjectOld, false)
 			}
 		},
 		DeleteFunc: func(ctx context.Context, ev event.TypedDeleteEvent[T], q workqueue.TypedRateLimitingInterface[Request]) {
-			e.enqueue(ctx, q, kind, ev.Object, false)
+			e.enqueue(ctx, q, kind, ev.Object, ev.Object, false)
 		},
 	}
 }
 
-func (e *enqueuer) enqueue(ctx context.Context, q workqueue.TypedRateLimitingInterface[Request], kind hasher.Kind, obj client.Object, replay bool) {
+// enqueue queues the readers of obj. before is the source as it was before
+// this change (nil when it did not exist); it is kept for the reconciler
+// (priors.go). A replay has no before.
+func (e *enqueuer) enqueue(ctx context.Context, q workqueue.TypedRateLimitingInterface[Request], kind hasher.Kind, obj, before client.Object, replay bool) {
 	src := hasher.Source{Kind: kind, Name: obj.GetName()}
 	for _, k := range e.kinds {
 		list := k.NewList()
@@ -63,6 +66,9 @@ func (e *enqueuer) enqueue(ctx context.Context, q workqueue.TypedRateLimitingInt
 		_ = forEachItem(list, func(o client.Object) {
 			r := Request{Kind: k.GVK.Kind, NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, Recheck: replay}
 			e.changes.add(r, src.String())
+			if !replay {
+				e.changes.addBefore(r, src, priorOf(before))
+			}
 			// The delay is the coalescing window: the queue keeps one entry
 			// per request, due at the earliest time asked for, so changes to
 			// several sources of a workload within the window become one

@@ -29,9 +29,9 @@ const (
 //   - A legacy v1 stamp is compared with the v1 checksum of the same content
 //     and kept while it matches; the next real change writes v2.
 //   - A stamp under another key cannot be compared at all. On a re-check
-//     (the start-up replay, a template write) it is kept and reported; on a
-//     change to a source seen live, the content did change, so it is
-//     re-stamped under the current key.
+//     (the start-up replay, a template write) it is kept and reported. On a
+//     change to a source seen live it is re-stamped under the current key,
+//     unless the change left what the pods read as it was (readUnchanged).
 func (r *reconciler) stale(ctx context.Context, obj client.Object, req Request, refs []hasher.Reference, lookup hasher.Lookup, stored, fresh string) (bool, error) {
 	switch hasher.Compare(stored, fresh) {
 	case hasher.Same:
@@ -47,7 +47,7 @@ func (r *reconciler) stale(ctx context.Context, obj client.Object, req Request, 
 		r.metrics.Kept.WithLabelValues(req.Kind, keptLegacy).Inc()
 		return false, nil
 	case hasher.OtherKey:
-		if !req.Recheck {
+		if !req.Recheck && !r.readUnchanged(req, refs, lookup, fresh) {
 			return true, nil
 		}
 		storedID, _ := hasher.StampKeyID(stored)

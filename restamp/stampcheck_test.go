@@ -64,6 +64,9 @@ func TestReconcileKeepsStampsOnlyConfighashChanged(t *testing.T) {
 		stamp     string
 		req       Request
 		wantStamp string
+		// before, when set, is the ConfigMap's data before the change
+		// that queued req, as the source handler records it.
+		before    map[string]string
 		wantEvent string // prefix; "" means none
 		wantKept  map[string]float64
 	}{
@@ -91,8 +94,16 @@ func TestReconcileKeepsStampsOnlyConfighashChanged(t *testing.T) {
 			wantKept: map[string]float64{keptOtherKey: 1},
 		},
 		"stamp under another key, a source changed: re-stamped under the current key": {
+			stamp: otherKeyStamp, req: live, before: map[string]string{"k": "v1"}, wantStamp: current,
+			wantEvent: "Normal ConfigChanged",
+		},
+		"stamp under another key, a source changed, content before unknown: re-stamped": {
 			stamp: otherKeyStamp, req: live, wantStamp: current,
 			wantEvent: "Normal ConfigChanged",
+		},
+		"stamp under another key, a change that left what it reads as it was: kept": {
+			stamp: otherKeyStamp, req: live, before: data, wantStamp: otherKeyStamp,
+			wantEvent: "Warning KeyChanged", wantKept: map[string]float64{keptOtherKey: 1},
 		},
 	}
 	for name, tc := range tests {
@@ -135,6 +146,13 @@ func TestReconcileKeepsStampsOnlyConfighashChanged(t *testing.T) {
 				now:     time.Now,
 			}
 			r.changes.add(tc.req, "configmap/app")
+			if tc.before != nil {
+				old, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: tc.before})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.changes.addBefore(tc.req, hasher.Source{Kind: hasher.ConfigMap, Name: "app"}, priorOf(old.(client.Object)))
+			}
 			if _, err := r.Reconcile(ctx, tc.req); err != nil {
 				t.Fatalf("Reconcile: %v", err)
 			}
