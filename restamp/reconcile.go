@@ -68,6 +68,12 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 	}
 
 	refs, _ := hasher.References(t.Spec, obj.GetAnnotations())
+	if len(refs) > workload.MaxSources {
+		// The webhook leaves such a template unstamped; re-stamping it here
+		// would roll what admission refused to touch.
+		r.changes.take(req)
+		return reconcile.Result{}, nil
+	}
 	r.metrics.Checksums.Inc()
 	lookup := sources.Reader{Cache: r.client}.Lookup(ctx, req.Namespace)
 	res, err := hasher.Checksum(r.key, req.Namespace, refs, lookup)

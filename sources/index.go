@@ -17,14 +17,18 @@ func IndexKey(s hasher.Source) string { return s.String() }
 
 // ReadKeys is the ReadersIndex function: a pure map from a workload to the
 // sources it reads. Opted-out workloads read nothing, as far as the hook is
-// concerned. Malformed include/exclude entries are ignored here; the webhook
-// reports them to the user.
+// concerned, and nor do those reading more than workload.MaxSources, which
+// the webhook does not stamp either. Malformed include/exclude entries are
+// ignored here; the webhook reports them to the user.
 func ReadKeys(obj client.Object) []string {
 	t, ok := workload.PodTemplate(obj)
 	if !ok || workload.OptedOut(obj.GetAnnotations()) {
 		return nil
 	}
 	refs, _ := hasher.References(t.Spec, obj.GetAnnotations())
+	if len(refs) > workload.MaxSources {
+		return nil
+	}
 	keys := make([]string, 0, len(refs))
 	for _, r := range refs {
 		keys = append(keys, IndexKey(r.Source))

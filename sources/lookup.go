@@ -17,20 +17,47 @@ import (
 // own: a ConfigMap applied a moment before the Deployment that reads it (one
 // `kubectl apply -f dir/`) may not have reached the informer when the
 // Deployment is admitted. So a miss is confirmed with one live GET, when Live
-// is set. Misses are rare (a missing source is an error state), so this adds
-// no API load in steady state. Content that changed but is still stale in
-// the cache is not detected here; the hook's watch on that source corrects
-// the stamp moments later.
+// is set. Content that changed but is still stale in the cache is not
+// detected here; the hook's watch on that source corrects the stamp moments
+// later.
+//
+// Live GETs are bounded, because a caller controls how many sources a
+// template names: at most LivePerLookup per Lookup (one admission), none
+// for a source confirmed missing within the Misses TTL, and none at all
+// under a context marked CacheOnly (dry-run). A miss left unconfirmed counts
+// as missing; should the source exist after all, its informer event brings
+// the hook, which re-stamps.
 type Reader struct {
 	Cache client.Reader
 	// Live, when set, confirms cache misses. The hook leaves it nil: its
 	// events come from the same cache, which is current for the source that
 	// changed.
 	Live client.Reader
+	// LivePerLookup bounds the live GETs of one Lookup; zero means
+	// DefaultLivePerLookup.
+	LivePerLookup int
+	// Misses, when set, remembers confirmed misses across lookups.
+	Misses *Misses
 }
 
-// Lookup returns a hasher.Lookup for sources in namespace.
+// DefaultLivePerLookup is the live GETs one admission may cause. The race
+// live confirmation covers is sources created in the same apply as their
+// reader, and a workload reads a handful of sources, so 8 confirms every
+// source in all but pathological templates. At the default client budget
+// (100 QPS) one admission can take at most 8% of a second's worth of API
+// calls, where 256 sources used to take two and a half seconds' worth.
+const DefaultLivePerLookup = 8
+
+// Lookup returns a hasher.Lookup for sources in namespace. Its live budget
+// is its own: one Lookup per admission makes the bound per request.
 func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
+	budget := r.LivePerLookup
+	if budget <= 0 {
+		budget = DefaultLivePerLookup
+	}
+	if r.Live == nil || cacheOnly(ctx) {
+		budget = 0
+	}
 	return func(s hasher.Source) (hasher.Content, bool, error) {
 		key := client.ObjectKey{Namespace: namespace, Name: s.Name}
 		obj, err := newObject(s.Kind)
@@ -38,9 +65,13 @@ func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 			return hasher.Content{}, false, err
 		}
 		err = r.Cache.Get(ctx, key, obj)
-		if apierrors.IsNotFound(err) && r.Live != nil {
+		if apierrors.IsNotFound(err) && budget > 0 && !r.Misses.Recent(namespace, s) {
+			budget--
 			err = r.Live.Get(ctx, key, obj)
-			if err == nil {
+			switch {
+			case apierrors.IsNotFound(err):
+				r.Misses.Add(namespace, s)
+			case err == nil:
 				var slim any
 				if slim, err = Slim(obj); err == nil {
 					obj = slim.(client.Object)

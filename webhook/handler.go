@@ -12,19 +12,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/injection"
+	"github.com/confighash/confighash/sources"
 	"github.com/confighash/confighash/workload"
 )
-
-// DefaultMaxSources bounds how many sources one template may read before the
-// handler gives up and allows it unchanged. Real workloads read a handful;
-// the bound keeps a pathological object from holding an admission call (and
-// its timeout) hostage to hundreds of lookups.
-const DefaultMaxSources = 256
 
 // Lookuper gives the hasher access to a namespace's sources.
 type Lookuper interface {
@@ -39,8 +33,6 @@ type Handler struct {
 	Sources Lookuper
 	// Decoder decodes admission objects.
 	Decoder admission.Decoder
-	// MaxSources overrides DefaultMaxSources when positive.
-	MaxSources int
 	// Metrics, when set, counts answers and checksum computations.
 	Metrics *Metrics
 	// Policy says which namespaces the handler serves, and Namespaces reads
@@ -60,7 +52,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 
 func outcome(resp admission.Response) string {
 	switch {
-	case !resp.Allowed:
+	case !resp.Allowed, resp.Result != nil && resp.Result.Message == unhandledMessage:
 		return answerError
 	case len(resp.Patches) == 0:
 		return answerKept
@@ -88,7 +80,7 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) admission.R
 	}
 	obj := kind.New()
 	if err := h.Decoder.DecodeRaw(req.Object, obj); err != nil {
-		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding %s: %w", kind.GVK.Kind, err))
+		return unhandled(ctx, fmt.Errorf("decoding %s: %w", kind.GVK.Kind, err), "decoding the object")
 	}
 	if workload.OptedOut(obj.GetAnnotations()) {
 		return admission.Allowed("opted out by annotation " + workload.InjectionAnnotation)
@@ -103,7 +95,7 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) admission.R
 	if req.Operation == admissionv1.Update {
 		oldObj := kind.New()
 		if err := h.Decoder.DecodeRaw(req.OldObject, oldObj); err != nil {
-			return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding old %s: %w", kind.GVK.Kind, err))
+			return unhandled(ctx, fmt.Errorf("decoding old %s: %w", kind.GVK.Kind, err), "decoding the old object")
 		}
 		ot, _ := workload.PodTemplate(oldObj)
 		old = &ot
@@ -117,12 +109,16 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) admission.R
 		}
 	}
 
+	if req.DryRun != nil && *req.DryRun {
+		// A dry-run changes nothing: the cache is good enough, and no one
+		// allowed only to dry-run may turn admissions into live reads.
+		ctx = sources.CacheOnly(ctx)
+	}
 	sum, warnings, err := h.checksum(ctx, req.Namespace, obj, t, old)
 	if err != nil {
 		// An unreadable cache must not block the cluster: keep what the
-		// object has and say why.
-		log.FromContext(ctx).Error(err, "computing checksum; admitting unchanged")
-		return admission.Allowed("").WithWarnings("confighash: checksum not computed: " + err.Error())
+		// object has. The error stays in the log; it may name a Secret.
+		return unhandled(ctx, err, "computing checksum")
 	}
 	if sum == t.Checksum() {
 		return admission.Allowed("stamp up to date").WithWarnings(warnings...)
@@ -189,7 +185,7 @@ func (h *Handler) checksum(ctx context.Context, ns string, obj client.Object, t 
 	if refErr != nil {
 		warnings = append(warnings, "confighash: "+oneLine(refErr))
 	}
-	if limit := h.maxSources(); len(refs) > limit {
+	if limit := workload.MaxSources; len(refs) > limit {
 		return t.Checksum(), append(warnings, fmt.Sprintf("confighash: template reads %d sources, more than the limit of %d; not stamped", len(refs), limit)), nil
 	}
 	h.Metrics.checksum()
@@ -209,13 +205,6 @@ func (h *Handler) checksum(ctx context.Context, ns string, obj client.Object, t 
 		warnings = append(warnings, msg)
 	}
 	return res.Checksum, warnings, nil
-}
-
-func (h *Handler) maxSources() int {
-	if h.MaxSources > 0 {
-		return h.MaxSources
-	}
-	return DefaultMaxSources
 }
 
 // oneLine flattens errors.Join output, since a warning is one header line.

@@ -11,6 +11,9 @@ import (
 
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/confighash/confighash/sources"
+	"github.com/confighash/confighash/webhook"
 )
 
 // Cert modes.
@@ -50,6 +53,17 @@ type Options struct {
 	HealthAddr    string
 
 	LeaderElect bool
+
+	// WebhookMaxInFlight bounds the admission requests handled at once; the
+	// body limit and read timeout are fixed by what the apiserver sends
+	// (see webhook.Limits).
+	WebhookMaxInFlight int
+	// LiveReadsPerRequest bounds the live GETs one admission may make to
+	// confirm cache misses.
+	LiveReadsPerRequest int
+	// MemoryLimitRatio is the share of the container's memory limit given
+	// to the Go collector as its soft limit, unless GOMEMLIMIT is set.
+	MemoryLimitRatio float64
 
 	// KubeAPIQPS and KubeAPIBurst bound the client as a whole. client-go's
 	// defaults (5 QPS) would turn a fan-out of hundreds of re-stamps into
@@ -97,6 +111,10 @@ func DefaultOptions() Options {
 		FlapWindow:   10 * time.Minute,
 		FlapQuiet:    time.Minute,
 		FlapMaxQuiet: 30 * time.Minute,
+
+		WebhookMaxInFlight:  webhook.DefaultMaxInFlight,
+		LiveReadsPerRequest: sources.DefaultLivePerLookup,
+		MemoryLimitRatio:    DefaultMemoryLimitRatio,
 	}
 }
 
@@ -116,6 +134,9 @@ func (o *Options) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "serve metrics over HTTPS to callers whose token may GET /metrics (checked with TokenReview and SubjectAccessReview); false serves plain HTTP to anyone")
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", o.HealthAddr, "address of /healthz and /readyz")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader to run the config-update hook; every replica serves the webhook")
+	fs.IntVar(&o.WebhookMaxInFlight, "webhook-max-in-flight", o.WebhookMaxInFlight, "admission requests handled at once; more wait briefly, then get 503 (the write passes unstamped)")
+	fs.IntVar(&o.LiveReadsPerRequest, "live-reads-per-request", o.LiveReadsPerRequest, "live GETs one admission may make to confirm ConfigMaps and Secrets missing from the cache")
+	fs.Float64Var(&o.MemoryLimitRatio, "memory-limit-ratio", o.MemoryLimitRatio, "Go soft memory limit as a share of the container's cgroup memory limit; ignored when GOMEMLIMIT is set, 0 disables")
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "queries per second to the apiserver, all requests together")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of queries to the apiserver")
 	fs.DurationVar(&o.CoalesceWindow, "coalesce-window", o.CoalesceWindow, "wait this long for further changes to a workload's sources before re-stamping it")
@@ -147,6 +168,9 @@ func (o *Options) validate() (*webhookEndpoint, error) {
 	}
 	if o.KubeAPIQPS <= 0 || o.KubeAPIBurst < 1 {
 		errs = append(errs, errors.New("--kube-api-qps must be > 0 and --kube-api-burst >= 1"))
+	}
+	if o.WebhookMaxInFlight < 1 || o.LiveReadsPerRequest < 1 || o.MemoryLimitRatio < 0 || o.MemoryLimitRatio > 1 {
+		errs = append(errs, errors.New("--webhook-max-in-flight and --live-reads-per-request must be >= 1, --memory-limit-ratio within [0, 1]"))
 	}
 	if o.CoalesceWindow < 0 || o.WritesPerSecond <= 0 || o.FlapLimit < 1 || o.FlapWindow <= 0 {
 		errs = append(errs, errors.New("--coalesce-window must be >= 0, --writes-per-second > 0, --flap-limit >= 1 and --flap-window > 0"))

@@ -44,6 +44,7 @@ func Serve(ctx context.Context, o Options) error {
 	// controller-runtime's own components log through its package logger.
 	ctrl.SetLogger(logger)
 	ctx = log.IntoContext(ctx, logger)
+	setMemoryLimit(ctx, o.MemoryLimitRatio)
 
 	cfg, err := restConfig(o.Kubeconfig)
 	if err != nil {
@@ -97,7 +98,7 @@ func Serve(ctx context.Context, o Options) error {
 			return fmt.Errorf("adding readiness check: %w", err)
 		}
 	}
-	if err := addWebhook(ctx, mgr, key, injection.New(o.Namespace)); err != nil {
+	if err := addWebhook(ctx, mgr, key, injection.New(o.Namespace), o); err != nil {
 		return err
 	}
 	if err := addHook(ctx, mgr, key, o); err != nil {
@@ -190,7 +191,7 @@ func newCertManager(live client.Client, o Options, ep *webhookEndpoint) (*certs.
 
 // addWebhook registers the admission handler and the readiness checks that
 // say it can be called: its certificate is served and its caches are synced.
-func addWebhook(ctx context.Context, mgr manager.Manager, key []byte, policy injection.Policy) error {
+func addWebhook(ctx context.Context, mgr manager.Manager, key []byte, policy injection.Policy, o Options) error {
 	// Start the config informers now, so readiness covers their sync and
 	// the first admission request finds them warm.
 	// Namespaces too: the handler applies the injection policy to every
@@ -204,9 +205,17 @@ func addWebhook(ctx context.Context, mgr manager.Manager, key []byte, policy inj
 	if err != nil {
 		return err
 	}
+	// Cache misses are confirmed live, within a per-request budget and a
+	// short memory of confirmed misses (see sources.Reader).
+	reader := sources.Reader{
+		Cache:         mgr.GetCache(),
+		Live:          mgr.GetAPIReader(),
+		LivePerLookup: o.LiveReadsPerRequest,
+		Misses:        sources.NewMisses(sources.DefaultMissTTL, sources.DefaultMissEntries, nil),
+	}
 	h := &webhook.Handler{
 		Key:     key,
-		Sources: sources.Reader{Cache: mgr.GetCache(), Live: mgr.GetAPIReader()},
+		Sources: reader,
 		Decoder: admission.NewDecoder(mgr.GetScheme()),
 		Metrics: m,
 		Policy:  policy,
@@ -214,7 +223,7 @@ func addWebhook(ctx context.Context, mgr manager.Manager, key []byte, policy inj
 		// be cached yet; the apiserver, which called us, already has it.
 		Namespaces: injection.CacheThenLive{Cache: mgr.GetCache(), Live: mgr.GetAPIReader()},
 	}
-	mgr.GetWebhookServer().Register(webhook.Path, webhook.WithStatusCodes(&admission.Webhook{Handler: h}))
+	mgr.GetWebhookServer().Register(webhook.Path, webhook.Endpoint(h, webhook.Limits{MaxInFlight: o.WebhookMaxInFlight}))
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 		return fmt.Errorf("adding readiness check: %w", err)
 	}

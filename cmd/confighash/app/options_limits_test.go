@@ -1,0 +1,52 @@
+package app
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+func TestRequestLimitFlags(t *testing.T) {
+	tests := map[string]struct {
+		args    []string
+		want    Options // only the three limit fields are compared
+		wantErr string
+	}{
+		"defaults": {
+			want: Options{WebhookMaxInFlight: 8, LiveReadsPerRequest: 8, MemoryLimitRatio: 0.9},
+		},
+		"set": {
+			args: []string{"--webhook-max-in-flight=2", "--live-reads-per-request=1", "--memory-limit-ratio=0"},
+			want: Options{WebhookMaxInFlight: 2, LiveReadsPerRequest: 1, MemoryLimitRatio: 0},
+		},
+		"no slots":        {args: []string{"--webhook-max-in-flight=0"}, wantErr: "--webhook-max-in-flight"},
+		"no live reads":   {args: []string{"--live-reads-per-request=0"}, wantErr: "--live-reads-per-request"},
+		"ratio above one": {args: []string{"--memory-limit-ratio=1.5"}, wantErr: "--memory-limit-ratio"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			o := DefaultOptions()
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			o.bind(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatalf("Parse(%q): %v", tc.args, err)
+			}
+			_, err := o.validate()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("validate() = %v, want an error naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("validate(): %v", err)
+			}
+			if o.WebhookMaxInFlight != tc.want.WebhookMaxInFlight || o.LiveReadsPerRequest != tc.want.LiveReadsPerRequest ||
+				o.MemoryLimitRatio != tc.want.MemoryLimitRatio {
+				t.Errorf("limits = %d, %d, %v; want %d, %d, %v", o.WebhookMaxInFlight, o.LiveReadsPerRequest, o.MemoryLimitRatio,
+					tc.want.WebhookMaxInFlight, tc.want.LiveReadsPerRequest, tc.want.MemoryLimitRatio)
+			}
+		})
+	}
+}
