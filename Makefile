@@ -4,7 +4,7 @@ GO    ?= go
 IMG   ?= ghcr.io/confighash/confighash:dev
 KIND_CLUSTER ?= confighash-e2e
 
-.PHONY: build test unit e2e demo cluster-up cluster-down controlplane bench bench-hook lint docker-build docker-push e2e-kind clean
+.PHONY: build test unit fuzz e2e demo cluster-up cluster-down controlplane bench bench-hook lint docker-build docker-push e2e-kind clean
 
 ## build: the confighash binary, into bin/
 build:
@@ -14,11 +14,17 @@ build:
 controlplane:
 	$(GO) run ./e2e/cmd/cluster build
 
-## test: lint, unit tests, then the e2e specs on a local control plane (built on first run, ~15 min)
-test: lint unit e2e
+## test: lint, unit tests, fuzzing, then the e2e specs on a local control plane (built on first run, ~15 min)
+test: lint unit fuzz e2e
 
 unit:
 	$(GO) test -count=1 ./...
+
+## fuzz: each fuzz target for a short, fixed time (seed corpora in testdata/fuzz/); go test fuzzes one target at a time
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzAdmission$$' -fuzztime $(FUZZTIME) ./webhook/
+	$(GO) test -run '^$$' -fuzz '^FuzzReferences$$' -fuzztime $(FUZZTIME) ./hasher/
 
 # e2e/deploy is its own module (Helm SDK, cert-manager CRDs) so the main
 # go.mod stays lean: it renders the manifests and the chart, compares them,
