@@ -40,6 +40,8 @@ type Limits struct {
 	MaxBodyBytes int64
 	ReadTimeout  time.Duration
 	QueueWait    time.Duration
+	// Metrics, when set, counts the requests turned away.
+	Metrics *Metrics
 }
 
 func (l Limits) withDefaults() Limits {
@@ -68,6 +70,7 @@ func (l Limits) Wrap(next http.Handler) http.Handler {
 	slots := make(chan struct{}, l.MaxInFlight)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > l.MaxBodyBytes {
+			l.Metrics.refused(refusedTooLarge)
 			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
 			return
 		}
@@ -81,6 +84,7 @@ func (l Limits) Wrap(next http.Handler) http.Handler {
 		case slots <- struct{}{}:
 			defer func() { <-slots }()
 		case <-wait.C:
+			l.Metrics.refused(refusedBusy)
 			w.Header().Set("Retry-After", strconv.Itoa(1))
 			http.Error(w, "too many requests in flight", http.StatusServiceUnavailable)
 			return

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
@@ -49,9 +51,16 @@ func TestEndpointRefusesOversizedBodyUnread(t *testing.T) {
 			req.ContentLength = tc.size
 			req.Header.Set("Content-Type", "application/json")
 			rec := httptest.NewRecorder()
-			Endpoint(newHandler(t, fakeSources{}), Limits{}).ServeHTTP(rec, req)
+			m, err := NewMetrics(prometheus.NewRegistry())
+			if err != nil {
+				t.Fatal(err)
+			}
+			Endpoint(newHandler(t, fakeSources{}), Limits{Metrics: m}).ServeHTTP(rec, req)
 			if rec.Code != tc.wantCode {
 				t.Errorf("status %d, want %d", rec.Code, tc.wantCode)
+			}
+			if got := testutil.ToFloat64(m.Refused.WithLabelValues(refusedTooLarge)); got != 1 {
+				t.Errorf("refused{too_large} = %v, want 1", got)
 			}
 			if got := body.read.Load(); got > tc.maxRead {
 				t.Errorf("read %d bytes of the body, want at most %d", got, tc.maxRead)
@@ -91,7 +100,11 @@ func (b *blocking) Handle(context.Context, admission.Request) admission.Response
 func TestEndpointBoundsInFlight(t *testing.T) {
 	const limit, callers = 2, 6
 	h := &blocking{release: make(chan struct{})}
-	srv := Endpoint(h, Limits{MaxInFlight: limit, QueueWait: 100 * time.Millisecond})
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := Endpoint(h, Limits{MaxInFlight: limit, QueueWait: 100 * time.Millisecond, Metrics: m})
 	review := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1",` +
 		`"kind":{"group":"apps","version":"v1","kind":"Deployment"},"operation":"CREATE","object":{}}}`
 	codes := make([]int, callers)
@@ -120,6 +133,9 @@ func TestEndpointBoundsInFlight(t *testing.T) {
 	}
 	if turnedAway != callers-limit {
 		t.Errorf("codes %v: want %d turned away with 503", codes, callers-limit)
+	}
+	if got := testutil.ToFloat64(m.Refused.WithLabelValues(refusedBusy)); got != callers-limit {
+		t.Errorf("refused{busy} = %v, want %d", got, callers-limit)
 	}
 }
 
@@ -155,5 +171,40 @@ func TestEndpointTimesOutSlowBody(t *testing.T) {
 	}
 	if took > 2*time.Second {
 		t.Errorf("took %v to give up on a stalled body, want about %v", took, readTimeout)
+	}
+}
+
+// The same over HTTP/2, which the apiserver uses to call webhooks.
+func TestEndpointTimesOutSlowBodyHTTP2(t *testing.T) {
+	const readTimeout = 200 * time.Millisecond
+	srv := httptest.NewUnstartedServer(Endpoint(newHandler(t, fakeSources{}), Limits{ReadTimeout: readTimeout}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	body, stall := io.Pipe()
+	defer stall.Close()
+	go func() { _, _ = stall.Write([]byte("{")) }()
+	req, err := http.NewRequest(http.MethodPost, srv.URL+Path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = 1000
+	req.Header.Set("Content-Type", "application/json")
+	client := srv.Client()
+	client.Timeout = 5 * time.Second
+	start := time.Now()
+	resp, err := client.Do(req)
+	took := time.Since(start)
+	if err == nil {
+		_ = resp.Body.Close()
+		if resp.ProtoMajor != 2 {
+			t.Fatalf("spoke %s, want HTTP/2", resp.Proto)
+		}
+		if resp.StatusCode == http.StatusOK {
+			t.Errorf("a truncated body got 200")
+		}
+	}
+	if took > 2*time.Second {
+		t.Errorf("took %v to give up on a stalled body (%v), want about %v", took, err, readTimeout)
 	}
 }

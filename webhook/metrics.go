@@ -14,6 +14,10 @@ type Metrics struct {
 	Checksums prometheus.Counter
 	// Answers counts responses by what the handler did.
 	Answers *prometheus.CounterVec
+	// Refused counts requests the endpoint's limits turned away unread,
+	// by reason: too_large, busy. The apiserver admits those writes
+	// unstamped (failurePolicy Ignore), so a rising count means missed stamps.
+	Refused *prometheus.CounterVec
 }
 
 // Answer labels.
@@ -22,6 +26,12 @@ const (
 	answerRestored = "restored"
 	answerKept     = "unchanged"
 	answerError    = "error"
+)
+
+// Refusal reasons.
+const (
+	refusedTooLarge = "too_large"
+	refusedBusy     = "busy"
 )
 
 // NewMetrics creates the series and registers them on reg.
@@ -35,8 +45,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "confighash_webhook_answers_total",
 			Help: "Admission answers by outcome: stamped, restored, unchanged, error.",
 		}, []string{"outcome"}),
+		Refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "confighash_webhook_refused_total",
+			Help: "Admission requests turned away unread by the endpoint's limits, by reason: too_large, busy.",
+		}, []string{"reason"}),
 	}
-	if err := errors.Join(reg.Register(m.Checksums), reg.Register(m.Answers)); err != nil {
+	if err := errors.Join(reg.Register(m.Checksums), reg.Register(m.Answers), reg.Register(m.Refused)); err != nil {
 		return nil, fmt.Errorf("registering webhook metrics: %w", err)
 	}
 	return m, nil
@@ -46,6 +60,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 func (m *Metrics) answer(outcome string) {
 	if m != nil {
 		m.Answers.WithLabelValues(outcome).Inc()
+	}
+}
+
+func (m *Metrics) refused(reason string) {
+	if m != nil {
+		m.Refused.WithLabelValues(reason).Inc()
 	}
 }
 
