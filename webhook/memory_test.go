@@ -52,7 +52,7 @@ func TestLargeBodyHeapPeak(t *testing.T) {
 			runtime.GC()
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
-			idle := ms.HeapAlloc
+			idle, allocated := ms.HeapAlloc, ms.TotalAlloc
 			var peak atomic.Uint64
 			stop := make(chan struct{})
 			sampled := make(chan struct{})
@@ -93,9 +93,10 @@ func TestLargeBodyHeapPeak(t *testing.T) {
 			wg.Wait()
 			close(stop)
 			<-sampled
-			t.Logf("%d/%d answered 200, %d turned away (503), in %v; heap peak %.0f MiB above idle (%.0f MiB total)",
+			runtime.ReadMemStats(&ms)
+			t.Logf("%d/%d answered 200, %d turned away (503), in %v; heap peak %.0f MiB above idle (%.0f MiB total); %.0f MiB allocated per request",
 				ok.Load(), callers, busy.Load(), time.Since(start).Round(time.Millisecond),
-				float64(peak.Load()-idle)/(1<<20), float64(peak.Load())/(1<<20))
+				float64(peak.Load()-idle)/(1<<20), float64(peak.Load())/(1<<20), float64(ms.TotalAlloc-allocated)/callers/(1<<20))
 			// A 503 is a failed call, which failurePolicy Ignore admits.
 			if ok.Load()+busy.Load() != callers {
 				t.Errorf("%d of %d requests answered neither 200 nor 503", callers-ok.Load()-busy.Load(), callers)
