@@ -8,6 +8,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -67,6 +68,7 @@ type rendered struct {
 	CRoleBinds []*rbacv1.ClusterRoleBinding
 	Certs      []*cmapi.Certificate
 	Issuers    []*cmapi.Issuer
+	NetPols    []*networkingv1.NetworkPolicy
 }
 
 // singular are the kinds of which a render must have exactly one.
@@ -115,6 +117,8 @@ func decode(t *testing.T, r Render) *rendered {
 			out.Certs = append(out.Certs, o)
 		case *cmapi.Issuer:
 			out.Issuers = append(out.Issuers, o)
+		case *networkingv1.NetworkPolicy:
+			out.NetPols = append(out.NetPols, o)
 		default:
 			t.Errorf("%s: %s: a kind the tests do not know; add checks for it", r.Name, key)
 		}
