@@ -52,7 +52,9 @@ func TestCARotationOnARealAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const ns, cfgName, label = "ca-rotation", "ca-rotation-e2e", "ca-rotation-e2e"
+	// Fresh names, so the test can run again on the same control plane.
+	suffix := strconv.FormatInt(time.Now().UnixNano()%1_000_000, 10)
+	ns, cfgName, label := "ca-rotation-"+suffix, "ca-rotation-e2e-"+suffix, "ca-rotation-e2e-"+suffix
 	secretKey := types.NamespacedName{Namespace: ns, Name: "webhook-cert"}
 	port := freePorts(t, 1)[0]
 	dir := filepath.Join(t.TempDir(), "certs")
