@@ -181,7 +181,7 @@ func (cp *ControlPlane) start(ctx context.Context, bins Binaries, opts Options) 
 	}
 	apiserverFlags := apiserverArgs(cp.Dir, etcdClientPort, apiserverPort, files)
 	if opts.Node {
-		apiserverFlags = append(nodeAPIServerArgs(files), apiserverFlags...)
+		apiserverFlags = append(apiserverFlags, nodeAPIServerArgs(files)...)
 	}
 	steps := []step{
 		{name: "etcd", path: bins.Etcd, args: etcdArgs(cp.Dir, etcdClientPort, etcdPeerPort), timeout: etcdStartTimeout, ready: etcdHealthy(etcdClientPort)},

@@ -18,8 +18,8 @@ import (
 )
 
 // nodeAPIServerArgs are what the API server needs beyond the loopback set
-// once a node runs (flags given later override earlier ones, so the caller
-// puts these first and the loopback defaults are replaced):
+// once a node runs (a flag given again overrides the earlier value, so the
+// caller appends these and the loopback defaults are replaced):
 //   - it listens on, and advertises, the bridge address, and the default
 //     endpoint reconciler publishes that as the `kubernetes` Service's
 //     endpoint, which pods reach through kube-proxy;
@@ -41,8 +41,8 @@ func nodeAPIServerArgs(files pkiFiles) []string {
 }
 
 // nodeSteps are the processes of the node, started after the control plane:
-// the scheduler, containerd (with the sandbox image imported), kube-proxy
-// and the kubelet, which is ready once its node is schedulable.
+// the scheduler, containerd, the kubelet (with the sandbox image imported
+// first), ready once its node is schedulable, and kube-proxy.
 func (cp *ControlPlane) nodeSteps(ctx context.Context, bins Binaries, files pkiFiles, ports []int, progress io.Writer) []step {
 	f := *cp.node
 	schedulerPort, kubeletPort, kubeletHealthz, proxyHealthz, proxyMetrics := ports[0], ports[1], ports[2], ports[3], ports[4]
@@ -63,7 +63,7 @@ func (cp *ControlPlane) nodeSteps(ctx context.Context, bins Binaries, files pkiF
 				return writeContainerdFiles(f, sandbox.Ref)
 			},
 			timeout: containerdStartTimeout, ready: containerdServing(f)},
-		{name: "kube-proxy", path: bins.Proxy, args: proxyArgs(cp.Kubeconfig, proxyHealthz, proxyMetrics),
+		{name: "kubelet", path: bins.Kubelet, args: kubeletArgs(f, cp.Kubeconfig),
 			before: func() error {
 				// The sandbox image must be there before the kubelet asks
 				// for its first pod; containerd is up by now.
@@ -76,12 +76,16 @@ func (cp *ControlPlane) nodeSteps(ctx context.Context, bins Binaries, files pkiF
 				if err != nil {
 					return err
 				}
-				return importImage(ctx, f, tar)
+				if err := importImage(ctx, f, tar); err != nil {
+					return err
+				}
+				return writeKubeletConfig(f, kubeletPort, kubeletHealthz, files.CACert)
 			},
-			timeout: proxyStartTimeout, ready: httpHealthy(proxyHealthz)},
-		{name: "kubelet", path: bins.Kubelet, args: kubeletArgs(f, cp.Kubeconfig),
-			before:  func() error { return writeKubeletConfig(f, kubeletPort, kubeletHealthz, files.CACert) },
 			timeout: kubeletStartTimeout, ready: nodeSchedulable(cp.client)},
+		// After the kubelet: kube-proxy waits for its Node object to learn
+		// the node's addresses, and reports healthy only then.
+		{name: "kube-proxy", path: bins.Proxy, args: proxyArgs(cp.Kubeconfig, proxyHealthz, proxyMetrics),
+			timeout: proxyStartTimeout, ready: httpHealthy(proxyHealthz)},
 	}
 }
 

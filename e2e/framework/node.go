@@ -84,6 +84,12 @@ func (e *NodeEnv) Deploy(ctx context.Context, overlay string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
+	// kustomize refuses an absolute resource path; a relative one may leave
+	// the kustomization's directory.
+	rel, err := filepath.Rel(dir, filepath.Join(e.Root, overlay))
+	if err != nil {
+		return fmt.Errorf("locating %s: %w", overlay, err)
+	}
 	img := images.Confighash().Ref
 	name, tag, _ := strings.Cut(img, ":")
 	kustomization := fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
@@ -94,7 +100,7 @@ images:
   - name: ghcr.io/confighash/confighash
     newName: %s
     newTag: %s
-`, filepath.Join(e.Root, overlay), name, tag)
+`, rel, name, tag)
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
 		return fmt.Errorf("writing kustomization: %w", err)
 	}
