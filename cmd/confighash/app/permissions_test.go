@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -102,12 +103,13 @@ func permits(ps []Permission, ns string, s sent) bool {
 	})
 }
 
-// TestPermissionsCoverWhatTheCodeSends runs the start-up components that
-// talk to the API server directly (hashkey and certs) against a recording
-// client, through their first start, a steady-state check and a renewal,
-// and checks that every request they send is in the Permissions table, and
-// that every table entry for their resources was sent by them: the table
-// neither misses a verb nor lists one the code does not use.
+// TestPermissionsCoverWhatTheCodeSends runs the components that talk to the
+// API server directly (hashkey.Ensure, the key Keeper, certs) against a
+// recording client, through first start, steady state, a restored key
+// Secret and a certificate renewal. Every request they send must be in the
+// Permissions table, and every table entry naming their objects must have
+// been sent: the table neither misses a verb nor lists one the code does
+// not use.
 func TestPermissionsCoverWhatTheCodeSends(t *testing.T) {
 	o := DefaultOptions()
 	ps := Permissions(o)
@@ -119,9 +121,29 @@ func TestPermissionsCoverWhatTheCodeSends(t *testing.T) {
 	})
 	ctx := t.Context()
 
+	keyRef := types.NamespacedName{Namespace: o.Namespace, Name: o.HMACKeySecret}
+	var key []byte
 	for range 2 { // create, then read
-		if _, err := hashkey.Ensure(ctx, c, types.NamespacedName{Namespace: o.Namespace, Name: o.HMACKeySecret}); err != nil {
+		var err error
+		if key, err = hashkey.Ensure(ctx, c, keyRef); err != nil {
 			t.Fatalf("hashkey.Ensure: %v", err)
+		}
+	}
+	// The Keeper every replica runs: a check, then one that restores the
+	// Secret deleted behind the recorder's back.
+	km, err := hashkey.NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keeper := &hashkey.Keeper{Client: c, Ref: keyRef, Key: key, Metrics: km}
+	for i := range 2 {
+		if i == 1 {
+			if err := base.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: keyRef.Namespace, Name: keyRef.Name}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := keeper.Check(ctx); err != nil {
+			t.Fatalf("Keeper.Check %d: %v", i, err)
 		}
 	}
 	certKey := types.NamespacedName{Namespace: o.Namespace, Name: o.CertSecret}
