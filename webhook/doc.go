@@ -14,4 +14,11 @@
 // changes are the config-update hook's job; its writes change nothing but the
 // stamp and come under the field manager "confighash", the only writer whose
 // stamp-only change this handler passes through.
+//
+// Before it decodes anything, the handler applies the namespace policy of
+// package injection to the request's namespace, as the hook and status do:
+// the configuration's namespaceSelector binds only the apiserver, and
+// anyone who reaches the port can POST a review naming any namespace. For a
+// namespace it does not serve it answers allowed, with no patch and one
+// fixed message, so the answer reveals nothing about that namespace.
 package webhook
