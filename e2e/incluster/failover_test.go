@@ -11,8 +11,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/e2e/framework"
+	"github.com/confighash/confighash/e2e/images"
+	"github.com/confighash/confighash/workload"
 )
 
 // readers is the size of the fan-out the leader is killed in.
@@ -23,7 +26,7 @@ const readers = 50
 // fifty Deployments without pods keep the node quiet.
 func readerOf(ns string, i int) *appsv1.Deployment {
 	spec := corev1.PodSpec{Containers: []corev1.Container{{
-		Name: "app", Image: "confighash.local/sampleapp:e2e",
+		Name: "app", Image: images.SampleApp().Ref,
 		Env: []corev1.EnvVar{{Name: "V", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: "shared"}, Key: "v"}}}},
 	}}}
@@ -59,18 +62,16 @@ func TestLeaderFailoverMidFanOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	update(t, cm, func() { cm.Data["v"] = "2" })
-	// The hook coalesces for 1 s, then writes the 50 stamps; delete the
-	// leader as the writes start.
-	time.Sleep(1200 * time.Millisecond)
+	// The hook coalesces for 1 s, then writes the 50 stamps: delete the
+	// leader as soon as the first one has landed.
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return restamped(t, ns, before) > 0, nil
+	}); err != nil {
+		t.Fatal("the hook re-stamped no reader")
+	}
 	deleted := time.Now()
 	kubectl(t, "delete", "pod", "-n", framework.Namespace, old, "--wait=false")
-	done := 0
-	for _, d := range ds {
-		if stampOf(t, d) != before {
-			done++
-		}
-	}
-	t.Logf("leader %s deleted with %d of %d readers re-stamped", old, done, readers)
+	t.Logf("leader %s deleted with %d of %d readers re-stamped", old, restamped(t, ns, before), readers)
 
 	var takeover time.Duration
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -120,6 +121,23 @@ func TestLeaderFailoverMidFanOut(t *testing.T) {
 	if err := env.WaitRollout(ctx, framework.Namespace, "confighash", 3*time.Minute); err != nil {
 		t.Fatalf("confighash did not get its second replica back: %v", err)
 	}
+}
+
+// restamped counts the namespace's Deployments whose stamp is no longer old,
+// with one list rather than a read per reader.
+func restamped(t *testing.T, ns, old string) int {
+	t.Helper()
+	l := &appsv1.DeploymentList{}
+	if err := env.Client.List(specContext(t), l, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, d := range l.Items {
+		if d.Spec.Template.Annotations[workload.ChecksumAnnotation] != old {
+			n++
+		}
+	}
+	return n
 }
 
 // waitReplicaSetCount waits until a Deployment has n ReplicaSets.

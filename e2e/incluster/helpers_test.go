@@ -215,12 +215,13 @@ func waitCurrent(t *testing.T, d *appsv1.Deployment, want string) {
 }
 
 // runningPod waits for a Running, Ready pod of ReplicaSet rs and returns its
-// name and when it became Ready.
+// name and when this poll (every 100 ms) first saw it Ready: the Ready
+// condition's own time has only whole seconds.
 func runningPod(t *testing.T, ns, rs string) (string, time.Time) {
 	t.Helper()
 	var name string
 	var readyAt time.Time
-	err := wait.PollUntilContextTimeout(specContext(t), 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(specContext(t), 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		l := &corev1.PodList{}
 		if err := env.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
 			return false, err
@@ -232,7 +233,7 @@ func runningPod(t *testing.T, ns, rs string) (string, time.Time) {
 			}
 			for _, cond := range p.Status.Conditions {
 				if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
-					name, readyAt = p.Name, cond.LastTransitionTime.Time
+					name, readyAt = p.Name, time.Now()
 					return true, nil
 				}
 			}

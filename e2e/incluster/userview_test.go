@@ -57,4 +57,3 @@ func TestPodsRunWithTheNewValue(t *testing.T) {
 		expectPrints(t, ns, pod, "hello", "correct horse")
 	})
 }
-
