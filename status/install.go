@@ -2,6 +2,7 @@ package status
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"maps"
@@ -215,7 +216,9 @@ func checkURL(ctx context.Context, raw string, caBundle []byte, timeout time.Dur
 		return "", fmt.Errorf("url %q: bad port", raw)
 	}
 	addr := net.JoinHostPort(u.Hostname(), port)
-	roots, rootsName := systemRoots()
+	// nil roots make crypto/tls use the system roots.
+	var roots *x509.CertPool
+	rootsName := "the system roots (caBundle is empty)"
 	if len(caBundle) > 0 {
 		certs, err := parseCABundle(caBundle, time.Time{})
 		if err != nil {

@@ -73,11 +73,6 @@ func poolOf(certs []*x509.Certificate) *x509.CertPool {
 	return pool
 }
 
-// systemRoots returns nil, which makes crypto/tls use the system roots.
-func systemRoots() (*x509.CertPool, string) {
-	return nil, "the system roots (caBundle is empty)"
-}
-
 // dialTLS completes a TLS handshake with addr, verifying the chain against
 // roots and the certificate against serverName, and returns the leaf.
 func dialTLS(ctx context.Context, addr, serverName string, roots *x509.CertPool, timeout time.Duration) (*x509.Certificate, error) {
