@@ -76,9 +76,7 @@ func Serve(ctx context.Context, o Options) error {
 
 	var certManager *certs.Manager
 	if o.CertMode == CertModeSelf {
-		if certManager, err = newCertManager(live, o, ep); err != nil {
-			return err
-		}
+		certManager = newCertManager(live, o, ep)
 		// The webhook server reads its certificate when it starts, which
 		// the manager does before any other runnable: issue it first.
 		if err := certManager.EnsureWithRetry(ctx); err != nil {
@@ -168,7 +166,7 @@ func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhook
 	return mgr, nil
 }
 
-func newCertManager(live client.Client, o Options, ep *webhookEndpoint) (*certs.Manager, error) {
+func newCertManager(live client.Client, o Options, ep *webhookEndpoint) *certs.Manager {
 	co := certs.Options{
 		SecretKey:         types.NamespacedName{Namespace: o.Namespace, Name: o.CertSecret},
 		WebhookConfigName: o.WebhookConfigName,
@@ -186,7 +184,7 @@ func newCertManager(live client.Client, o Options, ep *webhookEndpoint) (*certs.
 			co.DNSNames = append(co.DNSNames, ep.host)
 		}
 	}
-	return certs.New(live, co), nil
+	return certs.New(live, co)
 }
 
 // addWebhook registers the admission handler and the readiness checks that
