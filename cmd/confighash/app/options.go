@@ -119,7 +119,7 @@ func DefaultOptions() Options {
 }
 
 func (o *Options) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "path to a kubeconfig; empty means in-cluster config, then $KUBECONFIG")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "path to a kubeconfig; empty means $KUBECONFIG, else in-cluster config, else ~/.kube/config")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "namespace confighash runs in; holds its HMAC key, cert Secret and leader lease")
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "port the admission webhook listens on")
 	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost, "address the admission webhook listens on (empty: all)")

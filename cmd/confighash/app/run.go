@@ -1,6 +1,7 @@
 // Package app is the confighash command line: flag parsing into options and
-// the subcommands. main only calls Run, so tests can run the binary's exact
-// code in-process.
+// the subcommands. main adds only the signal context, the kubectl plugin
+// name (kubectl-confighash means status) and the exit code (ExitCode); the
+// rest is Run, so tests can run the binary's code in-process.
 package app
 
 import (

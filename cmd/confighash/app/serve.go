@@ -113,7 +113,7 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	if kubeconfig == "" {
 		cfg, err := config.GetConfig()
 		if err != nil {
-			return nil, fmt.Errorf("loading kubeconfig (in-cluster, then $KUBECONFIG, then ~/.kube/config): %w", err)
+			return nil, fmt.Errorf("loading kubeconfig ($KUBECONFIG, else in-cluster, else ~/.kube/config): %w", err)
 		}
 		return cfg, nil
 	}
