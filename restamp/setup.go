@@ -36,8 +36,9 @@ type Options struct {
 	Key []byte
 	// Window coalesces changes to a workload's sources into one re-stamp.
 	Window time.Duration
-	// WritesPerSecond is the global write budget; Burst lets a single
-	// change reach a few hundred readers without waiting.
+	// WritesPerSecond is the global write budget; Burst is how many writes
+	// may go at once, so that a single change reaches that many readers
+	// without waiting (at least 1).
 	WritesPerSecond float64
 	Burst           int
 	// FlapLimit re-stamps within FlapWindow put a workload on hold. A held
