@@ -2,6 +2,8 @@ package injection
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -18,13 +20,18 @@ const NameLabel = "kubernetes.io/metadata.name"
 // too.
 type Policy struct {
 	own string
+	// only, when not empty, lists the only namespaces served (namespaced
+	// mode, --namespaces): confighash caches and may read nothing else, so
+	// it must not claim to serve anything else either.
+	only []string
 }
 
 // New returns the policy of a confighash running in namespace own. Its own
 // namespace is never served, so that confighash can never stand in the way
-// of its own recovery.
-func New(own string) Policy {
-	return Policy{own: own}
+// of its own recovery. With only, confighash serves no namespace outside
+// that list, labelled or not.
+func New(own string, only ...string) Policy {
+	return Policy{own: own, only: slices.Clone(only)}
 }
 
 // Decision is the policy's answer for one namespace.
@@ -38,9 +45,18 @@ type Decision struct {
 }
 
 // Excluded reports whether namespace name is never served, whatever its
-// labels. It needs no read of the namespace.
+// labels. It needs no read of the namespace, so the webhook answers a
+// namespace outside --namespaces without touching it.
 func (p Policy) Excluded(name string) bool {
+	return p.alwaysExcluded(name) || p.outsideOnly(name)
+}
+
+func (p Policy) alwaysExcluded(name string) bool {
 	return name == "" || name == metav1.NamespaceSystem || (p.own != "" && name == p.own)
+}
+
+func (p Policy) outsideOnly(name string) bool {
+	return len(p.only) > 0 && !slices.Contains(p.only, name)
 }
 
 // Decide applies the policy to a namespace with the given labels.
@@ -48,8 +64,10 @@ func (p Policy) Decide(name string, labels map[string]string) Decision {
 	switch {
 	case name == "":
 		return Decision{Reason: "the object is not namespaced"}
-	case p.Excluded(name):
+	case p.alwaysExcluded(name):
 		return Decision{Reason: fmt.Sprintf("namespace %s is never served (confighash excludes kube-system and its own namespace)", name)}
+	case p.outsideOnly(name):
+		return Decision{Reason: fmt.Sprintf("namespace %s is not served (confighash runs with --namespaces=%s)", name, strings.Join(p.only, ","))}
 	case labels[workload.InjectionLabel] == workload.InjectionEnabled:
 		return Decision{Serves: true, Reason: fmt.Sprintf("namespace %s is labelled %s=%s", name, workload.InjectionLabel, workload.InjectionEnabled)}
 	}
@@ -66,12 +84,20 @@ func (p Policy) NamespaceSelector() *metav1.LabelSelector {
 	if p.own != "" && p.own != metav1.NamespaceSystem {
 		excluded = append(excluded, p.own)
 	}
-	return &metav1.LabelSelector{
-		MatchLabels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled},
-		MatchExpressions: []metav1.LabelSelectorRequirement{{
+	exprs := []metav1.LabelSelectorRequirement{{
+		Key:      NameLabel,
+		Operator: metav1.LabelSelectorOpNotIn,
+		Values:   excluded,
+	}}
+	if len(p.only) > 0 {
+		exprs = append(exprs, metav1.LabelSelectorRequirement{
 			Key:      NameLabel,
-			Operator: metav1.LabelSelectorOpNotIn,
-			Values:   excluded,
-		}},
+			Operator: metav1.LabelSelectorOpIn,
+			Values:   slices.Clone(p.only),
+		})
+	}
+	return &metav1.LabelSelector{
+		MatchLabels:      map[string]string{workload.InjectionLabel: workload.InjectionEnabled},
+		MatchExpressions: exprs,
 	}
 }
