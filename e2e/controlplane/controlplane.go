@@ -268,7 +268,8 @@ func (cp *ControlPlane) StartupPhases() []Phase {
 // Stop terminates the processes in reverse start order (so the
 // controller-manager never sees the API server vanish first, and the API
 // server never loses etcd), each with SIGTERM then, after 10 s, SIGKILL to its
-// process group. It is idempotent and safe to defer alongside an explicit call.
+// process group. A node is drained first and its changes to the machine
+// (mounts, iptables rules, the bridge) undone last. It is idempotent and safe to defer alongside an explicit call.
 // A temporary Dir created by Start is removed; a caller-provided one is kept.
 func (cp *ControlPlane) Stop() error {
 	cp.stopOnce.Do(func() {
@@ -277,29 +278,23 @@ func (cp *ControlPlane) Stop() error {
 			errs = append(errs, cp.drainNode())
 		}
 		for i := len(cp.procs) - 1; i >= 0; i-- {
-			if err := cp.procs[i].stop(); err != nil {
-				errs = append(errs, err)
-			}
+			errs = append(errs, cp.procs[i].stop())
 		}
 		if cp.node != nil {
 			errs = append(errs, cleanupNodeHost(*cp.node))
 		}
-		if err := errors.Join(errs...); err != nil {
-			errs = []error{err}
-		} else {
-			errs = nil
+		err := errors.Join(errs...)
+		// Keep the pid file and the directory when something survived:
+		// they are what `down` and a human need to find it.
+		if err == nil && cp.detached {
+			err = removePIDFile(cp.Dir)
 		}
-		if cp.detached && len(errs) == 0 {
-			if err := removePIDFile(cp.Dir); err != nil {
-				errs = append(errs, err)
+		if err == nil && cp.removeDir {
+			if rmErr := os.RemoveAll(cp.Dir); rmErr != nil {
+				err = fmt.Errorf("removing state directory: %w", rmErr)
 			}
 		}
-		if cp.removeDir && len(errs) == 0 {
-			if err := os.RemoveAll(cp.Dir); err != nil {
-				errs = append(errs, fmt.Errorf("removing state directory: %w", err))
-			}
-		}
-		cp.stopErr = errors.Join(errs...)
+		cp.stopErr = err
 	})
 	return cp.stopErr
 }

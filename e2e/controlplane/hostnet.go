@@ -92,7 +92,7 @@ func jumpsTo(rules, chain string) [][]string {
 	var out [][]string
 	sc := bufio.NewScanner(strings.NewReader(rules))
 	for sc.Scan() {
-		f := strings.Fields(sc.Text())
+		f := ruleFields(sc.Text())
 		if len(f) < 2 || f[0] != "-A" || f[1] == chain {
 			continue
 		}
@@ -102,6 +102,34 @@ func jumpsTo(rules, chain string) [][]string {
 				break
 			}
 		}
+	}
+	return out
+}
+
+// ruleFields splits a line of `iptables -S` into arguments. Comments with
+// spaces are printed in double quotes; an argument list for exec needs them
+// whole and unquoted.
+func ruleFields(line string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted, inField := false, false
+	for _, r := range line {
+		switch {
+		case r == '"':
+			quoted, inField = !quoted, true
+		case r == ' ' && !quoted:
+			if inField {
+				out = append(out, cur.String())
+				cur.Reset()
+				inField = false
+			}
+		default:
+			cur.WriteRune(r)
+			inField = true
+		}
+	}
+	if inField {
+		out = append(out, cur.String())
 	}
 	return out
 }
