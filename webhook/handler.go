@@ -45,49 +45,40 @@ type Handler struct {
 
 // Handle answers one admission request.
 func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
-	resp := h.handle(ctx, req)
-	h.Metrics.answer(outcome(resp))
+	resp, o := h.handle(ctx, req)
+	h.Metrics.answer(o)
 	return resp
 }
 
-func outcome(resp admission.Response) string {
-	switch {
-	case !resp.Allowed, resp.Result != nil && resp.Result.Message == unhandledMessage:
-		return answerError
-	case len(resp.Patches) == 0:
-		return answerKept
-	case resp.Result != nil && resp.Result.Message == restoredMessage:
-		return answerRestored
-	}
-	return answerStamped
-}
-
-func (h *Handler) handle(ctx context.Context, req admission.Request) admission.Response {
+// handle answers req and says, for the answers metric, what it did. The
+// outcome is decided where the answer is made, never read back from the
+// answer's message.
+func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.Response, outcome) {
 	if req.UID == "" {
-		return admission.Errored(http.StatusBadRequest, errors.New("AdmissionReview has no request uid"))
+		return admission.Errored(http.StatusBadRequest, errors.New("AdmissionReview has no request uid")), answerError
 	}
 	// First, before decoding or looking anything up: in a namespace it does
 	// not serve, the handler says nothing that depends on the request.
 	if !h.serves(ctx, req.Namespace) {
-		return admission.Allowed(notServedMessage)
+		return admission.Allowed(notServedMessage), answerKept
 	}
 	kind, ok := workload.KindOf(schema.GroupVersionKind(req.Kind))
 	if !ok {
-		return admission.Allowed(fmt.Sprintf("confighash does not stamp %s", req.Kind.Kind))
+		return admission.Allowed(fmt.Sprintf("confighash does not stamp %s", req.Kind.Kind)), answerKept
 	}
 	if req.Operation != admissionv1.Create && (req.Operation != admissionv1.Update || !kind.Mutable) {
-		return admission.Allowed("")
+		return admission.Allowed(""), answerKept
 	}
 	obj := kind.New()
 	if err := h.Decoder.DecodeRaw(req.Object, obj); err != nil {
-		return unhandled(ctx, fmt.Errorf("decoding %s: %w", kind.GVK.Kind, err), "decoding the object")
+		return unhandled(ctx, fmt.Errorf("decoding %s: %w", kind.GVK.Kind, err), "decoding the object"), answerError
 	}
 	if workload.OptedOut(obj.GetAnnotations()) {
-		return admission.Allowed("opted out by annotation " + workload.InjectionAnnotation)
+		return admission.Allowed("opted out by annotation " + workload.InjectionAnnotation), answerKept
 	}
 	if !kind.Mutable && metav1.GetControllerOf(obj) != nil {
 		// Created from a template that was stamped already.
-		return admission.Allowed("owned by a controller; its template carries the stamp")
+		return admission.Allowed("owned by a controller; its template carries the stamp"), answerKept
 	}
 	t, _ := workload.PodTemplate(obj)
 
@@ -95,7 +86,7 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) admission.R
 	if req.Operation == admissionv1.Update {
 		oldObj := kind.New()
 		if err := h.Decoder.DecodeRaw(req.OldObject, oldObj); err != nil {
-			return unhandled(ctx, fmt.Errorf("decoding old %s: %w", kind.GVK.Kind, err), "decoding the old object")
+			return unhandled(ctx, fmt.Errorf("decoding old %s: %w", kind.GVK.Kind, err), "decoding the old object"), answerError
 		}
 		ot, _ := workload.PodTemplate(oldObj)
 		old = &ot
@@ -103,8 +94,8 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) admission.R
 			return h.verifyStored(ctx, req.Namespace, kind, obj, t, ot)
 		}
 		if sameTemplate(ot, t) {
-			if resp, ok := keepStamp(kind, ot, t, req); ok {
-				return resp
+			if resp, o, ok := keepStamp(kind, ot, t, req); ok {
+				return resp, o
 			}
 		}
 	}
@@ -118,12 +109,12 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) admission.R
 	if err != nil {
 		// An unreadable cache must not block the cluster: keep what the
 		// object has. The error stays in the log; it may name a Secret.
-		return unhandled(ctx, err, "computing checksum")
+		return unhandled(ctx, err, "computing checksum"), answerError
 	}
 	if sum == t.Checksum() {
-		return admission.Allowed("stamp up to date").WithWarnings(warnings...)
+		return admission.Allowed("stamp up to date").WithWarnings(warnings...), answerKept
 	}
-	return stampPatch(kind, t, sum, "stamped").WithWarnings(warnings...)
+	return stampPatch(kind, t, sum, "stamped").WithWarnings(warnings...), answerStamped
 }
 
 const restoredMessage = "restored the stored stamp"
@@ -143,23 +134,23 @@ const keptStampWarning = "confighash: kept the stored " + workload.ChecksumAnnot
 // unstamped template, which gets a fresh checksum like any template change.
 // The request's options are decoded only when the stamp changed: the common
 // no-op write (a re-apply) costs no extra parsing.
-func keepStamp(kind workload.Kind, old, t workload.Template, req admission.Request) (resp admission.Response, ok bool) {
+func keepStamp(kind workload.Kind, old, t workload.Template, req admission.Request) (resp admission.Response, o outcome, ok bool) {
 	switch {
 	case t.Checksum() == old.Checksum():
-		return admission.Allowed("template unchanged"), true
+		return admission.Allowed("template unchanged"), answerKept, true
 	case currentFormat(t.Checksum()) && writtenByConfighash(req):
-		return admission.Allowed("re-stamped by confighash"), true
+		return admission.Allowed("re-stamped by confighash"), answerKept, true
 	case old.Checksum() == "":
-		return admission.Response{}, false
+		return admission.Response{}, "", false
 	case t.Checksum() == "":
 		// Dropped: kubectl replace, server-side apply of a manifest without
 		// it. Routine, so no warning.
-		return stampPatch(kind, t, old.Checksum(), restoredMessage), true
+		return stampPatch(kind, t, old.Checksum(), restoredMessage), answerRestored, true
 	default:
 		// Changed: a manifest with a copied stamp, or kubectl rollout undo
 		// to a revision that differs only in the stamp. Say why nothing
 		// rolls; the pods would read the same content either way.
-		return stampPatch(kind, t, old.Checksum(), restoredMessage).WithWarnings(keptStampWarning), true
+		return stampPatch(kind, t, old.Checksum(), restoredMessage).WithWarnings(keptStampWarning), answerRestored, true
 	}
 }
 

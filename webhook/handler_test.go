@@ -348,12 +348,60 @@ func TestHandleCountsAnswers(t *testing.T) {
 	stamped := stampOf(t, create, h.Handle(context.Background(), create))
 	h.Handle(context.Background(), request(admissionv1.Update, deployment(), deployment(withStamp(stamped))))
 	h.Handle(context.Background(), request(admissionv1.Update, deployment(withStamp(stamped)), deployment(withStamp(stamped))))
-	for outcome, want := range map[string]float64{answerStamped: 1, answerRestored: 1, answerKept: 1} {
-		if got := testutil.ToFloat64(m.Answers.WithLabelValues(outcome)); got != want {
+	for outcome, want := range map[outcome]float64{answerStamped: 1, answerRestored: 1, answerKept: 1} {
+		if got := testutil.ToFloat64(m.Answers.WithLabelValues(string(outcome))); got != want {
 			t.Errorf("answers{%s} = %v, want %v", outcome, got, want)
 		}
 	}
 	if got := testutil.ToFloat64(m.Checksums); got != 1 {
 		t.Errorf("checksums = %v, want 1: only the CREATE computes one", got)
+	}
+}
+
+// TestOutcomeIsDecidedNotRead checks the outcome, and the count, of each kind
+// of answer, both restore paths included. Outcomes used to be read back from
+// the answer's message, so rewording one restore answer would have counted
+// it as stamped; now the outcome is returned with the answer.
+func TestOutcomeIsDecidedNotRead(t *testing.T) {
+	cfg := hasher.Source{Kind: hasher.ConfigMap, Name: "cfg"}
+	h := newHandler(t, fakeSources{cfg: {"k": "v"}})
+	create := request(admissionv1.Create, deployment(), nil)
+	stamped := stampOf(t, create, h.Handle(context.Background(), create))
+	other := stampOf(t, create, newHandler(t, fakeSources{cfg: {"k": "other"}}).Handle(context.Background(), create))
+	undecodable := request(admissionv1.Create, deployment(), nil)
+	undecodable.Object.Raw = []byte(`{"spec": 1}`)
+	noUID := request(admissionv1.Create, deployment(), nil)
+	noUID.UID = ""
+	for _, tc := range []struct {
+		name string
+		req  admission.Request
+		want outcome
+	}{
+		{"create", create, answerStamped},
+		{"stamp dropped", request(admissionv1.Update, deployment(), deployment(withStamp(stamped))), answerRestored},
+		{"stamp changed", request(admissionv1.Update, deployment(withStamp(other)), deployment(withStamp(stamped))), answerRestored},
+		{"unchanged", request(admissionv1.Update, deployment(withStamp(stamped)), deployment(withStamp(stamped))), answerKept},
+		{"undecodable", undecodable, answerError},
+		{"no uid", noUID, answerError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, got := h.handle(context.Background(), tc.req)
+			if got != tc.want {
+				t.Fatalf("outcome %q, want %q (answer %+v)", got, tc.want, resp.Result)
+			}
+			if resp.Allowed && (len(resp.Patches) > 0) != (got == answerStamped || got == answerRestored) {
+				t.Errorf("outcome %q with %d patches", got, len(resp.Patches))
+			}
+			m, err := NewMetrics(prometheus.NewRegistry())
+			if err != nil {
+				t.Fatal(err)
+			}
+			counted := *h
+			counted.Metrics = m
+			counted.Handle(context.Background(), tc.req)
+			if n := testutil.ToFloat64(m.Answers.WithLabelValues(string(tc.want))); n != 1 {
+				t.Errorf("answers{%s} = %v, want 1", tc.want, n)
+			}
+		})
 	}
 }

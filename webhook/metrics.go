@@ -20,12 +20,17 @@ type Metrics struct {
 	Refused *prometheus.CounterVec
 }
 
+// outcome is what the handler did with a request: the answers metric's
+// label. The handler decides it with the answer; it never reads it back from
+// the answer's message.
+type outcome string
+
 // Answer labels.
 const (
-	answerStamped  = "stamped"
-	answerRestored = "restored"
-	answerKept     = "unchanged"
-	answerError    = "error"
+	answerStamped  outcome = "stamped"
+	answerRestored outcome = "restored"
+	answerKept     outcome = "unchanged"
+	answerError    outcome = "error"
 )
 
 // Refusal reasons.
@@ -57,9 +62,9 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 }
 
 // answer counts one response; a Handler without metrics counts nothing.
-func (m *Metrics) answer(outcome string) {
+func (m *Metrics) answer(o outcome) {
 	if m != nil {
-		m.Answers.WithLabelValues(outcome).Inc()
+		m.Answers.WithLabelValues(string(o)).Inc()
 	}
 }
 

@@ -7,8 +7,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
-// unhandledMessage marks an answer to a request the handler could not act
-// on; outcome counts it as an error although the write is allowed.
+// unhandledMessage is the answer to a request the handler could not act on;
+// the handler counts it as answerError although the write is allowed.
 const unhandledMessage = "confighash could not handle this request; admitted unchanged"
 
 // unhandledWarning is all the caller learns. It names no source and carries

@@ -79,7 +79,7 @@ func TestHandleNeverDeniesReadable(t *testing.T) {
 			if len(resp.Patches) > 0 {
 				t.Errorf("patched an object it could not handle: %s", mustJSON(resp.Patches))
 			}
-			if got := testutil.ToFloat64(m.Answers.WithLabelValues(answerError)); got != tc.wantError {
+			if got := testutil.ToFloat64(m.Answers.WithLabelValues(string(answerError))); got != tc.wantError {
 				t.Errorf("answers{error} = %v, want %v", got, tc.wantError)
 			}
 			if !tc.wantAllow {

@@ -31,20 +31,20 @@ func verifying(req admission.Request, obj client.Object) bool {
 // a stamp copied from another namespace against this one's Secrets. Stored
 // v1 stamps can only be confighash's own from before v2, since the webhook
 // lets no write set one.
-func (h *Handler) verifyStored(ctx context.Context, ns string, kind workload.Kind, obj client.Object, t, old workload.Template) admission.Response {
+func (h *Handler) verifyStored(ctx context.Context, ns string, kind workload.Kind, obj client.Object, t, old workload.Template) (admission.Response, outcome) {
 	sum, warnings, err := h.checksum(ctx, ns, obj, t, &old)
 	if err != nil {
 		// The error stays in the log; it may name a Secret.
 		log.FromContext(ctx).Error(err, "computing checksum to verify a stored stamp")
-		return admission.Allowed("stored stamp not verified")
+		return admission.Allowed("stored stamp not verified"), answerKept
 	}
 	if stored := old.Checksum(); hasher.Compare(stored, sum) == hasher.Legacy && legacyCurrent(ctx, h, ns, obj, t, stored) {
 		sum = stored
 	}
 	if sum == t.Checksum() {
-		return admission.Allowed("stored stamp is current").WithWarnings(warnings...)
+		return admission.Allowed("stored stamp is current").WithWarnings(warnings...), answerKept
 	}
-	return stampPatch(kind, t, sum, "verified the stored stamp").WithWarnings(warnings...)
+	return stampPatch(kind, t, sum, "verified the stored stamp").WithWarnings(warnings...), answerStamped
 }
 
 // legacyCurrent reports whether a stored legacy v1 stamp still matches the
