@@ -117,7 +117,7 @@ func copyBase(name string, n int) string {
 func confighashWarnings(all []string) []string {
 	var out []string
 	for _, w := range all {
-		if strings.HasPrefix(w, "confighash:") {
+		if workload.IsWarning(w) {
 			out = append(out, w)
 		}
 	}

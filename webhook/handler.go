@@ -121,8 +121,8 @@ const restoredMessage = "restored the stored stamp"
 
 // keptStampWarning is shown (kubectl prints admission warnings) when a write
 // tried to set a stamp without changing the template.
-const keptStampWarning = "confighash: kept the stored " + workload.ChecksumAnnotation +
-	"; the stamp follows the content of the ConfigMaps and Secrets the pods read, so this write rolls nothing (change the config, or the template, to roll)"
+var keptStampWarning = workload.Warning("kept the stored " + workload.ChecksumAnnotation +
+	"; the stamp follows the content of the ConfigMaps and Secrets the pods read, so this write rolls nothing (change the config, or the template, to roll)")
 
 // keepStamp handles a write that leaves the template as it was, apart from
 // the stamp. Such a write must not roll anything, so no checksum is computed:
@@ -174,10 +174,10 @@ func (h *Handler) checksum(ctx context.Context, ns string, obj client.Object, t 
 	refs, refErr := hasher.References(t.Spec, obj.GetAnnotations())
 	var warnings []string
 	if refErr != nil {
-		warnings = append(warnings, "confighash: "+oneLine(refErr))
+		warnings = append(warnings, workload.Warning(oneLine(refErr)))
 	}
 	if limit := workload.MaxSources; len(refs) > limit {
-		return t.Checksum(), append(warnings, fmt.Sprintf("confighash: template reads %d sources, more than the limit of %d; not stamped", len(refs), limit)), nil
+		return t.Checksum(), append(warnings, workload.Warning(fmt.Sprintf("template reads %d sources, more than the limit of %d; not stamped", len(refs), limit))), nil
 	}
 	h.Metrics.checksum()
 	res, err := hasher.Checksum(h.Key, ns, refs, h.Sources.Lookup(ctx, ns))
@@ -189,7 +189,7 @@ func (h *Handler) checksum(ctx context.Context, ns string, obj client.Object, t 
 		for i, s := range res.Missing {
 			names[i] = s.String()
 		}
-		msg := "confighash: required sources missing: " + strings.Join(names, ", ")
+		msg := workload.Warning("required sources missing: " + strings.Join(names, ", "))
 		if old != nil {
 			return old.Checksum(), append(warnings, msg+"; keeping the previous stamp"), nil
 		}

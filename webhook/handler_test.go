@@ -327,6 +327,12 @@ func TestHandle(t *testing.T) {
 			if !strings.Contains(warnings, tc.wantWarn) {
 				t.Errorf("warnings %q lack %q", warnings, tc.wantWarn)
 			}
+			// confighash status keeps only what IsWarning recognises.
+			for _, w := range resp.Warnings {
+				if !workload.IsWarning(w) {
+					t.Errorf("warning %q is not marked as confighash's", w)
+				}
+			}
 		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/confighash/confighash/workload"
 )
 
 // unhandledMessage is the answer to a request the handler could not act on;
@@ -14,7 +16,7 @@ const unhandledMessage = "confighash could not handle this request; admitted unc
 // unhandledWarning is all the caller learns. It names no source and carries
 // no error text: an error from a lookup can say whether a Secret exists, or
 // what confighash may read, to someone who may not read it.
-const unhandledWarning = "confighash: not stamped (internal error); the write is admitted unchanged"
+var unhandledWarning = workload.Warning("not stamped (internal error); the write is admitted unchanged")
 
 // unhandled admits a readable request the handler could not act on: a
 // mutating webhook with failurePolicy Ignore promises that writes always

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/workload"
 )
 
 // failingSources fails every lookup with an error that names a Secret and
@@ -78,6 +79,11 @@ func TestHandleNeverDeniesReadable(t *testing.T) {
 			}
 			if len(resp.Patches) > 0 {
 				t.Errorf("patched an object it could not handle: %s", mustJSON(resp.Patches))
+			}
+			for _, w := range resp.Warnings {
+				if !workload.IsWarning(w) {
+					t.Errorf("warning %q is not marked as confighash's", w)
+				}
 			}
 			if got := testutil.ToFloat64(m.Answers.WithLabelValues(string(answerError))); got != tc.wantError {
 				t.Errorf("answers{error} = %v, want %v", got, tc.wantError)
