@@ -45,6 +45,7 @@ func Configuration(name, ownNamespace string, cc admissionregistrationv1.Webhook
 			TimeoutSeconds:          &timeout,
 			ReinvocationPolicy:      &ifNeeded,
 			MatchPolicy:             &equivalent,
+			MatchConditions:         MatchConditions(),
 			AdmissionReviewVersions: []string{"v1"},
 		}},
 	}
