@@ -5,7 +5,6 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/restamp"
 )
 
@@ -26,6 +25,6 @@ func addHook(ctx context.Context, mgr manager.Manager, key []byte, o Options) er
 		// not on CPU, so a few more workers than cores pay off.
 		Workers: 8,
 		// The webhook's policy: never kube-system nor our own namespace.
-		Policy: injection.New(o.Namespace),
+		Policy: o.policy(),
 	})
 }

@@ -30,6 +30,10 @@ const (
 type Options struct {
 	Kubeconfig string
 	Namespace  string
+	// Namespaces, when set, is namespaced mode: the caches, the watches,
+	// the webhook and the hook cover only these namespaces, so confighash
+	// needs to read Secrets nowhere else (Roles instead of a ClusterRole).
+	Namespaces []string
 
 	WebhookPort       int
 	WebhookHost       string
@@ -121,6 +125,7 @@ func DefaultOptions() Options {
 func (o *Options) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "path to a kubeconfig; empty means $KUBECONFIG, else in-cluster config, else ~/.kube/config")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "namespace confighash runs in; holds its HMAC key, cert Secret and leader lease")
+	fs.StringSliceVar(&o.Namespaces, "namespaces", o.Namespaces, "namespaced mode: serve, cache and watch only these namespaces (comma list); empty serves every labelled namespace")
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "port the admission webhook listens on")
 	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost, "address the admission webhook listens on (empty: all)")
 	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "directory of the webhook's tls.crt and tls.key")
@@ -166,6 +171,7 @@ func (o *Options) validate() (*webhookEndpoint, error) {
 	if o.Namespace == "" {
 		errs = append(errs, errors.New("--namespace must not be empty"))
 	}
+	errs = append(errs, validateNamespaces(o.Namespace, o.Namespaces)...)
 	if o.KubeAPIQPS <= 0 || o.KubeAPIBurst < 1 {
 		errs = append(errs, errors.New("--kube-api-qps must be > 0 and --kube-api-burst >= 1"))
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -22,6 +23,10 @@ type Permission struct {
 	// OwnNamespace is true for requests confined to --namespace; false for
 	// cluster-scoped resources and requests in any namespace.
 	OwnNamespace bool
+	// Namespaces confines the requests to these namespaces (--namespaces,
+	// namespaced mode: Roles there, not a ClusterRole). Empty with
+	// OwnNamespace false means any namespace.
+	Namespaces []string
 	// Name is the object the requests name: "" when they name none (list,
 	// watch, create), AnyName when they name objects not known in advance.
 	Name string
@@ -40,25 +45,42 @@ const leaderElectionID = "confighash.dev"
 func Permissions(o Options) []Permission {
 	var ps []Permission
 	add := func(p Permission) { ps = append(ps, p) }
+	// served adds a request made in the namespaces confighash serves:
+	// every namespace, or only --namespaces (the cache's DefaultNamespaces,
+	// and the policy answers other namespaces without a read).
+	served := func(p Permission) {
+		p.Namespaces = slices.Clone(o.Namespaces)
+		add(p)
+	}
 
-	// sources.Reader: informers on every namespace, and one live GET to
-	// confirm a cache miss (mgr.GetAPIReader).
+	// sources.Reader: informers on the served namespaces, and one live GET
+	// to confirm a cache miss (mgr.GetAPIReader).
 	for _, res := range []string{"configmaps", "secrets"} {
-		add(Permission{Resource: res, Verbs: []string{"list", "watch"}, Why: "sources: informer of the webhook and the hook"})
-		add(Permission{Resource: res, Verbs: []string{"get"}, Name: AnyName, Why: "sources.Reader: live GET confirming a cache miss"})
+		served(Permission{Resource: res, Verbs: []string{"list", "watch"}, Why: "sources: informer of the webhook and the hook"})
+		served(Permission{Resource: res, Verbs: []string{"get"}, Name: AnyName, Why: "sources.Reader: live GET confirming a cache miss"})
 	}
 	// The hook reads Namespaces (opt-in label) and workloads through the
 	// cached client: informers only, no live GET. The webhook confirms a
-	// Namespace missing from its cache with one live GET.
+	// Namespace missing from its cache with one live GET. Namespaces are
+	// cluster-scoped, so their informer stays cluster-wide in namespaced
+	// mode too: names and labels are not what that mode keeps from
+	// confighash, and the handler needs the label of every request's
+	// namespace without a live GET each time. The live GET names only a
+	// listed namespace, since the policy decides the others by name.
 	add(Permission{Resource: "namespaces", Verbs: []string{"list", "watch"}, Why: "webhook and restamp: cached Namespace (injection policy)"})
-	add(Permission{Resource: "namespaces", Verbs: []string{"get"}, Name: AnyName, Why: "webhook: live GET of a Namespace not yet cached"})
+	if len(o.Namespaces) == 0 {
+		add(Permission{Resource: "namespaces", Verbs: []string{"get"}, Name: AnyName, Why: "webhook: live GET of a Namespace not yet cached"})
+	}
+	for _, ns := range o.Namespaces {
+		add(Permission{Resource: "namespaces", Verbs: []string{"get"}, Name: ns, Why: "webhook: live GET of a listed Namespace not yet cached"})
+	}
 	for _, k := range workload.MutableKinds() {
-		add(Permission{Group: k.GVK.Group, Resource: k.Resource, Verbs: []string{"list", "watch"}, Why: "restamp: workload informer and readers index"})
-		add(Permission{Group: k.GVK.Group, Resource: k.Resource, Verbs: []string{"patch"}, Name: AnyName, Why: "restamp: merge patch of the stamp"})
+		served(Permission{Group: k.GVK.Group, Resource: k.Resource, Verbs: []string{"list", "watch"}, Why: "restamp: workload informer and readers index"})
+		served(Permission{Group: k.GVK.Group, Resource: k.Resource, Verbs: []string{"patch"}, Name: AnyName, Why: "restamp: merge patch of the stamp"})
 	}
 	// client-go's tools/events sink creates an event, then patches its series.
-	add(Permission{Group: "events.k8s.io", Resource: "events", Verbs: []string{"create"}, Why: "restamp: ConfigChanged, SourceMissing, FlapHold events"})
-	add(Permission{Group: "events.k8s.io", Resource: "events", Verbs: []string{"patch"}, Name: AnyName, Why: "restamp: event series"})
+	served(Permission{Group: "events.k8s.io", Resource: "events", Verbs: []string{"create"}, Why: "restamp: ConfigChanged, SourceMissing, FlapHold events"})
+	served(Permission{Group: "events.k8s.io", Resource: "events", Verbs: []string{"patch"}, Name: AnyName, Why: "restamp: event series"})
 
 	if o.LeaderElect {
 		// client-go's LeaseLock sends exactly Get, Create and Update

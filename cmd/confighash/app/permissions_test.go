@@ -99,6 +99,9 @@ func permits(ps []Permission, ns string, s sent) bool {
 		if p.OwnNamespace && s.namespace != ns {
 			return false
 		}
+		if len(p.Namespaces) > 0 && !slices.Contains(p.Namespaces, s.namespace) {
+			return false
+		}
 		return p.Name == "" || p.Name == AnyName || p.Name == s.name
 	})
 }

@@ -96,7 +96,7 @@ func Serve(ctx context.Context, o Options) error {
 			return fmt.Errorf("adding readiness check: %w", err)
 		}
 	}
-	if err := addWebhook(ctx, mgr, key, injection.New(o.Namespace), o); err != nil {
+	if err := addWebhook(ctx, mgr, key, o.policy(), o); err != nil {
 		return err
 	}
 	if err := addHook(ctx, mgr, key, o); err != nil {
@@ -153,7 +153,8 @@ func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhook
 		LeaderElectionReleaseOnCancel: true,
 		WebhookServer:                 ctrlwebhook.NewServer(server),
 		Cache: cache.Options{
-			DefaultTransform: cache.TransformStripManagedFields(),
+			DefaultNamespaces: cacheNamespaces(o.Namespaces),
+			DefaultTransform:  cache.TransformStripManagedFields(),
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.ConfigMap{}: {Transform: sources.Slim},
 				&corev1.Secret{}:    {Transform: sources.Slim},

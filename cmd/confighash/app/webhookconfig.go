@@ -26,6 +26,8 @@ const fieldOwner = workload.FieldManager
 func applyWebhookConfiguration(ctx context.Context, c client.Client, o Options, ep *webhookEndpoint) error {
 	url := "https://" + hostPort(ep) + webhook.Path
 	cfg := webhook.Configuration(o.WebhookConfigName, o.Namespace, admissionregistrationv1.WebhookClientConfig{URL: &url})
+	// In namespaced mode the apiserver need not call us elsewhere either.
+	cfg.Webhooks[0].NamespaceSelector = o.policy().NamespaceSelector()
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cfg)
 	if err != nil {
 		return fmt.Errorf("converting webhook configuration: %w", err)
