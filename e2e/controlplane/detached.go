@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -127,25 +126,18 @@ func StopDetached(dir string) error {
 // cannot wait(2) for it and poll instead. A PID that no longer belongs to this
 // cluster (exited, possibly reused by something else) is left alone.
 func stopForeign(pid int, dir string) error {
-	for _, step := range []struct {
-		sig   syscall.Signal
-		grace time.Duration
-	}{{syscall.SIGTERM, stopGrace}, {syscall.SIGKILL, 5 * time.Second}} {
-		if !ownedBy(pid, dir) {
-			return nil
+	owned := func() bool { return ownedBy(pid, dir) }
+	gone := func(ctx context.Context) bool {
+		for owned() {
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(pollInterval):
+			}
 		}
-		if err := syscall.Kill(-pid, step.sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("sending %v to process group %d: %w", step.sig, pid, err)
-		}
-		deadline := time.Now().Add(step.grace)
-		for time.Now().Before(deadline) && ownedBy(pid, dir) {
-			time.Sleep(pollInterval)
-		}
+		return true
 	}
-	if ownedBy(pid, dir) {
-		return fmt.Errorf("process %d survived SIGKILL", pid)
-	}
-	return nil
+	return StopGroup(context.Background(), Group{PGID: pid, Gone: gone, Owned: owned}, stopGrace)
 }
 
 // ownedBy reports whether pid is a live (not zombie) process whose command

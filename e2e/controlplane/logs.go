@@ -55,15 +55,16 @@ func (lw *lineWriter) emit(line []byte) error {
 	return err
 }
 
-// tailFile returns the last n lines of a log file. Only the final 64 KiB are
-// read: the API server log can be large and only its end explains a failure.
-func tailFile(path string, n int) (string, error) {
+// TailFile returns the last n lines of a log file. Only the final 64 KiB
+// (1 KiB a line for more than 64 lines) are read: the API server log can be
+// large and only its end explains a failure.
+func TailFile(path string, n int) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("opening log %s: %w", path, err)
 	}
 	defer f.Close()
-	const window = 64 << 10
+	window := max(64<<10, int64(n)<<10)
 	info, err := f.Stat()
 	if err != nil {
 		return "", fmt.Errorf("inspecting log %s: %w", path, err)

@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -110,32 +111,87 @@ func (p *process) exited() bool {
 // stop sends SIGTERM to the process group, escalates to SIGKILL after
 // stopGrace, and returns once the process has been reaped.
 func (p *process) stop() error {
-	pgid := p.pid() // Setpgid/Setsid make the child its own group leader
-	if !p.exited() {
-		if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("sending SIGTERM to %s (pgid %d): %w", p.name, pgid, err)
+	// Setpgid/Setsid make the child its own group leader.
+	if err := StopGroup(context.Background(), Group{PGID: p.pid(), Gone: Reaped(p.done)}, stopGrace); err != nil {
+		return fmt.Errorf("stopping %s: %w", p.name, err)
+	}
+	return nil
+}
+
+// killGrace is how long a process group gets to go after SIGKILL.
+const killGrace = 5 * time.Second
+
+// Group is a process group to stop: its ID (its leader's PID) and how to
+// tell that the leader is gone.
+type Group struct {
+	PGID int
+	// Gone waits until the leader is gone, or ctx ends, and reports whether
+	// it is gone. Called with an ended ctx it only looks.
+	Gone func(ctx context.Context) bool
+	// Owned, when set, is asked before each signal: a group whose leader
+	// is no longer the process meant (exited, its PID perhaps reused) is
+	// not signalled, and counts as stopped.
+	Owned func() bool
+}
+
+// StopGroup is the harness's one terminate-then-kill: SIGTERM to the group,
+// up to grace (less if ctx ends first) for the leader to go, then SIGKILL to
+// the whole group even if the leader went, which reaches any child it left
+// behind, and up to 5 s more. ESRCH (an empty group) is not an error.
+func StopGroup(ctx context.Context, g Group, grace time.Duration) error {
+	owned := func() bool { return g.Owned == nil || g.Owned() }
+	for _, step := range []struct {
+		sig   syscall.Signal
+		grace time.Duration
+		ctx   context.Context
+	}{{syscall.SIGTERM, grace, ctx}, {syscall.SIGKILL, killGrace, context.Background()}} {
+		if step.sig == syscall.SIGTERM && g.Gone(ended) {
+			continue
+		}
+		if !owned() {
+			return nil
+		}
+		if err := syscall.Kill(-g.PGID, step.sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("sending %v to process group %d: %w", step.sig, g.PGID, err)
+		}
+		wctx, cancel := context.WithTimeout(step.ctx, step.grace)
+		g.Gone(wctx)
+		cancel()
+	}
+	if !g.Gone(ended) {
+		return fmt.Errorf("process %d still there %v after SIGKILL", g.PGID, killGrace)
+	}
+	return nil
+}
+
+// ended is a context that has ended: Gone(ended) looks without waiting.
+var ended = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+// Reaped is Group.Gone for a child this process waits for: done is closed
+// once the child has been reaped.
+func Reaped(done <-chan struct{}) func(context.Context) bool {
+	return func(ctx context.Context) bool {
+		select {
+		case <-done:
+			return true
+		default:
 		}
 		select {
-		case <-p.done:
-		case <-time.After(stopGrace):
+		case <-done:
+			return true
+		case <-ctx.Done():
+			return false
 		}
-	}
-	// SIGKILL the group even if the leader exited on SIGTERM: it reaches any
-	// child the leader left behind. ESRCH just means the group is empty.
-	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("sending SIGKILL to %s (pgid %d): %w", p.name, pgid, err)
-	}
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(5 * time.Second):
-		return fmt.Errorf("%s (pid %d) still not reaped 5s after SIGKILL", p.name, pgid)
 	}
 }
 
 // tail returns the end of the process log, formatted for an error message.
 func (p *process) tail() string {
-	text, err := tailFile(p.logPath, tailLines)
+	text, err := TailFile(p.logPath, tailLines)
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)
 	}

@@ -56,7 +56,7 @@ func TestProcessStopKillsAndReaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := waitReady(t.Context(), p, 10*time.Second, func(context.Context) error {
-		if text, _ := tailFile(p.logPath, 5); !strings.Contains(text, "child started") {
+		if text, _ := TailFile(p.logPath, 5); !strings.Contains(text, "child started") {
 			return errors.New("not started")
 		}
 		return nil
@@ -134,7 +134,7 @@ func TestLineWriterPrefixesAndFlushes(t *testing.T) {
 	if got := out.String(); got != want {
 		t.Errorf("tee got %q, want %q", got, want)
 	}
-	if text, _ := tailFile(p.logPath, 5); !strings.Contains(text, "child started") {
+	if text, _ := TailFile(p.logPath, 5); !strings.Contains(text, "child started") {
 		t.Errorf("log file lacks output: %q", text)
 	}
 }

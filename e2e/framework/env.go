@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -117,13 +116,12 @@ func newEnv(kubeconfig, kubectl string, cfg *rest.Config) (*Env, error) {
 // DumpLogs writes the tail of confighash's log, for failed runs.
 func (e *Env) DumpLogs(w io.Writer) {
 	if l, ok := e.Confighash.(*localRunner); ok {
-		b, err := os.ReadFile(l.LogPath())
+		text, err := controlplane.TailFile(l.LogPath(), 150)
 		if err != nil {
 			fmt.Fprintln(w, "reading confighash log:", err)
 			return
 		}
-		lines := strings.Split(string(b), "\n")
-		fmt.Fprintf(w, "--- last lines of %s ---\n%s\n", l.LogPath(), strings.Join(lines[max(0, len(lines)-150):], "\n"))
+		fmt.Fprintf(w, "--- last lines of %s ---\n%s\n", l.LogPath(), text)
 	}
 }
 

@@ -109,16 +109,12 @@ func (r *localRunner) Stop(ctx context.Context) error {
 		return nil
 	}
 	defer func() { r.cmd = nil }()
-	_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-r.exited:
-	case <-time.After(15 * time.Second):
-		_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
-		<-r.exited
-	case <-ctx.Done():
-		_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
-		<-r.exited
-		return ctx.Err()
+	// An ended ctx cuts the 15 s grace short.
+	if err := controlplane.StopGroup(ctx, controlplane.Group{PGID: r.cmd.Process.Pid, Gone: controlplane.Reaped(r.exited)}, 15*time.Second); err != nil {
+		return fmt.Errorf("stopping confighash: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	// Make sure the port is free again before anyone restarts us.
 	return waitPortClosed(r.webhookPort)

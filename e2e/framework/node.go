@@ -146,10 +146,9 @@ func (e *NodeEnv) DumpNodeLogs(ctx context.Context, w io.Writer) {
 			fmt.Fprintln(w, err)
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(e.ControlPlane.Dir, "logs", "kubelet.log"))
+	text, err := controlplane.TailFile(filepath.Join(e.ControlPlane.Dir, "logs", "kubelet.log"), 60)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintln(w, "reading kubelet log:", err)
 	}
-	lines := strings.Split(string(b), "\n")
-	fmt.Fprintf(w, "--- kubelet log (tail) ---\n%s\n", strings.Join(lines[max(0, len(lines)-60):], "\n"))
+	fmt.Fprintf(w, "--- kubelet log (tail) ---\n%s\n", text)
 }
