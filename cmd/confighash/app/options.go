@@ -65,6 +65,10 @@ type Options struct {
 	// LiveReadsPerRequest bounds the live GETs one admission may make to
 	// confirm cache misses.
 	LiveReadsPerRequest int
+	// IgnoreHelmReleaseSecrets leaves Secrets of type helm.sh/release.v1
+	// out of the Secret watch: Helm keeps thousands, no pod reads them, and
+	// the informer would decode and digest each (see sources.SecretCache).
+	IgnoreHelmReleaseSecrets bool
 	// MemoryLimitRatio is the share of the container's memory limit given
 	// to the Go collector as its soft limit, unless GOMEMLIMIT is set.
 	MemoryLimitRatio float64
@@ -119,6 +123,9 @@ func DefaultOptions() Options {
 		WebhookMaxInFlight:  webhook.DefaultMaxInFlight,
 		LiveReadsPerRequest: sources.DefaultLivePerLookup,
 		MemoryLimitRatio:    DefaultMemoryLimitRatio,
+
+		// No pod is meant to read Helm's release records.
+		IgnoreHelmReleaseSecrets: true,
 	}
 }
 
@@ -141,6 +148,7 @@ func (o *Options) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader to run the config-update hook; every replica serves the webhook")
 	fs.IntVar(&o.WebhookMaxInFlight, "webhook-max-in-flight", o.WebhookMaxInFlight, "admission requests handled at once; more wait briefly, then get 503 (the write passes unstamped)")
 	fs.IntVar(&o.LiveReadsPerRequest, "live-reads-per-request", o.LiveReadsPerRequest, "live GETs one admission may make to confirm ConfigMaps and Secrets missing from the cache")
+	fs.BoolVar(&o.IgnoreHelmReleaseSecrets, "ignore-helm-release-secrets", o.IgnoreHelmReleaseSecrets, "leave Secrets of type helm.sh/release.v1 out of the Secret watch; the webhook still reads one a template names, live")
 	fs.Float64Var(&o.MemoryLimitRatio, "memory-limit-ratio", o.MemoryLimitRatio, "Go soft memory limit as a share of the container's cgroup memory limit; ignored when GOMEMLIMIT is set, 0 disables")
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "queries per second to the apiserver, all requests together")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of queries to the apiserver")

@@ -157,7 +157,7 @@ func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhook
 			DefaultTransform:  cache.TransformStripManagedFields(),
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.ConfigMap{}: {Transform: sources.Slim},
-				&corev1.Secret{}:    {Transform: sources.Slim},
+				&corev1.Secret{}:    sources.SecretCache(o.IgnoreHelmReleaseSecrets),
 			},
 		},
 	})
