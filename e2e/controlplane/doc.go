@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package controlplane runs a real, local Kubernetes control plane (etcd,
 // kube-apiserver and kube-controller-manager) for the end-to-end tests.
 //
