@@ -75,7 +75,7 @@ func event(ns, name, reason, typ string, at time.Time) *corev1.Event {
 		Type:                typ,
 		Message:             reason + " message",
 		EventTime:           metav1.NewMicroTime(at),
-		ReportingController: ReportingController,
+		ReportingController: workload.EventSource,
 		ReportingInstance:   "confighash-1",
 		Action:              "Restamp",
 	}

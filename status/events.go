@@ -10,13 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/restamp"
+	"github.com/confighash/confighash/workload"
 )
-
-// ReportingController is the reportingController of the hook's Events (the
-// name restamp.Setup gives its event recorder). Events with the same
-// reasons from anyone else are ignored.
-const ReportingController = "confighash"
 
 // eventObject identifies the object an Event is about.
 type eventObject struct {
@@ -26,12 +21,13 @@ type eventObject struct {
 // eventIndex holds confighash's Events by the object they are about.
 type eventIndex map[eventObject][]corev1.Event
 
-// listEvents reads confighash's Events in namespace ns ("" for all), about
-// object name when it is set. Both the core and the events.k8s.io API serve
-// the same Events; the core one is read because it filters by reporting
-// controller.
+// listEvents reads confighash's Events (reportingController
+// workload.EventSource; Events with the same reasons from anyone else are
+// ignored) in namespace ns ("" for all), about object name when it is set.
+// Both the core and the events.k8s.io API serve the same Events; the core
+// one is read because it filters by reporting controller.
 func listEvents(ctx context.Context, c client.Reader, ns, name string) (eventIndex, error) {
-	sel := fields.Set{"reportingComponent": ReportingController}
+	sel := fields.Set{"reportingComponent": workload.EventSource}
 	if name != "" {
 		sel["involvedObject.name"] = name
 	}
@@ -63,11 +59,11 @@ func (idx eventIndex) latest(ns, kind, name string, uid types.UID) (changed, hol
 		}
 		var slot **Event
 		switch e.Reason {
-		case restamp.ReasonConfigChanged:
+		case workload.ReasonConfigChanged:
 			slot = &changed
-		case restamp.ReasonFlapHold:
+		case workload.ReasonFlapHold:
 			slot = &hold
-		case restamp.ReasonSourceMissing:
+		case workload.ReasonSourceMissing:
 			slot = &missing
 		default:
 			continue

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/confighash/confighash/hashkey"
+	"github.com/confighash/confighash/workload"
 )
 
 // addKeyKeeper holds this replica to the key in the Secret: a deleted
@@ -20,7 +21,7 @@ func addKeyKeeper(mgr manager.Manager, live client.Client, ref types.NamespacedN
 	if err != nil {
 		return fmt.Errorf("registering hmac key metrics: %w", err)
 	}
-	k := &hashkey.Keeper{Client: live, Ref: ref, Key: key, Events: mgr.GetEventRecorder("confighash"), Metrics: m}
+	k := &hashkey.Keeper{Client: live, Ref: ref, Key: key, Events: mgr.GetEventRecorder(workload.EventSource), Metrics: m}
 	if err := mgr.Add(k); err != nil {
 		return fmt.Errorf("adding hmac key keeper: %w", err)
 	}
