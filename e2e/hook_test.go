@@ -272,28 +272,6 @@ func TestHookLeavesPreexistingWorkloadsUntilTheirConfigChanges(t *testing.T) {
 	}
 }
 
-func TestHookBurstOfChanges(t *testing.T) {
-	f := newFixture(t)
-	for i := range 5 {
-		f.setCM(t, "a", fmt.Sprintf("burst-%d", i))
-		time.Sleep(350 * time.Millisecond)
-	}
-	time.Sleep(settle)
-	rs := expectReplicaSetsAtMost(t, f.ns, "app", 3) // the original plus at most 2 rollouts
-	if want := expectedChecksum(t, f.ns, &f.app.Spec.Template.Spec, nil); stampOf(t, f.app) != want {
-		t.Errorf("did not end on the last content (%d replicasets)", rs)
-	}
-}
-
-func expectReplicaSetsAtMost(t *testing.T, ns, name string, n int) int {
-	t.Helper()
-	count := len(replicaSetNames(t, ns, name))
-	if count > n {
-		t.Fatalf("%s: %d replicasets, want at most %d", name, count, n)
-	}
-	return count
-}
-
 func TestHookRollsStatefulSetsDaemonSetsAndCronJobs(t *testing.T) {
 	f := newFixture(t)
 	spec := readerSpec()

@@ -16,10 +16,12 @@ type changes struct {
 	// before holds each changed source's content from before its first
 	// change since the last take; see priors.go.
 	before map[Request]map[hasher.Source]prior
+	// due holds each workload's trailing coalescing window; see debounce.go.
+	due map[Request]debounce
 }
 
 func newChanges() *changes {
-	return &changes{pending: map[Request][]string{}, before: map[Request]map[hasher.Source]prior{}}
+	return &changes{pending: map[Request][]string{}, before: map[Request]map[hasher.Source]prior{}, due: map[Request]debounce{}}
 }
 
 func (c *changes) add(r Request, source string) {
@@ -37,6 +39,7 @@ func (c *changes) take(r Request) []string {
 	s := c.pending[r]
 	delete(c.pending, r)
 	delete(c.before, r)
+	delete(c.due, r)
 	slices.Sort(s)
 	return s
 }

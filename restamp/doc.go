@@ -4,7 +4,7 @@
 //
 // Readers are found through a field index over the workload kinds (keys from
 // the hasher's reference discovery), never by listing a namespace. Events are
-// coalesced per workload for a short window, writes share a global budget,
+// coalesced per workload over a trailing window (debounce.go), writes share a global budget,
 // and a workload re-stamped too often is held until its sources settle
 // (flap.go). The hold is also written on the workload's own metadata
 // (HoldAnnotation), so that a new leader honours it.

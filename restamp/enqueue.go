@@ -24,10 +24,22 @@ import (
 
 // enqueuer maps source events to the workloads that read the source.
 type enqueuer struct {
-	cache   client.Reader
-	kinds   []workload.Kind
+	cache client.Reader
+	kinds []workload.Kind
+	// window is the default coalescing window, maxWait its cap; see
+	// debounce.go.
 	window  time.Duration
+	maxWait time.Duration
 	changes *changes
+	now     func() time.Time
+}
+
+// clock is e.now, or the wall clock when unset.
+func (e *enqueuer) clock() time.Time {
+	if e.now == nil {
+		return time.Now()
+	}
+	return e.now()
 }
 
 // handlerFor builds the event handler for one source kind.
@@ -69,11 +81,16 @@ func (e *enqueuer) enqueue(ctx context.Context, q workqueue.TypedRateLimitingInt
 			if !replay {
 				e.changes.addBefore(r, src, priorOf(before))
 			}
-			// The delay is the coalescing window: the queue keeps one entry
-			// per request, due at the earliest time asked for, so changes to
-			// several sources of a workload within the window become one
-			// re-stamp that sees all of them.
-			q.AddAfter(r, e.window)
+			// The queue keeps one entry per request, due at the earliest
+			// time asked for; each change also moves the end of the
+			// workload's trailing window (debounce.go), and the reconciler
+			// waits for that before it re-stamps. So changes to its sources
+			// in one burst become one re-stamp that sees all of them. A bad
+			// annotation is reported by the reconciler, which has the
+			// event recorder.
+			w, _ := windowOf(o.GetAnnotations(), e.window, e.maxWait)
+			e.changes.touch(r, e.clock(), w, e.maxWait)
+			q.AddAfter(r, w)
 		})
 	}
 }

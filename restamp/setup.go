@@ -35,7 +35,10 @@ type Options struct {
 	// Key is the HMAC key shared with the webhook.
 	Key []byte
 	// Window coalesces changes to a workload's sources into one re-stamp.
-	Window time.Duration
+	// It is trailing: each further change restarts it, but the re-stamp
+	// waits at most MaxWait after the first change (at least Window).
+	Window  time.Duration
+	MaxWait time.Duration
 	// WritesPerSecond is the global write budget; Burst is how many writes
 	// may go at once, so that a single change reaches that many readers
 	// without waiting (at least 1).
@@ -61,18 +64,21 @@ type Options struct {
 func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	kinds := workload.MutableKinds()
 	byName := map[string]workload.Kind{}
+	newByName := map[string]newObject{}
 	for _, k := range kinds {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, k.New(), sources.ReadersIndex, sources.ReadKeys); err != nil {
 			return fmt.Errorf("indexing %s by sources: %w", k.GVK.Kind, err)
 		}
 		byName[k.GVK.Kind] = k
+		newByName[k.GVK.Kind] = k.New
 	}
 	m, err := NewMetrics(metrics.Registry)
 	if err != nil {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
 	ch := newChanges()
-	e := &enqueuer{cache: mgr.GetCache(), kinds: kinds, window: o.Window, changes: ch}
+	maxWait := max(o.MaxWait, o.Window)
+	e := &enqueuer{cache: mgr.GetCache(), kinds: kinds, window: o.Window, maxWait: maxWait, changes: ch, now: time.Now}
 	flaps := newFlapGuard(flapConfig{Limit: o.FlapLimit, Window: o.FlapWindow,
 		Quiet: o.FlapQuiet, MaxQuiet: o.FlapMaxQuiet, MaxEntries: MaxFlapEntries})
 	r := &reconciler{
@@ -87,6 +93,8 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		policy:  o.Policy,
 		now:     time.Now,
 	}
+	s := &settler{next: r, changes: ch, cache: mgr.GetCache(), kinds: newByName,
+		window: o.Window, maxWait: maxWait, events: r.events, now: time.Now}
 	b := builder.TypedControllerManagedBy[Request](mgr).
 		Named("confighash-restamp").
 		WithOptions(controller.TypedOptions[Request]{MaxConcurrentReconciles: max(o.Workers, 1)}).
@@ -95,5 +103,5 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	for _, k := range kinds {
 		b = b.WatchesRawSource(source.TypedKind(mgr.GetCache(), k.New(), recheckFor(k, o.Window+RecheckDelay)))
 	}
-	return b.Complete(r)
+	return b.Complete(s)
 }

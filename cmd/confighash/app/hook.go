@@ -13,6 +13,7 @@ func addHook(ctx context.Context, mgr manager.Manager, key []byte, o Options) er
 	return restamp.Setup(ctx, mgr, restamp.Options{
 		Key:             key,
 		Window:          o.CoalesceWindow,
+		MaxWait:         o.CoalesceMax,
 		WritesPerSecond: o.WritesPerSecond,
 		// A burst the size of a large fan-out lets one change reach its
 		// readers at once; the rate caps sustained storms.

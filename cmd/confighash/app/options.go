@@ -82,6 +82,10 @@ type Options struct {
 	// CoalesceWindow is how long the hook waits for more changes to a
 	// workload's sources before it re-stamps.
 	CoalesceWindow time.Duration
+	// CoalesceMax caps how long changes that keep coming can put a
+	// re-stamp off: the window is trailing, so without a cap a source
+	// rewritten more often than the window would never roll its readers.
+	CoalesceMax time.Duration
 	// WritesPerSecond is the hook's global write budget.
 	WritesPerSecond float64
 	// FlapLimit re-stamps within FlapWindow put a workload on hold. It is
@@ -110,6 +114,7 @@ func DefaultOptions() Options {
 		MetricsSecure:     true,
 		HealthAddr:        ":8081",
 		CoalesceWindow:    time.Second,
+		CoalesceMax:       10 * time.Second,
 		WritesPerSecond:   100,
 		KubeAPIQPS:        100,
 		KubeAPIBurst:      200,
@@ -152,7 +157,8 @@ func (o *Options) bind(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.MemoryLimitRatio, "memory-limit-ratio", o.MemoryLimitRatio, "Go soft memory limit as a share of the container's cgroup memory limit; ignored when GOMEMLIMIT is set, 0 disables")
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "queries per second to the apiserver, all requests together")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of queries to the apiserver")
-	fs.DurationVar(&o.CoalesceWindow, "coalesce-window", o.CoalesceWindow, "wait this long for further changes to a workload's sources before re-stamping it")
+	fs.DurationVar(&o.CoalesceWindow, "coalesce-window", o.CoalesceWindow, "wait this long for further changes to a workload's sources before re-stamping it; each further change restarts the wait (workload annotation confighash.dev/coalesce-window overrides it)")
+	fs.DurationVar(&o.CoalesceMax, "coalesce-max", o.CoalesceMax, "re-stamp at most this long after the first of a run of changes, however long they keep coming")
 	fs.Float64Var(&o.WritesPerSecond, "writes-per-second", o.WritesPerSecond, "global budget of workload re-stamps per second")
 	fs.IntVar(&o.FlapLimit, "flap-limit", o.FlapLimit, "hold a workload re-stamped more than this many times within --flap-window")
 	fs.DurationVar(&o.FlapWindow, "flap-window", o.FlapWindow, "window of --flap-limit; a hold that starts within it of the end of the last one doubles the quiet time")
@@ -188,6 +194,9 @@ func (o *Options) validate() (*webhookEndpoint, error) {
 	}
 	if o.CoalesceWindow < 0 || o.WritesPerSecond <= 0 || o.FlapLimit < 1 || o.FlapWindow <= 0 {
 		errs = append(errs, errors.New("--coalesce-window must be >= 0, --writes-per-second > 0, --flap-limit >= 1 and --flap-window > 0"))
+	}
+	if o.CoalesceMax < o.CoalesceWindow {
+		errs = append(errs, errors.New("--coalesce-max must be >= --coalesce-window"))
 	}
 	if o.FlapQuiet <= 0 || o.FlapMaxQuiet < o.FlapQuiet {
 		errs = append(errs, errors.New("--flap-quiet must be > 0 and --flap-quiet-max >= --flap-quiet"))

@@ -91,6 +91,10 @@ func TestValidate(t *testing.T) {
 			mutate:   func(o *Options) { o.CoalesceWindow = -time.Second },
 			wantErrs: []string{"--coalesce-window must be >= 0"},
 		},
+		"coalesce cap below the window": {
+			mutate:   func(o *Options) { o.CoalesceWindow, o.CoalesceMax = time.Minute, time.Second },
+			wantErrs: []string{"--coalesce-max must be >= --coalesce-window"},
+		},
 		"zero writes per second": {
 			mutate:   func(o *Options) { o.WritesPerSecond = 0 },
 			wantErrs: []string{"--writes-per-second > 0"},
@@ -243,6 +247,14 @@ func TestBind(t *testing.T) {
 					o.FlapWindow != time.Minute || !o.LeaderElect || o.HMACKeySecret != "k" || o.WebhookURL != "https://127.0.0.1:1" ||
 					o.FlapQuiet != 20*time.Second || o.FlapMaxQuiet != 5*time.Minute {
 					t.Errorf("options = %+v", o)
+				}
+			},
+		},
+		"coalesce cap": {
+			args: []string{"--coalesce-max=30s"},
+			check: func(t *testing.T, o Options) {
+				if o.CoalesceMax != 30*time.Second {
+					t.Errorf("CoalesceMax = %s, want 30s", o.CoalesceMax)
 				}
 			},
 		},
