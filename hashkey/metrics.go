@@ -2,6 +2,7 @@ package hashkey
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -25,8 +26,8 @@ type Metrics struct {
 	InUse *prometheus.GaugeVec
 }
 
-// NewMetrics creates the series and registers them on reg. Series that are
-// registered already (a second server in one process) are reused.
+// NewMetrics creates the series and registers them on reg. A second
+// registration on the same reg fails: each caller brings its own registry.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		Checks: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -38,23 +39,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "1 for the ID of the HMAC key this replica stamps with.",
 		}, []string{"key_id"}),
 	}
-	var err error
-	m.Checks, err = register(reg, m.Checks)
-	if err == nil {
-		m.InUse, err = register(reg, m.InUse)
+	if err := errors.Join(reg.Register(m.Checks), reg.Register(m.InUse)); err != nil {
+		return nil, fmt.Errorf("registering hmac key metrics: %w", err)
 	}
-	return m, err
-}
-
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	return c, err
+	return m, nil
 }
 
 // A Keeper without metrics counts nothing.

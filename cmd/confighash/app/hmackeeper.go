@@ -3,10 +3,10 @@ package app
 import (
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/confighash/confighash/hashkey"
 	"github.com/confighash/confighash/workload"
@@ -16,10 +16,10 @@ import (
 // Secret is put back with the key in use, and another key in it stops the
 // manager, so the process exits and its restart stamps with that key. live
 // must be uncached: the manager's cache keeps Secrets as digests only.
-func addKeyKeeper(mgr manager.Manager, live client.Client, ref types.NamespacedName, key []byte) error {
-	m, err := hashkey.NewMetrics(metrics.Registry)
+func addKeyKeeper(mgr manager.Manager, reg prometheus.Registerer, live client.Client, ref types.NamespacedName, key []byte) error {
+	m, err := hashkey.NewMetrics(reg)
 	if err != nil {
-		return fmt.Errorf("registering hmac key metrics: %w", err)
+		return err
 	}
 	k := &hashkey.Keeper{Client: live, Ref: ref, Key: key, Events: mgr.GetEventRecorder(workload.EventSource), Metrics: m}
 	if err := mgr.Add(k); err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -96,13 +97,16 @@ func Serve(ctx context.Context, o Options) error {
 			return fmt.Errorf("adding readiness check: %w", err)
 		}
 	}
-	if err := addWebhook(ctx, mgr, key, o.policy(), o); err != nil {
+	// Each part registers its series, once, on the registry the manager's
+	// metrics server serves.
+	reg := metrics.Registry
+	if err := addWebhook(ctx, mgr, reg, key, o.policy(), o); err != nil {
 		return err
 	}
 	if err := addHook(ctx, mgr, key, o); err != nil {
 		return err
 	}
-	if err := addKeyKeeper(mgr, live, keyRef, key); err != nil {
+	if err := addKeyKeeper(mgr, reg, live, keyRef, key); err != nil {
 		return err
 	}
 	log.FromContext(ctx).Info("starting", "namespace", o.Namespace, "certMode", o.CertMode, "webhookURL", o.WebhookURL)
@@ -190,7 +194,7 @@ func newCertManager(live client.Client, o Options, ep *webhookEndpoint) *certs.M
 
 // addWebhook registers the admission handler and the readiness checks that
 // say it can be called: its certificate is served and its caches are synced.
-func addWebhook(ctx context.Context, mgr manager.Manager, key []byte, policy injection.Policy, o Options) error {
+func addWebhook(ctx context.Context, mgr manager.Manager, reg prometheus.Registerer, key []byte, policy injection.Policy, o Options) error {
 	// Start the config informers now, so readiness covers their sync and
 	// the first admission request finds them warm.
 	// Namespaces too: the handler applies the injection policy to every
@@ -200,7 +204,7 @@ func addWebhook(ctx context.Context, mgr manager.Manager, key []byte, policy inj
 			return fmt.Errorf("starting informer for %T: %w", obj, err)
 		}
 	}
-	m, err := webhook.NewMetrics(metrics.Registry)
+	m, err := webhook.NewMetrics(reg)
 	if err != nil {
 		return err
 	}
