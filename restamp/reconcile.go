@@ -47,7 +47,13 @@ type reconciler struct {
 func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Result, error) {
 	logger := log.FromContext(ctx).WithValues("workload", req.String())
 	ctx = log.IntoContext(ctx, logger)
-	kind := r.kinds[req.Kind]
+	kind, ok := r.kinds[req.Kind]
+	if !ok {
+		// Requests come only from the kinds Setup watches; another kind is
+		// a bug, and retrying it would not help.
+		r.changes.take(req)
+		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("no workload kind %q", req.Kind))
+	}
 	obj := kind.New()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		r.changes.take(req)
@@ -142,14 +148,6 @@ func (r *reconciler) patch(ctx context.Context, obj client.Object, t workload.Te
 		return fmt.Errorf("patching stamp: %w", err)
 	}
 	return nil
-}
-
-func (r *reconciler) namespaceEnabled(ctx context.Context, name string) (bool, error) {
-	ns := &corev1.Namespace{}
-	if err := r.client.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
-		return false, client.IgnoreNotFound(err)
-	}
-	return ns.Labels[workload.InjectionLabel] == workload.InjectionEnabled, nil
 }
 
 func joinSources(s []hasher.Source) string {

@@ -1,0 +1,31 @@
+package restamp
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/confighash/confighash/workload"
+)
+
+// A request for a kind the reconciler does not know is a terminal error, not
+// a panic on a zero Kind, and drops its pending change.
+func TestReconcileUnknownKind(t *testing.T) {
+	ctx := log.IntoContext(context.Background(), logr.Discard())
+	r := &reconciler{client: fake.NewClientBuilder().Build(), kinds: map[string]workload.Kind{}, changes: newChanges()}
+	req := Request{Kind: "Rollout", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	r.changes.add(req, "configmap/app")
+	_, err := r.Reconcile(ctx, req)
+	if !errors.Is(err, reconcile.TerminalError(nil)) {
+		t.Fatalf("Reconcile = %v, want a terminal error", err)
+	}
+	if len(r.changes.pending) != 0 {
+		t.Errorf("the change is still pending")
+	}
+}
