@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/confighash/confighash/workload"
 )
 
 // minHoldRetry keeps a hold's re-checks from spinning when the quiet time
@@ -78,7 +80,7 @@ func (r *reconciler) setHold(ctx context.Context, obj client.Object, h *Hold) er
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", HoldAnnotation, err)
 	}
-	if err := r.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body), client.FieldOwner(FieldOwner)); err != nil {
+	if err := r.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body), client.FieldOwner(workload.FieldManager)); err != nil {
 		return fmt.Errorf("writing %s: %w", HoldAnnotation, err)
 	}
 	return nil

@@ -27,9 +27,6 @@ const (
 	ReasonSourceMissing = "SourceMissing"
 )
 
-// FieldOwner is the field manager of the hook's writes.
-const FieldOwner = workload.FieldManager
-
 // reconciler re-checks one workload's stamp.
 type reconciler struct {
 	client  client.Client // cached reads, live writes
@@ -140,7 +137,7 @@ func (r *reconciler) patch(ctx context.Context, obj client.Object, t workload.Te
 	// The re-stamp that ends a flap hold ends it on the workload too, in
 	// the same write.
 	dropHold(obj)
-	err := r.client.Patch(ctx, obj, base, client.FieldOwner(FieldOwner))
+	err := r.client.Patch(ctx, obj, base, client.FieldOwner(workload.FieldManager))
 	if apierrors.IsConflict(err) {
 		return fmt.Errorf("workload changed while re-stamping, retrying: %w", err)
 	}
