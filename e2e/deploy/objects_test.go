@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
@@ -138,6 +139,8 @@ func decode(t *testing.T, r Render) *rendered {
 func decodedRenders(t *testing.T) []*rendered {
 	t.Helper()
 	rs, _ := allRenders(t)
+	// Namespaced mode is held to every check of the manifests too.
+	rs = append(slices.Clone(rs), namespacedRenders(t)...)
 	out := make([]*rendered, 0, len(rs))
 	for _, r := range rs {
 		out = append(out, decode(t, r))
@@ -154,6 +157,8 @@ func TestObjectsAreValid(t *testing.T) {
 			switch {
 			case clusterScoped[u.GetKind()] && ns != "":
 				t.Errorf("%s: %s is cluster-scoped but has namespace %q", r.Name, Key(u), ns)
+			case (u.GetKind() == "Role" || u.GetKind() == "RoleBinding") && slices.Contains(r.Namespaces, ns):
+				// Namespaced mode: the grants in each served namespace.
 			case !clusterScoped[u.GetKind()] && ns != Namespace:
 				t.Errorf("%s: %s is in namespace %q, want %q", r.Name, Key(u), ns, Namespace)
 			}

@@ -15,7 +15,7 @@ import (
 // request is one API request confighash makes, for the RBAC check.
 type request struct {
 	group, resource, verb string
-	namespace             string // "" for cluster-scoped, "*" for any namespace
+	namespace             string // "*" for any namespace (or cluster-scoped), else the one it is sent in
 	name                  string // "" where the request names no object (list, watch, create)
 	why                   string
 }
@@ -32,16 +32,21 @@ func requiredRequests(t *testing.T, r *rendered) []request {
 	ps := permissionsOf(t, r)
 	var reqs []request
 	for _, p := range ps {
-		ns := "*"
-		if p.OwnNamespace {
-			ns = Namespace
+		nss := []string{"*"}
+		switch {
+		case p.OwnNamespace:
+			nss = []string{Namespace}
+		case len(p.Namespaces) > 0:
+			nss = p.Namespaces // namespaced mode
 		}
 		name := p.Name
 		if name == app.AnyName {
 			name = "some-object"
 		}
-		for _, v := range p.Verbs {
-			reqs = append(reqs, request{group: p.Group, resource: p.Resource, verb: v, namespace: ns, name: name, why: p.Why})
+		for _, ns := range nss {
+			for _, v := range p.Verbs {
+				reqs = append(reqs, request{group: p.Group, resource: p.Resource, verb: v, namespace: ns, name: name, why: p.Why})
+			}
 		}
 	}
 	return reqs
@@ -64,8 +69,26 @@ func permissionsOf(t *testing.T, r *rendered) []app.Permission {
 
 // grants are the rules that apply to the ServiceAccount, by where they apply.
 type grants struct {
-	cluster []rbacv1.PolicyRule // in every namespace and cluster-wide
-	local   []rbacv1.PolicyRule // in Namespace only
+	cluster []rbacv1.PolicyRule            // in every namespace and cluster-wide
+	local   map[string][]rbacv1.PolicyRule // by the namespace they apply in
+}
+
+// scopes lists the rules by where they apply: "ClusterRole", or "Role in NS".
+func (g grants) scopes() map[string][]rbacv1.PolicyRule {
+	m := map[string][]rbacv1.PolicyRule{"ClusterRole": g.cluster}
+	for ns, rules := range g.local {
+		m["Role in "+ns] = rules
+	}
+	return m
+}
+
+// scopeNamespace is the namespace of a scope of scopes, "" for ClusterRole.
+func scopeNamespace(scope string) string {
+	ns, _ := strings.CutPrefix(scope, "Role in ")
+	if ns == scope {
+		return ""
+	}
+	return ns
 }
 
 func grantsOf(t *testing.T, r *rendered) grants {
@@ -78,7 +101,7 @@ func grantsOf(t *testing.T, r *rendered) grants {
 		}
 		return false
 	}
-	var g grants
+	g := grants{local: map[string][]rbacv1.PolicyRule{}}
 	for _, b := range r.CRoleBinds {
 		if !isSA(b.Subjects) {
 			continue
@@ -97,7 +120,7 @@ func grantsOf(t *testing.T, r *rendered) grants {
 			found := false
 			for _, role := range r.Roles {
 				if role.Name == b.RoleRef.Name && role.Namespace == b.Namespace {
-					g.local = append(g.local, role.Rules...)
+					g.local[b.Namespace] = append(g.local[b.Namespace], role.Rules...)
 					found = true
 				}
 			}
@@ -105,7 +128,7 @@ func grantsOf(t *testing.T, r *rendered) grants {
 				t.Errorf("RoleBinding %s binds Role %s, which is not rendered", b.Name, b.RoleRef.Name)
 			}
 		case "ClusterRole":
-			g.local = append(g.local, clusterRoleRules(t, r, b.RoleRef.Name)...)
+			g.local[b.Namespace] = append(g.local[b.Namespace], clusterRoleRules(t, r, b.RoleRef.Name)...)
 		}
 	}
 	return g
@@ -131,10 +154,7 @@ func matches(rule rbacv1.PolicyRule, q request) bool {
 }
 
 func (g grants) allow(q request) bool {
-	rules := g.cluster
-	if q.namespace == Namespace {
-		rules = append(slices.Clone(rules), g.local...)
-	}
+	rules := append(slices.Clone(g.cluster), g.local[q.namespace]...)
 	return slices.ContainsFunc(rules, func(rule rbacv1.PolicyRule) bool { return matches(rule, q) })
 }
 
@@ -153,7 +173,7 @@ func TestRBACCoversTheCode(t *testing.T) {
 			}
 
 			writes := []string{"create", "update", "patch", "delete", "deletecollection", "escalate", "bind", "impersonate"}
-			for scope, rules := range map[string][]rbacv1.PolicyRule{"ClusterRole": g.cluster, "Role": g.local} {
+			for scope, rules := range g.scopes() {
 				for _, rule := range rules {
 					for _, list := range [][]string{rule.APIGroups, rule.Resources, rule.Verbs} {
 						if slices.Contains(list, "*") {
@@ -168,7 +188,7 @@ func TestRBACCoversTheCode(t *testing.T) {
 							if !slices.Contains(writes, v) {
 								continue
 							}
-							if ok, why := writeAllowed(scope, res, v, rule.ResourceNames, r.Mode.Flag); !ok {
+							if ok, why := writeAllowed(scopeNamespace(scope), res, v, rule.ResourceNames, r.Mode.Flag); !ok {
 								t.Errorf("%s grants %s on %s %v: %s", scope, v, res, rule.ResourceNames, why)
 							}
 						}
@@ -179,8 +199,9 @@ func TestRBACCoversTheCode(t *testing.T) {
 	}
 }
 
-// writeAllowed is the list of writes the manifests may grant.
-func writeAllowed(scope, resource, verb string, names []string, certMode string) (bool, string) {
+// writeAllowed is the list of writes the manifests may grant, in namespace
+// ns ("" for a ClusterRole).
+func writeAllowed(ns, resource, verb string, names []string, certMode string) (bool, string) {
 	mutable := map[string]bool{}
 	for _, k := range workload.MutableKinds() {
 		mutable[k.Resource] = true
@@ -193,11 +214,11 @@ func writeAllowed(scope, resource, verb string, names []string, certMode string)
 	case resource == "events":
 		return verb == "create" || verb == "patch", "events are created and patched"
 	case resource == "tokenreviews" || resource == "subjectaccessreviews":
-		return verb == "create" && scope == "ClusterRole", "reviews are cluster-scoped questions to the apiserver, never stored"
+		return verb == "create" && ns == "", "reviews are cluster-scoped questions to the apiserver, never stored"
 	case resource == "leases":
-		return scope == "Role", "the lease lives in confighash's namespace"
+		return ns == Namespace, "the lease lives in confighash's namespace"
 	case resource == "secrets":
-		if scope != "Role" {
+		if ns != Namespace {
 			return false, "Secret writes must stay in confighash's namespace"
 		}
 		if verb == "create" {
@@ -233,12 +254,12 @@ func TestRBACGrantsNothingTheCodeDoesNotUse(t *testing.T) {
 		t.Run(r.Name, func(t *testing.T) {
 			ps := permissionsOf(t, r)
 			g := grantsOf(t, r)
-			for scope, rules := range map[string][]rbacv1.PolicyRule{"ClusterRole": g.cluster, "Role": g.local} {
+			for scope, rules := range g.scopes() {
 				for _, rule := range rules {
 					for _, group := range rule.APIGroups {
 						for _, res := range rule.Resources {
 							for _, verb := range rule.Verbs {
-								if why := excess(ps, scope, group, res, verb, rule.ResourceNames); why != "" {
+								if why := excess(ps, scopeNamespace(scope), group, res, verb, rule.ResourceNames); why != "" {
 									t.Errorf("%s grants %s on %s.%s %v, which the code does not need: %s", scope, verb, res, group, rule.ResourceNames, why)
 								}
 							}
@@ -250,8 +271,9 @@ func TestRBACGrantsNothingTheCodeDoesNotUse(t *testing.T) {
 	}
 }
 
-// excess says why a grant is more than ps needs, or "" when it is needed.
-func excess(ps []app.Permission, scope, group, resource, verb string, names []string) string {
+// excess says why a grant in namespace ns ("" for a ClusterRole) is more
+// than ps needs, or "" when it is needed.
+func excess(ps []app.Permission, ns, group, resource, verb string, names []string) string {
 	var needed []app.Permission
 	for _, p := range ps {
 		if p.Group == group && p.Resource == resource && slices.Contains(p.Verbs, verb) {
@@ -261,8 +283,14 @@ func excess(ps []app.Permission, scope, group, resource, verb string, names []st
 	if len(needed) == 0 {
 		return "no code path sends it"
 	}
-	if scope == "ClusterRole" && !slices.ContainsFunc(needed, func(p app.Permission) bool { return !p.OwnNamespace }) {
-		return "needed only in " + Namespace + ": grant it in the Role"
+	anywhere := func(p app.Permission) bool { return !p.OwnNamespace && len(p.Namespaces) == 0 }
+	if ns == "" && !slices.ContainsFunc(needed, anywhere) {
+		return "needed only in some namespaces: grant it in Roles there"
+	}
+	if ns != "" && !slices.ContainsFunc(needed, func(p app.Permission) bool {
+		return anywhere(p) || (p.OwnNamespace && ns == Namespace) || slices.Contains(p.Namespaces, ns)
+	}) {
+		return "not needed in namespace " + ns
 	}
 	if len(names) == 0 {
 		if !slices.ContainsFunc(needed, func(p app.Permission) bool { return p.Name == "" || p.Name == app.AnyName }) {

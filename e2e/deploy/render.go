@@ -57,6 +57,9 @@ type Render struct {
 	Name    string
 	Mode    CertMode
 	Objects []*unstructured.Unstructured
+	// Namespaces are the namespaces a namespaced-mode render serves (and
+	// holds Roles in); nil for the cluster-wide manifests.
+	Namespaces []string
 }
 
 // Paths locates what the renderers need.

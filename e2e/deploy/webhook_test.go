@@ -7,6 +7,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/webhook"
 )
 
@@ -26,6 +27,9 @@ func TestWebhookConfigurationMatchesCode(t *testing.T) {
 					Port:      ptr.To(r.Service.Spec.Ports[0].Port),
 				},
 			})
+			// Namespaced mode: the selector is the policy of the
+			// Deployment's --namespaces, as out-of-cluster mode applies it.
+			want.Webhooks[0].NamespaceSelector = injection.New(Namespace, NamespacesArg(r.Container.Args)...).NamespaceSelector()
 			// The webhook listens on the port named in the Service, and the
 			// Service's port is 443 in the code's configuration too.
 			if want.Webhooks[0].ClientConfig.Service.Port == nil || *want.Webhooks[0].ClientConfig.Service.Port != 443 {
