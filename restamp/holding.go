@@ -40,7 +40,7 @@ func (r *reconciler) checkHold(ctx context.Context, obj client.Object, req Reque
 			r.metrics.Holds.WithLabelValues(req.Kind).Inc()
 		}
 		if v.Started {
-			r.events.Eventf(obj, nil, corev1.EventTypeWarning, ReasonFlapHold, "Restamp",
+			r.events.Eventf(obj, nil, corev1.EventTypeWarning, workload.ReasonFlapHold, "Restamp",
 				"re-stamped too often; holding until its sources have not changed for %s (backoff level %d)", v.Hold.Quiet, v.Hold.Level)
 			logger.Info("flap hold", "quiet", v.Hold.Quiet, "level", v.Hold.Level)
 		}

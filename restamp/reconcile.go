@@ -20,13 +20,6 @@ import (
 	"github.com/confighash/confighash/workload"
 )
 
-// Event reasons, also read back by `confighash status`.
-const (
-	ReasonConfigChanged = "ConfigChanged"
-	ReasonFlapHold      = "FlapHold"
-	ReasonSourceMissing = "SourceMissing"
-)
-
 // reconciler re-checks one workload's stamp.
 type reconciler struct {
 	client  client.Client // cached reads, live writes
@@ -88,7 +81,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 		// the stamp; when the source returns, its create event brings us back.
 		r.changes.take(req)
 		r.metrics.Missing.WithLabelValues(req.Kind).Inc()
-		r.events.Eventf(obj, nil, corev1.EventTypeWarning, ReasonSourceMissing, "Restamp",
+		r.events.Eventf(obj, nil, corev1.EventTypeWarning, workload.ReasonSourceMissing, "Restamp",
 			"required %s missing; not rolling until it exists", joinSources(res.Missing))
 		return reconcile.Result{}, nil
 	}
@@ -122,7 +115,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 	}
 	r.metrics.Restamps.WithLabelValues(req.Kind, reason).Inc()
 	changed := r.changes.take(req)
-	r.events.Eventf(obj, nil, corev1.EventTypeNormal, ReasonConfigChanged, "Restamp",
+	r.events.Eventf(obj, nil, corev1.EventTypeNormal, workload.ReasonConfigChanged, "Restamp",
 		"config changed (%s); re-stamped pod template", strings.Join(changed, ", "))
 	logger.Info("re-stamped", "sources", changed, "reason", reason, "from", current, "to", res.Checksum)
 	return reconcile.Result{}, nil

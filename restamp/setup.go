@@ -88,7 +88,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		budget:  rate.NewLimiter(rate.Limit(o.WritesPerSecond), max(o.Burst, 1)),
 		flaps:   flaps,
 		changes: ch,
-		events:  mgr.GetEventRecorder("confighash"),
+		events:  mgr.GetEventRecorder(workload.EventSource),
 		metrics: m,
 		policy:  o.Policy,
 		now:     time.Now,

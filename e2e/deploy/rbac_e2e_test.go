@@ -37,7 +37,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/confighash/confighash/hashkey"
-	"github.com/confighash/confighash/restamp"
 	"github.com/confighash/confighash/workload"
 )
 
@@ -390,7 +389,7 @@ func restampWorkload(ctx context.Context, t *testing.T, admin kubernetes.Interfa
 			return false, err
 		}
 		for _, e := range evs.Items {
-			if e.Regarding.Kind == "Deployment" && e.Regarding.Name == "app" && e.Reason == restamp.ReasonConfigChanged {
+			if e.Regarding.Kind == "Deployment" && e.Regarding.Name == "app" && e.Reason == workload.ReasonConfigChanged {
 				return true, nil
 			}
 		}
