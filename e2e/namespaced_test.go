@@ -1,0 +1,168 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/confighash/confighash/cmd/confighash/app"
+)
+
+// TestNamespacedMode runs confighash with --namespaces=ALLOWED and a token
+// that may read only there (plus its own namespace and the cluster-scoped
+// requests of the code's table: namespaces, its webhook configuration), as
+// a team without cluster-wide Secret read would deploy it. A Deployment in
+// ALLOWED is stamped on create and re-stamped when its ConfigMap changes;
+// one in another labelled namespace is left alone, by the apiserver (the
+// configuration's selector) and by the webhook itself (a review POSTed to
+// it directly); and confighash's log has no "forbidden": its caches and
+// watches never reach beyond ALLOWED.
+func TestNamespacedMode(t *testing.T) {
+	logPath := ""
+	if l, ok := env.Confighash.(interface{ LogPath() string }); ok {
+		logPath = l.LogPath()
+	}
+	if logPath == "" {
+		t.Skip("needs the local confighash: the spec starts it with its own token and reads its log")
+	}
+	stopConfighash(t)
+	allowed, other := namespace(t, true), namespace(t, true)
+
+	o := app.DefaultOptions()
+	// What the local runner passes: out-of-cluster mode, no metrics.
+	o.WebhookURL, o.MetricsAddr = env.Confighash.WebhookURL(), "0"
+	o.Namespaces = []string{allowed}
+	kubeconfig := scopedKubeconfig(t, app.Permissions(o))
+	expectScopedToken(t, kubeconfig, allowed, other)
+
+	logStart := fileSize(t, logPath)
+	if err := env.Confighash.Start(specContext(t), "--kubeconfig="+kubeconfig, "--namespaces="+allowed); err != nil {
+		t.Fatalf("starting confighash in namespaced mode: %v", err)
+	}
+	t.Cleanup(func() { _ = env.Confighash.Stop(context.Background()) })
+
+	apps := map[string]*appsv1.Deployment{}
+	for _, ns := range []string{allowed, other} {
+		create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
+		create(t, secret(ns, "sec", map[string]string{"password": "hunter2"}))
+		apps[ns] = deploymentOf(ns, "app", podSpec("cfg", "sec"))
+		create(t, apps[ns])
+	}
+
+	// ALLOWED: stamped by the webhook, re-stamped by the hook.
+	d := apps[allowed]
+	first := stampOf(t, d)
+	if want := expectedChecksum(t, allowed, &d.Spec.Template.Spec, d.Annotations); first != want {
+		t.Fatalf("%s: stamp %q on create, want %q", allowed, first, want)
+	}
+	cm := &corev1.ConfigMap{}
+	cm.Namespace, cm.Name = allowed, "cfg"
+	update(t, cm, func() { cm.Data = map[string]string{"a": "2"} })
+	want := expectedChecksum(t, allowed, &d.Spec.Template.Spec, d.Annotations)
+	waitStamp(t, d, want)
+	if want == first {
+		t.Fatal("the config change did not change the expected stamp; the spec shows nothing")
+	}
+
+	// OTHER: left alone on create, on a config change, and by the webhook
+	// when asked directly.
+	ocm := &corev1.ConfigMap{}
+	ocm.Namespace, ocm.Name = other, "cfg"
+	update(t, ocm, func() { ocm.Data = map[string]string{"a": "2"} })
+	time.Sleep(settle)
+	if s := stampOf(t, apps[other]); s != "" {
+		t.Errorf("%s (labelled, not in --namespaces): stamped %q", other, s)
+	}
+	resp := postReview(t, webhookHTTPClient(t), env.Confighash.WebhookURL(), other, podSpec("cfg", "sec"))
+	if !resp.Allowed || resp.Patch != nil || len(resp.Warnings) > 0 {
+		t.Errorf("%s: the webhook answered allowed=%v patch=%s warnings=%q; want allowed, nothing else", other, resp.Allowed, resp.Patch, resp.Warnings)
+	}
+	if resp := postReview(t, webhookHTTPClient(t), env.Confighash.WebhookURL(), allowed, podSpec("cfg", "sec")); resp.Patch == nil {
+		t.Errorf("%s: a review POSTed directly got no patch; the check above shows nothing", allowed)
+	}
+
+	log := readFrom(t, logPath, logStart)
+	if strings.Contains(strings.ToLower(log), "forbidden") {
+		t.Errorf("confighash was denied something:\n%s", grepLines(log, "forbidden"))
+	}
+	if !strings.Contains(log, "starting") {
+		t.Errorf("the log segment read is not this run's:\n%s", log)
+	}
+}
+
+// expectScopedToken makes sure the token is what the spec claims: it may
+// read Secrets in allowed and not in other, nor list them cluster-wide.
+func expectScopedToken(t *testing.T, kubeconfig, allowed, other string) {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := specContext(t)
+	if err := c.List(ctx, &corev1.SecretList{}, client.InNamespace(allowed)); err != nil {
+		t.Errorf("the token cannot list Secrets in %s: %v", allowed, err)
+	}
+	for _, opts := range [][]client.ListOption{{client.InNamespace(other)}, nil} {
+		if err := c.List(ctx, &corev1.SecretList{}, opts...); !apierrors.IsForbidden(err) {
+			t.Errorf("the token lists Secrets %v: %v; want forbidden", opts, err)
+		}
+	}
+}
+
+// waitStamp waits for the hook to give obj's template the stamp want.
+func waitStamp(t *testing.T, obj client.Object, want string) {
+	t.Helper()
+	var got string
+	err := wait.PollUntilContextTimeout(specContext(t), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		got = stampOf(t, obj)
+		return got == want, nil
+	})
+	if err != nil {
+		t.Fatalf("%s/%s: stamp %q, want %q", obj.GetNamespace(), obj.GetName(), got, want)
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// readFrom reads path from offset on: one run's part of the runner's log,
+// which every start appends to.
+func readFrom(t *testing.T, path string, offset int64) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b[min(offset, int64(len(b))):])
+}
+
+func grepLines(text, word string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(strings.ToLower(l), word) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
