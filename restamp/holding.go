@@ -37,7 +37,7 @@ func (r *reconciler) checkHold(ctx context.Context, obj client.Object, req Reque
 			return true, reconcile.Result{}, err
 		}
 		if stale {
-			r.metrics.Holds.WithLabelValues(req.Kind).Inc()
+			r.metrics.held(req.Kind)
 		}
 		if v.Started {
 			r.events.Eventf(obj, nil, corev1.EventTypeWarning, workload.ReasonFlapHold, "Restamp",

@@ -2,6 +2,7 @@ package restamp
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -17,8 +18,8 @@ type Metrics struct {
 	Kept *prometheus.CounterVec
 }
 
-// NewMetrics creates the series and registers them on reg. A series that is
-// registered already (a second manager in one process) is reused.
+// NewMetrics creates the series and registers them on reg. A second
+// registration on the same reg fails: each caller brings its own registry.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		Restamps: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -42,30 +43,41 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Re-checks that kept a stamp made by an older format (legacy-v1) or under another HMAC key (other-key) instead of rolling, by kind and reason.",
 		}, []string{"kind", "reason"}),
 	}
-	var err error
-	m.Restamps, err = register(reg, m.Restamps)
-	if err == nil {
-		m.Holds, err = register(reg, m.Holds)
+	if err := errors.Join(reg.Register(m.Restamps), reg.Register(m.Holds), reg.Register(m.Checksums),
+		reg.Register(m.Missing), reg.Register(m.Kept)); err != nil {
+		return nil, fmt.Errorf("registering hook metrics: %w", err)
 	}
-	if err == nil {
-		m.Checksums, err = register(reg, m.Checksums)
-	}
-	if err == nil {
-		m.Missing, err = register(reg, m.Missing)
-	}
-	if err == nil {
-		m.Kept, err = register(reg, m.Kept)
-	}
-	return m, err
+	return m, nil
 }
 
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
+// A hook without metrics counts nothing.
+
+func (m *Metrics) restamped(kind, reason string) {
+	if m != nil {
+		m.Restamps.WithLabelValues(kind, reason).Inc()
 	}
-	return c, err
+}
+
+func (m *Metrics) held(kind string) {
+	if m != nil {
+		m.Holds.WithLabelValues(kind).Inc()
+	}
+}
+
+func (m *Metrics) checksum() {
+	if m != nil {
+		m.Checksums.Inc()
+	}
+}
+
+func (m *Metrics) missing(kind string) {
+	if m != nil {
+		m.Missing.WithLabelValues(kind).Inc()
+	}
+}
+
+func (m *Metrics) kept(kind, reason string) {
+	if m != nil {
+		m.Kept.WithLabelValues(kind, reason).Inc()
+	}
 }

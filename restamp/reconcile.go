@@ -70,7 +70,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 		r.changes.take(req)
 		return reconcile.Result{}, nil
 	}
-	r.metrics.Checksums.Inc()
+	r.metrics.checksum()
 	lookup := sources.Reader{Cache: r.client}.Lookup(ctx, req.Namespace)
 	res, err := hasher.Checksum(r.key, req.Namespace, refs, lookup)
 	if err != nil {
@@ -80,7 +80,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 		// Rolling now would start pods that cannot find their config. Keep
 		// the stamp; when the source returns, its create event brings us back.
 		r.changes.take(req)
-		r.metrics.Missing.WithLabelValues(req.Kind).Inc()
+		r.metrics.missing(req.Kind)
 		r.events.Eventf(obj, nil, corev1.EventTypeWarning, workload.ReasonSourceMissing, "Restamp",
 			"required %s missing; not rolling until it exists", joinSources(res.Missing))
 		return reconcile.Result{}, nil
@@ -113,7 +113,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 	if req.Recheck {
 		reason = "recheck"
 	}
-	r.metrics.Restamps.WithLabelValues(req.Kind, reason).Inc()
+	r.metrics.restamped(req.Kind, reason)
 	changed := r.changes.take(req)
 	r.events.Eventf(obj, nil, corev1.EventTypeNormal, workload.ReasonConfigChanged, "Restamp",
 		"config changed (%s); re-stamped pod template", strings.Join(changed, ", "))

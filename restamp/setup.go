@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/confighash/confighash/hasher"
@@ -57,6 +57,9 @@ type Options struct {
 	// Policy says which namespaces the hook serves; the webhook uses the
 	// same one.
 	Policy injection.Policy
+	// Registry takes the hook's metrics, registered once; nil counts
+	// nothing.
+	Registry prometheus.Registerer
 }
 
 // Setup indexes the workload kinds by the sources they read and adds the
@@ -72,9 +75,12 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		byName[k.GVK.Kind] = k
 		newByName[k.GVK.Kind] = k.New
 	}
-	m, err := NewMetrics(metrics.Registry)
-	if err != nil {
-		return fmt.Errorf("registering metrics: %w", err)
+	var m *Metrics
+	if o.Registry != nil {
+		var err error
+		if m, err = NewMetrics(o.Registry); err != nil {
+			return err
+		}
 	}
 	ch := newChanges()
 	maxWait := max(o.MaxWait, o.Window)

@@ -3,14 +3,16 @@ package app
 import (
 	"context"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/confighash/confighash/restamp"
 )
 
 // addHook wires the config-update hook; the manager runs it on the leader.
-func addHook(ctx context.Context, mgr manager.Manager, key []byte, o Options) error {
+func addHook(ctx context.Context, mgr manager.Manager, reg prometheus.Registerer, key []byte, o Options) error {
 	return restamp.Setup(ctx, mgr, restamp.Options{
+		Registry:        reg,
 		Key:             key,
 		Window:          o.CoalesceWindow,
 		MaxWait:         o.CoalesceMax,

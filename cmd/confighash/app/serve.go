@@ -103,7 +103,7 @@ func Serve(ctx context.Context, o Options) error {
 	if err := addWebhook(ctx, mgr, reg, key, o.policy(), o); err != nil {
 		return err
 	}
-	if err := addHook(ctx, mgr, key, o); err != nil {
+	if err := addHook(ctx, mgr, reg, key, o); err != nil {
 		return err
 	}
 	if err := addKeyKeeper(mgr, reg, live, keyRef, key); err != nil {
