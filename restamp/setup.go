@@ -102,7 +102,9 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	s := &settler{next: r, changes: ch, cache: mgr.GetCache(), kinds: newByName,
 		window: o.Window, maxWait: maxWait, events: r.events, now: time.Now}
 	b := builder.TypedControllerManagedBy[Request](mgr).
-		Named("confighash-restamp").
+		// "hook", the name users see for this part (docs, metrics, logs);
+		// restamp is only the package.
+		Named("hook").
 		WithOptions(controller.TypedOptions[Request]{MaxConcurrentReconciles: max(o.Workers, 1)}).
 		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.ConfigMap{}, handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap))).
 		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.Secret{}, handlerFor[*corev1.Secret](e, hasher.Secret)))

@@ -67,7 +67,7 @@ func Permissions(o Options) []Permission {
 	// confighash, and the handler needs the label of every request's
 	// namespace without a live GET each time. The live GET names only a
 	// listed namespace, since the policy decides the others by name.
-	add(Permission{Resource: "namespaces", Verbs: []string{"list", "watch"}, Why: "webhook and restamp: cached Namespace (injection policy)"})
+	add(Permission{Resource: "namespaces", Verbs: []string{"list", "watch"}, Why: "webhook and hook: cached Namespace (injection policy)"})
 	if len(o.Namespaces) == 0 {
 		add(Permission{Resource: "namespaces", Verbs: []string{"get"}, Name: AnyName, Why: "webhook: live GET of a Namespace not yet cached"})
 	}
@@ -75,12 +75,12 @@ func Permissions(o Options) []Permission {
 		add(Permission{Resource: "namespaces", Verbs: []string{"get"}, Name: ns, Why: "webhook: live GET of a listed Namespace not yet cached"})
 	}
 	for _, k := range workload.MutableKinds() {
-		served(Permission{Group: k.GVK.Group, Resource: k.Resource, Verbs: []string{"list", "watch"}, Why: "restamp: workload informer and readers index"})
-		served(Permission{Group: k.GVK.Group, Resource: k.Resource, Verbs: []string{"patch"}, Name: AnyName, Why: "restamp: merge patch of the stamp"})
+		served(Permission{Group: k.GVK.Group, Resource: k.Resource, Verbs: []string{"list", "watch"}, Why: "hook: workload informer and readers index"})
+		served(Permission{Group: k.GVK.Group, Resource: k.Resource, Verbs: []string{"patch"}, Name: AnyName, Why: "hook: merge patch of the stamp"})
 	}
 	// client-go's tools/events sink creates an event, then patches its series.
-	served(Permission{Group: "events.k8s.io", Resource: "events", Verbs: []string{"create"}, Why: "restamp: ConfigChanged, SourceMissing, FlapHold events"})
-	served(Permission{Group: "events.k8s.io", Resource: "events", Verbs: []string{"patch"}, Name: AnyName, Why: "restamp: event series"})
+	served(Permission{Group: "events.k8s.io", Resource: "events", Verbs: []string{"create"}, Why: "hook: ConfigChanged, SourceMissing, FlapHold events"})
+	served(Permission{Group: "events.k8s.io", Resource: "events", Verbs: []string{"patch"}, Name: AnyName, Why: "hook: event series"})
 
 	if o.LeaderElect {
 		// client-go's LeaseLock sends exactly Get, Create and Update
