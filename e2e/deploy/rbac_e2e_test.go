@@ -330,7 +330,8 @@ func restampWorkload(ctx context.Context, t *testing.T, admin kubernetes.Interfa
 	_, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 		Name: ns, Labels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled},
 	}}, metav1.CreateOptions{})
-	if err != nil {
+	// Namespaced mode creates (and labels) its namespaces before its Roles.
+	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	cm, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
