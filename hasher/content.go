@@ -20,6 +20,10 @@ func DigestOf(value []byte) Digest {
 type Content struct {
 	Data       map[string]Digest // ConfigMap.data or Secret.data
 	BinaryData map[string]Digest // ConfigMap.binaryData
+	// Ignored is true when the source carries IgnoreAnnotation: the v2
+	// pre-image then leaves Data and BinaryData out. They are still kept,
+	// so that a caller can tell what the checksum would be without it.
+	Ignored bool
 }
 
 // ConfigMapContent digests the data and binaryData of cm. A nil cm gives
@@ -28,7 +32,7 @@ func ConfigMapContent(cm *corev1.ConfigMap) Content {
 	if cm == nil {
 		return Content{}
 	}
-	var c Content
+	c := Content{Ignored: IgnoredBy(cm.Annotations)}
 	if len(cm.Data) > 0 {
 		c.Data = make(map[string]Digest, len(cm.Data))
 		for k, v := range cm.Data {
@@ -46,7 +50,7 @@ func SecretContent(s *corev1.Secret) Content {
 	if s == nil {
 		return Content{}
 	}
-	return Content{Data: digestBytes(s.Data)}
+	return Content{Data: digestBytes(s.Data), Ignored: IgnoredBy(s.Annotations)}
 }
 
 func digestBytes(m map[string][]byte) map[string]Digest {

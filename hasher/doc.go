@@ -26,7 +26,9 @@
 //	str(s)   = uvarint(len(s)) s
 //
 // scope is 1 for a whole-object read and 2 for a key list; state is 0 when
-// the source does not exist and 1 when it does; field is 1 for data, 2 for
+// the source does not exist, 1 when it does and 2 when it exists and carries
+// IgnoreAnnotation (then nothing follows: no entry count, no entries, so its
+// content never reaches the checksum); field is 1 for data, 2 for
 // binaryData and 3 for a listed key the object does not have, which carries
 // no digest. A digest is the 32-byte SHA-256 of one value. Sources are sorted
 // by kind then name and entries by field then key, so the order in which

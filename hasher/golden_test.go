@@ -44,6 +44,8 @@ type goldenRef struct {
 type goldenObject struct {
 	Data       map[string]string `json:"data,omitempty"`
 	BinaryData map[string]string `json:"binaryData,omitempty"`
+	// Annotations matter only for IgnoreAnnotation.
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // TestGolden pins the checksum format: if it fails, the pre-image changed.
@@ -123,6 +125,7 @@ func (c *goldenCase) lookup(t *testing.T) Lookup {
 		switch src.Kind {
 		case ConfigMap:
 			cm := &corev1.ConfigMap{Data: obj.Data, BinaryData: map[string][]byte{}}
+			cm.Annotations = obj.Annotations
 			for k, v := range obj.BinaryData {
 				cm.BinaryData[k] = []byte(v)
 			}
@@ -132,6 +135,7 @@ func (c *goldenCase) lookup(t *testing.T) Lookup {
 				t.Fatalf("object %s: secrets have no binaryData", name)
 			}
 			s := &corev1.Secret{Data: map[string][]byte{}}
+			s.Annotations = obj.Annotations
 			for k, v := range obj.Data {
 				s.Data[k] = []byte(v)
 			}

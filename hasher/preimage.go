@@ -17,6 +17,9 @@ const (
 
 	stateAbsent  byte = 0
 	statePresent byte = 1
+	// stateIgnored is a source that exists and carries IgnoreAnnotation; no
+	// entry count and no entries follow. v2 only: v1 has no such state.
+	stateIgnored byte = 2
 
 	// Entries are ordered by field first, so these values also fix the order.
 	fieldData       byte = 1
@@ -30,13 +33,17 @@ type preimage struct {
 	buf []byte
 	// keys is scratch space for sorting map keys, reused across sources.
 	keys []string
+	// ignores is true for the formats that honour IgnoreAnnotation (v2).
+	// The legacy v1 format hashes an ignored source's content, as v1
+	// releases did, so that its stamps are still recognised.
+	ignores bool
 }
 
 // newPreimage starts a pre-image of the current version for sources read in
 // namespace. The namespace follows the header, length-prefixed like every
 // other string, so that no namespace/name split can be confused with another.
 func newPreimage(namespace string, sources int) *preimage {
-	p := &preimage{buf: make([]byte, 0, 1024)}
+	p := &preimage{buf: make([]byte, 0, 1024), ignores: true}
 	p.buf = append(p.buf, preimageHeader...)
 	p.appendString(namespace)
 	p.buf = binary.AppendUvarint(p.buf, uint64(sources))
@@ -56,9 +63,16 @@ func (p *preimage) addSource(ref Reference, c Content, found bool) {
 	} else {
 		p.buf = append(p.buf, scopeKeys)
 	}
-	if found {
+	switch {
+	case found && c.Ignored && p.ignores:
+		// A fixed marker rather than nothing: the source stays in the
+		// count and its place, so ignoring it is one defined pre-image,
+		// and a stamp never depends on content its owner said to ignore.
+		p.buf = append(p.buf, stateIgnored)
+		return
+	case found:
 		p.buf = append(p.buf, statePresent)
-	} else {
+	default:
 		p.buf = append(p.buf, stateAbsent)
 	}
 

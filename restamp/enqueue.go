@@ -48,16 +48,22 @@ func handlerFor[T client.Object](e *enqueuer, kind hasher.Kind) handler.TypedEve
 		CreateFunc: func(ctx context.Context, ev event.TypedCreateEvent[T], q workqueue.TypedRateLimitingInterface[Request]) {
 			// The initial list replays every source at start-up: that is how
 			// changes made while confighash was down are caught up.
-			e.enqueue(ctx, q, kind, ev.Object, nil, ev.IsInInitialList)
+			if !ignored(ev.Object) {
+				e.enqueue(ctx, q, kind, ev.Object, nil, ev.IsInInitialList)
+			}
 		},
 		UpdateFunc: func(ctx context.Context, ev event.TypedUpdateEvent[T], q workqueue.TypedRateLimitingInterface[Request]) {
-			// Labels, annotations and the like do not concern readers.
-			if contentChanged(ev.ObjectOld, ev.ObjectNew) {
+			// Labels, annotations and the like do not concern readers;
+			// neither does adding or removing the ignore annotation on its
+			// own (ignored.go), nor any change to a source that is ignored.
+			if contentChanged(ev.ObjectOld, ev.ObjectNew) && !ignored(ev.ObjectNew) {
 				e.enqueue(ctx, q, kind, ev.ObjectNew, ev.ObjectOld, false)
 			}
 		},
 		DeleteFunc: func(ctx context.Context, ev event.TypedDeleteEvent[T], q workqueue.TypedRateLimitingInterface[Request]) {
-			e.enqueue(ctx, q, kind, ev.Object, ev.Object, false)
+			if !ignored(ev.Object) {
+				e.enqueue(ctx, q, kind, ev.Object, ev.Object, false)
+			}
 		},
 	}
 }

@@ -32,6 +32,8 @@ const (
 //     (the start-up replay, a template write) it is kept and reported. On a
 //     change to a source seen live it is re-stamped under the current key,
 //     unless the change left what the pods read as it was (readUnchanged).
+//   - A stamp that differs because a source's ignore annotation was added
+//     or removed is kept (ignored.go).
 func (r *reconciler) stale(ctx context.Context, obj client.Object, req Request, refs []hasher.Reference, lookup hasher.Lookup, stored, fresh string) (bool, error) {
 	switch hasher.Compare(stored, fresh) {
 	case hasher.Same:
@@ -59,5 +61,6 @@ func (r *reconciler) stale(ctx context.Context, obj client.Object, req Request, 
 			"stampKeyID", storedID, "keyID", freshID)
 		return false, nil
 	}
-	return true, nil
+	kept, err := r.keepAcrossIgnore(ctx, req, refs, lookup, stored)
+	return !kept, err
 }

@@ -46,7 +46,13 @@ func Slim(obj any) (any, error) {
 
 // slimMeta keeps identity and lifecycle only. Labels and annotations go: the
 // last-applied-configuration annotation holds a Secret's data in clear.
+// The one exception is hasher.IgnoreAnnotation, which decides how the
+// source enters a checksum; it is kept as the fixed value, never copied.
 func slimMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
+	annotations := map[string]string{slimmed: "v1"}
+	if hasher.IgnoredBy(m.Annotations) {
+		annotations[hasher.IgnoreAnnotation] = hasher.IgnoreTrue
+	}
 	return metav1.ObjectMeta{
 		Name:              m.Name,
 		Namespace:         m.Namespace,
@@ -55,7 +61,7 @@ func slimMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 		Generation:        m.Generation,
 		CreationTimestamp: m.CreationTimestamp,
 		DeletionTimestamp: m.DeletionTimestamp,
-		Annotations:       map[string]string{slimmed: "v1"},
+		Annotations:       annotations,
 	}
 }
 
@@ -106,13 +112,13 @@ func Content(obj any) (hasher.Content, error) {
 		if err != nil {
 			return hasher.Content{}, fmt.Errorf("configmap %s/%s binaryData: %w", o.Namespace, o.Name, err)
 		}
-		return hasher.Content{Data: data, BinaryData: bin}, nil
+		return hasher.Content{Data: data, BinaryData: bin, Ignored: hasher.IgnoredBy(o.Annotations)}, nil
 	case *corev1.Secret:
 		data, err := fromRaw(o.Data)
 		if err != nil {
 			return hasher.Content{}, fmt.Errorf("secret %s/%s: %w", o.Namespace, o.Name, err)
 		}
-		return hasher.Content{Data: data}, nil
+		return hasher.Content{Data: data, Ignored: hasher.IgnoredBy(o.Annotations)}, nil
 	}
 	return hasher.Content{}, fmt.Errorf("unsupported source type %T", obj)
 }

@@ -20,6 +20,8 @@ const CheckInstallHint = "run `confighash status --check-install`"
 //     or the stamp was made under another HMAC key;
 //   - held: the stamp differs from it, and the workload carries the hook's
 //     flap hold annotation (confighash.dev/hold);
+//   - current: the stamp differs from it, and a source is ignored (see
+//     ignoredReason);
 //   - stale: the stamp differs from it (or there is no stamp yet);
 //   - current: the stamp is what the sources give now (for a legacy v1
 //     stamp: the webhook found it still matches; see StoredVerifier).
@@ -45,6 +47,9 @@ func Classify(w *Workload) (State, string) {
 	}
 	if h := w.Hold; h != nil {
 		return StateHeld, heldReason(h)
+	}
+	if state, reason := ignoredReason(w); state != "" {
+		return state, reason
 	}
 	if w.StampedChecksum == "" {
 		return StateStale, "not stamped: it predates injection or was written while the webhook was unreachable; " +

@@ -35,6 +35,7 @@ type presenceKey struct {
 
 type presenceResult struct {
 	presence Presence
+	ignored  bool
 	err      error
 }
 
@@ -55,7 +56,7 @@ func (p *presenceChecker) fill(ctx context.Context, ns string, sources []Source)
 	for i := range sources {
 		s := &sources[i]
 		r := p.check(ctx, presenceKey{ns, s.Kind, s.Name})
-		s.Presence = r.presence
+		s.Presence, s.Ignored = r.presence, r.ignored
 		if r.err != nil {
 			s.Error = r.err.Error()
 		}
@@ -79,7 +80,8 @@ func (p *presenceChecker) check(ctx context.Context, key presenceKey) presenceRe
 		// As for the webhook: pods started from now on will not find it.
 		r = presenceResult{presence: Absent}
 	default:
-		r = presenceResult{presence: Present}
+		// The annotation is metadata, so this read still fetches no value.
+		r = presenceResult{presence: Present, ignored: hasher.IgnoredBy(obj.GetAnnotations())}
 	}
 	p.known[key] = r
 	return r

@@ -84,6 +84,9 @@ func writeDetails(out io.Writer, w *Workload, now time.Time) error {
 	for i := range w.Sources {
 		s := &w.Sources[i]
 		presence := string(s.Presence)
+		if s.Ignored {
+			presence += ", ignored"
+		}
 		if s.Error != "" {
 			presence += " (" + oneLine(s.Error) + ")"
 		}
