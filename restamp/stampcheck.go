@@ -46,7 +46,7 @@ func (r *reconciler) stale(ctx context.Context, obj client.Object, req Request, 
 		if v1.Checksum != stored {
 			return true, nil
 		}
-		r.metrics.Kept.WithLabelValues(req.Kind, keptLegacy).Inc()
+		r.metrics.kept(req.Kind, keptLegacy)
 		return false, nil
 	case hasher.OtherKey:
 		if !req.Recheck && !r.readUnchanged(req, refs, lookup, fresh) {
@@ -54,7 +54,7 @@ func (r *reconciler) stale(ctx context.Context, obj client.Object, req Request, 
 		}
 		storedID, _ := hasher.StampKeyID(stored)
 		freshID, _ := hasher.StampKeyID(fresh)
-		r.metrics.Kept.WithLabelValues(req.Kind, keptOtherKey).Inc()
+		r.metrics.kept(req.Kind, keptOtherKey)
 		r.events.Eventf(obj, nil, corev1.EventTypeWarning, ReasonKeyChanged, "Restamp",
 			"stamped under HMAC key %s, but confighash now uses key %s: not rolling; the next change to its config re-stamps it", storedID, freshID)
 		log.FromContext(ctx).Info("stamp made under another HMAC key; keeping it until its config changes",
