@@ -20,8 +20,10 @@ const HelmReleaseType = "helm.sh/release.v1"
 // from the webhook: the cache misses it, and the Reader's bounded live GET
 // finds it. The hook does not see such a Secret change (it is not watched),
 // so its readers do not roll on a change of it, and a re-stamp for another
-// source counts it as missing (a required one keeps the stamp). Turn the
-// selector off (--ignore-helm-release-secrets=false) for such workloads.
+// source counts it as missing: a required one makes the hook keep the stamp
+// (a SourceMissing warning), an optional one is hashed as absent and the
+// workload rolls once. Turn the selector off
+// (--ignore-helm-release-secrets=false) for such workloads.
 func SecretCache(ignoreHelmReleases bool) cache.ByObject {
 	b := cache.ByObject{Transform: Slim}
 	if ignoreHelmReleases {

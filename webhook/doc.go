@@ -21,4 +21,9 @@
 // anyone who reaches the port can POST a review naming any namespace. For a
 // namespace it does not serve it answers allowed, with no patch and one
 // fixed message, so the answer reveals nothing about that namespace.
+//
+// The configuration's matchConditions keep the apiserver from calling for
+// what the handler would pass untouched: Pods and Jobs owned by a
+// controller, and workloads opted out by annotation. The handler checks both
+// itself all the same, for callers other than the apiserver.
 package webhook
