@@ -29,6 +29,9 @@ type Options struct {
 	// ConfighashNamespace is where confighash runs. The webhook never
 	// stamps workloads there (nor in kube-system).
 	ConfighashNamespace string
+	// ConfighashNamespaces are the only namespaces a namespaced-mode
+	// confighash serves (its --namespaces); empty means every labelled one.
+	ConfighashNamespaces []string
 	// Stamper obtains the stamps the sources give now; nil means a
 	// DryRunStamper with the same client.
 	Stamper Stamper
@@ -88,7 +91,7 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 		w.StampedChecksum = t.Checksum()
 		w.Hold = holdOf(obj.GetAnnotations())
 		labels, nsErr := nss.labels(ctx, w.Namespace)
-		w.Injection = injectionOf(w.Namespace, labels, nsErr, obj.GetAnnotations(), o.ConfighashNamespace)
+		w.Injection = injectionOf(w.Namespace, labels, nsErr, obj.GetAnnotations(), o.ConfighashNamespace, o.ConfighashNamespaces...)
 		refs, refErr := hasher.References(t.Spec, obj.GetAnnotations())
 		if refErr != nil {
 			w.Warnings = append(w.Warnings, strings.Split(refErr.Error(), "\n")...)

@@ -11,9 +11,10 @@ import (
 // annotations in namespace ns, whose labels are nsLabels (nsErr when the
 // namespace could not be read). The namespace part is the injection policy
 // the webhook configuration, the handler and the hook apply; on top of it,
-// the workload must not opt out.
-func injectionOf(ns string, nsLabels map[string]string, nsErr error, annotations map[string]string, confighashNS string) Injection {
-	policy := injection.New(confighashNS)
+// the workload must not opt out. served is a namespaced-mode confighash's
+// --namespaces.
+func injectionOf(ns string, nsLabels map[string]string, nsErr error, annotations map[string]string, confighashNS string, served ...string) Injection {
+	policy := injection.New(confighashNS, served...)
 	switch {
 	case workload.OptedOut(annotations):
 		return Injection{InjectionOff, fmt.Sprintf("opted out by annotation %s=%s", workload.InjectionAnnotation, workload.InjectionDisabled)}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/webhook"
 )
 
@@ -27,6 +29,9 @@ type InstallOptions struct {
 	// ConfighashNamespace is where confighash runs; the namespaceSelector
 	// must exclude it.
 	ConfighashNamespace string
+	// ConfighashNamespaces are the only namespaces a namespaced-mode
+	// confighash serves (its --namespaces); the selector must name them.
+	ConfighashNamespaces []string
 	// DialTimeout bounds the TLS check; 0 means 5 s.
 	DialTimeout time.Duration
 	// Now is the time certificates are checked at; zero means now.
@@ -128,10 +133,16 @@ func readWebhook(ctx context.Context, c client.Reader, name string) (*admissionr
 }
 
 func checkSelector(hook *admissionregistrationv1.MutatingWebhook, o InstallOptions) error {
-	want := webhook.Configuration(o.WebhookConfigName, o.ConfighashNamespace, hook.ClientConfig).Webhooks[0].NamespaceSelector
+	// The selector of the injection policy, as webhook.Configuration and,
+	// in namespaced mode, out-of-cluster mode and the manifests build it.
+	want := injection.New(o.ConfighashNamespace, o.ConfighashNamespaces...).NamespaceSelector()
 	got, wantText := selectorString(hook.NamespaceSelector), selectorString(want)
 	if got != wantText {
-		return fmt.Errorf("is %q, want %q (the injection label, excluding kube-system and %s)", got, wantText, o.ConfighashNamespace)
+		only := ""
+		if len(o.ConfighashNamespaces) > 0 {
+			only = ", only " + strings.Join(o.ConfighashNamespaces, ",")
+		}
+		return fmt.Errorf("is %q, want %q (the injection label, excluding kube-system and %s%s)", got, wantText, o.ConfighashNamespace, only)
 	}
 	return nil
 }

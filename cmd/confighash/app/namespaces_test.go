@@ -106,3 +106,32 @@ func parseServe(args []string) (Options, error) {
 	_, err := o.validate()
 	return o, err
 }
+
+// TestStatusNamespacesFlag: status takes a namespaced confighash's list,
+// held to the same rules as serve's --namespaces.
+func TestStatusNamespacesFlag(t *testing.T) {
+	tests := map[string]struct {
+		args    []string
+		want    []string
+		wantErr string
+	}{
+		"unset":              {args: []string{"deployment/app"}},
+		"a list":             {args: []string{"--namespaces-of-confighash=team-a,team-b", "deployment/app"}, want: []string{"team-a", "team-b"}},
+		"own namespace":      {args: []string{"--namespaces-of-confighash=confighash-system"}, wantErr: "never served"},
+		"with check-install": {args: []string{"--check-install", "--namespaces-of-confighash=team-a"}, want: []string{"team-a"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			a, err := parseStatusArgs(tc.args, &strings.Builder{})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one with %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(a.ConfighashNamespaces, tc.want) {
+				t.Errorf("parse %v = %v, %v; want %v", tc.args, a, err, tc.want)
+			}
+		})
+	}
+}

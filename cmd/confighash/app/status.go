@@ -43,6 +43,8 @@ type StatusOptions struct {
 	// to serve.
 	WebhookConfigName   string
 	ConfighashNamespace string
+	// ConfighashNamespaces is a namespaced-mode confighash's --namespaces.
+	ConfighashNamespaces []string
 }
 
 // Output formats.
@@ -70,6 +72,7 @@ func (o *StatusOptions) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.CheckInstall, "check-install", o.CheckInstall, "check the webhook configuration and that the webhook can be reached, instead of reporting on workloads")
 	fs.StringVar(&o.WebhookConfigName, "webhook-config-name", o.WebhookConfigName, "MutatingWebhookConfiguration confighash is registered in")
 	fs.StringVar(&o.ConfighashNamespace, "namespace-of-confighash", o.ConfighashNamespace, "namespace confighash runs in; its webhook never stamps workloads there")
+	fs.StringSliceVar(&o.ConfighashNamespaces, "namespaces-of-confighash", o.ConfighashNamespaces, "the --namespaces of a namespaced-mode confighash: the only namespaces it serves")
 }
 
 // statusArgs is a validated `confighash status` command line.
@@ -115,6 +118,7 @@ func parseStatusArgs(args []string, stderr io.Writer) (*statusArgs, error) {
 	if a.WebhookConfigName == "" || a.ConfighashNamespace == "" {
 		errs = append(errs, errors.New("--webhook-config-name and --namespace-of-confighash must not be empty"))
 	}
+	errs = append(errs, validateNamespaces(a.ConfighashNamespace, a.ConfighashNamespaces)...)
 	return a, errors.Join(errs...)
 }
 
@@ -137,7 +141,7 @@ func Status(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 
 	if a.CheckInstall {
-		r := status.CheckInstall(ctx, c, status.InstallOptions{WebhookConfigName: a.WebhookConfigName, ConfighashNamespace: a.ConfighashNamespace})
+		r := status.CheckInstall(ctx, c, status.InstallOptions{WebhookConfigName: a.WebhookConfigName, ConfighashNamespace: a.ConfighashNamespace, ConfighashNamespaces: a.ConfighashNamespaces})
 		if a.Output == OutputJSON {
 			err = status.WriteJSON(stdout, r)
 		} else {
@@ -154,6 +158,7 @@ func Status(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	rep, err := status.Collect(ctx, c, status.Options{
 		Target: a.target, Namespace: ns, AllNamespaces: a.AllNamespaces, ConfighashNamespace: a.ConfighashNamespace,
+		ConfighashNamespaces: a.ConfighashNamespaces,
 	})
 	if err != nil {
 		return err
