@@ -28,7 +28,7 @@ func TestJumpsTo(t *testing.T) {
 			{"INPUT", "-j", "KUBE-FIREWALL"},
 			{"OUTPUT", "-m", "comment", "--comment", "kubelet firewall", "-j", "KUBE-FIREWALL"},
 		}},
-		"a chain nobody jumps to": {"KUBE-KUBELET-CANARY", nil},
+		"a chain nobody jumps to":        {"KUBE-KUBELET-CANARY", nil},
 		"a target that is not the chain": {"KUBE-FORWARD-X", nil},
 	} {
 		t.Run(name, func(t *testing.T) {
