@@ -7,13 +7,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/time/rate"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -81,23 +78,9 @@ func TestReconcileHoldEnds(t *testing.T) {
 					writes = append(writes, string(b))
 					return c.Patch(ctx, obj, p, opts...)
 				}}).Build()
-			metrics, err := NewMetrics(prometheus.NewRegistry())
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec := events.NewFakeRecorder(10)
 			now := t0
-			r := &reconciler{
-				client:  c,
-				key:     hookKey,
-				kinds:   map[string]workload.Kind{"Deployment": workload.MutableKinds()[0]},
-				budget:  rate.NewLimiter(rate.Inf, 1),
-				flaps:   newFlapGuard(testHookFlapConfig()), // a new leader: nothing remembered
-				changes: newChanges(),
-				events:  rec,
-				metrics: metrics,
-				now:     func() time.Time { return now },
-			}
+			// A new leader: its flap guard remembers nothing.
+			r, rec := testReconciler(t, c, newFlapGuard(testHookFlapConfig()), func() time.Time { return now })
 			r.changes.add(webReq, "configmap/app")
 
 			// First look: held, counting the quiet time from now.
@@ -134,17 +117,7 @@ func TestReconcileHoldEnds(t *testing.T) {
 			if len(r.changes.pending) != 0 {
 				t.Errorf("changes still pending: %v", r.changes.pending)
 			}
-			close(rec.Events)
-			var evs []string
-			for e := range rec.Events {
-				evs = append(evs, e)
-			}
-			switch {
-			case tc.wantEvent == "" && len(evs) > 0:
-				t.Errorf("events = %q, want none", evs)
-			case tc.wantEvent != "" && (len(evs) != 1 || !strings.HasPrefix(evs[0], tc.wantEvent)):
-				t.Errorf("events = %q, want one starting %q", evs, tc.wantEvent)
-			}
+			expectOneEvent(t, rec, tc.wantEvent)
 		})
 	}
 }

@@ -6,13 +6,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/time/rate"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -130,17 +127,8 @@ func TestReconcileIgnoreAnnotation(t *testing.T) {
 				objs = append(objs, slim.(client.Object))
 			}
 			c := fake.NewClientBuilder().WithObjects(objs...).Build()
-			metrics, err := NewMetrics(prometheus.NewRegistry())
-			if err != nil {
-				t.Fatal(err)
-			}
-			kinds := map[string]workload.Kind{}
-			for _, k := range workload.MutableKinds() {
-				kinds[k.GVK.Kind] = k
-			}
-			r := &reconciler{client: c, key: hookKey, kinds: kinds, budget: rate.NewLimiter(rate.Inf, 1),
-				flaps:   newFlapGuard(flapConfig{Limit: 100, Window: time.Hour, Quiet: time.Minute}),
-				changes: newChanges(), events: events.NewFakeRecorder(10), metrics: metrics, now: time.Now}
+			r, _ := testReconciler(t, c, newFlapGuard(flapConfig{Limit: 100, Window: time.Hour, Quiet: time.Minute}), time.Now)
+			metrics := r.metrics
 			if _, err := r.Reconcile(ctx, tc.req); err != nil {
 				t.Fatalf("Reconcile: %v", err)
 			}

@@ -6,13 +6,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/time/rate"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -76,19 +73,9 @@ func TestReconcileHonoursNamespacePolicy(t *testing.T) {
 // reconcilePastPolicy tells from the panic that the reconcile went on.
 func policyTestReconciler(t *testing.T, c client.Client, p injection.Policy) *reconciler {
 	t.Helper()
-	m, err := NewMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	kinds := map[string]workload.Kind{}
-	for _, k := range workload.MutableKinds() {
-		kinds[k.GVK.Kind] = k
-	}
-	return &reconciler{
-		client: c, key: hookKey, kinds: kinds, policy: p,
-		budget: rate.NewLimiter(rate.Inf, 1), changes: newChanges(),
-		events: events.NewFakeRecorder(10), metrics: m, now: time.Now,
-	}
+	r, _ := testReconciler(t, c, nil, time.Now)
+	r.policy = p
+	return r
 }
 
 // reconcilePastPolicy runs one reconcile and reports whether it panicked

@@ -2,19 +2,16 @@ package restamp
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"golang.org/x/time/rate"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -224,26 +221,8 @@ func TestReconcile(t *testing.T) {
 			ctx := log.IntoContext(context.Background(), logr.Discard())
 			now := t0
 			c := fake.NewClientBuilder().WithObjects(tc.objects...).Build()
-			metrics, err := NewMetrics(prometheus.NewRegistry())
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec := events.NewFakeRecorder(10)
-			kinds := map[string]workload.Kind{}
-			for _, k := range workload.MutableKinds() {
-				kinds[k.GVK.Kind] = k
-			}
-			r := &reconciler{
-				client:  c,
-				key:     hookKey,
-				kinds:   kinds,
-				budget:  rate.NewLimiter(rate.Inf, 1),
-				flaps:   newFlapGuard(testHookFlapConfig()),
-				changes: newChanges(),
-				events:  rec,
-				metrics: metrics,
-				now:     func() time.Time { return now },
-			}
+			r, rec := testReconciler(t, c, newFlapGuard(testHookFlapConfig()), func() time.Time { return now })
+			metrics := r.metrics
 			for i := range tc.flapsBefore {
 				r.flaps.restamped(keyOf(webReq), now.Add(-time.Duration(tc.flapsBefore-i)*time.Minute))
 			}
@@ -277,17 +256,7 @@ func TestReconcile(t *testing.T) {
 				}
 			}
 
-			close(rec.Events)
-			var got []string
-			for e := range rec.Events {
-				got = append(got, e)
-			}
-			switch {
-			case tc.wantEvent == "" && len(got) > 0:
-				t.Errorf("events = %q, want none", got)
-			case tc.wantEvent != "" && (len(got) != 1 || !strings.HasPrefix(got[0], tc.wantEvent)):
-				t.Errorf("events = %q, want one starting %q", got, tc.wantEvent)
-			}
+			expectOneEvent(t, rec, tc.wantEvent)
 
 			for _, reason := range []string{"changed", "first-stamp", "recheck"} {
 				if got := counterValue(t, metrics.Restamps.WithLabelValues("Deployment", reason)); got != tc.wantRestamps[reason] {

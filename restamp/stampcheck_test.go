@@ -2,18 +2,14 @@ package restamp
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/time/rate"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -125,26 +121,8 @@ func TestReconcileKeepsStampsOnlyConfighashChanged(t *testing.T) {
 					return c.Patch(ctx, obj, p, opts...)
 				},
 			})
-			metrics, err := NewMetrics(prometheus.NewRegistry())
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec := events.NewFakeRecorder(10)
-			kinds := map[string]workload.Kind{}
-			for _, k := range workload.MutableKinds() {
-				kinds[k.GVK.Kind] = k
-			}
-			r := &reconciler{
-				client:  c,
-				key:     hookKey,
-				kinds:   kinds,
-				budget:  rate.NewLimiter(rate.Inf, 1),
-				flaps:   newFlapGuard(flapConfig{Limit: 100, Window: time.Hour, Quiet: time.Minute}),
-				changes: newChanges(),
-				events:  rec,
-				metrics: metrics,
-				now:     time.Now,
-			}
+			r, rec := testReconciler(t, c, newFlapGuard(flapConfig{Limit: 100, Window: time.Hour, Quiet: time.Minute}), time.Now)
+			metrics := r.metrics
 			r.changes.add(tc.req, "configmap/app")
 			if tc.before != nil {
 				old, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: tc.before})
@@ -167,17 +145,7 @@ func TestReconcileKeepsStampsOnlyConfighashChanged(t *testing.T) {
 			if wantPatches := map[bool]int{true: 0, false: 1}[tc.wantStamp == tc.stamp]; patches != wantPatches {
 				t.Errorf("%d patches, want %d", patches, wantPatches)
 			}
-			close(rec.Events)
-			var evs []string
-			for e := range rec.Events {
-				evs = append(evs, e)
-			}
-			switch {
-			case tc.wantEvent == "" && len(evs) > 0:
-				t.Errorf("events = %q, want none", evs)
-			case tc.wantEvent != "" && (len(evs) != 1 || !strings.HasPrefix(evs[0], tc.wantEvent)):
-				t.Errorf("events = %q, want one starting %q", evs, tc.wantEvent)
-			}
+			expectOneEvent(t, rec, tc.wantEvent)
 			for _, reason := range []string{keptLegacy, keptOtherKey} {
 				if got := counterValue(t, metrics.Kept.WithLabelValues("Deployment", reason)); got != tc.wantKept[reason] {
 					t.Errorf("kept{reason=%s} = %v, want %v", reason, got, tc.wantKept[reason])
