@@ -54,7 +54,9 @@ func kubeletChains() map[string][]string {
 	return map[string][]string{
 		"filter": {"KUBE-FIREWALL", "KUBE-KUBELET-CANARY"},
 		"nat":    {"KUBE-KUBELET-CANARY"},
-		"mangle": {"KUBE-KUBELET-CANARY"},
+		// KUBE-IPTABLES-HINT tells iptables wrappers which backend is in
+		// use; empty and harmless, but the machine should end as it began.
+		"mangle": {"KUBE-KUBELET-CANARY", "KUBE-IPTABLES-HINT"},
 	}
 }
 
