@@ -48,7 +48,7 @@ type NotFoundError struct {
 func (e *NotFoundError) Error() string {
 	what := e.Target.String()
 	if e.Target.Kind == "" {
-		what = "no deployment, statefulset, daemonset or cronjob " + what
+		what = "no " + orList(kindNames()) + " " + what
 	} else {
 		what += " not found"
 	}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -80,17 +78,8 @@ func dryRunCopy(obj client.Object) client.Object {
 	cp.SetManagedFields(nil)
 	cp.SetOwnerReferences(nil)
 	cp.SetFinalizers(nil)
-	switch o := cp.(type) {
-	case *appsv1.Deployment:
-		o.Status = appsv1.DeploymentStatus{}
-	case *appsv1.StatefulSet:
-		o.Status = appsv1.StatefulSetStatus{}
-	case *appsv1.DaemonSet:
-		o.Status = appsv1.DaemonSetStatus{}
-	case *batchv1.CronJob:
-		o.Status = batchv1.CronJobStatus{}
-	case *batchv1.Job:
-		o.Status = batchv1.JobStatus{}
+	if k, ok := workload.KindFor(cp); ok {
+		k.ClearStatus(cp)
 	}
 	if t, ok := workload.PodTemplate(cp); ok {
 		t.SetChecksum("")

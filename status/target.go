@@ -38,7 +38,7 @@ func ParseTarget(s string) (Target, error) {
 	}
 	kind, ok := kindByName(kindText)
 	if !ok {
-		return Target{}, fmt.Errorf("unknown kind %q: want one of deployment, statefulset, daemonset, cronjob", kindText)
+		return Target{}, fmt.Errorf("unknown kind %q: want one of %s", kindText, strings.Join(kindNames(), ", "))
 	}
 	return Target{Kind: kind.GVK.Kind, Name: name}, nil
 }
@@ -73,9 +73,7 @@ func kindByName(text string) (workload.Kind, bool) {
 		if group != "" {
 			names = append(names, kind+"."+group, k.Resource+"."+group)
 		}
-		if short := shortName(k.GVK.Kind); short != "" {
-			names = append(names, short)
-		}
+		names = append(names, k.ShortNames...)
 		for _, n := range names {
 			if n == text {
 				return k, true
@@ -83,19 +81,4 @@ func kindByName(text string) (workload.Kind, bool) {
 		}
 	}
 	return workload.Kind{}, false
-}
-
-// shortName is kubectl's short name of a kind, or "".
-func shortName(kind string) string {
-	switch kind {
-	case "Deployment":
-		return "deploy"
-	case "StatefulSet":
-		return "sts"
-	case "DaemonSet":
-		return "ds"
-	case "CronJob":
-		return "cj"
-	}
-	return ""
 }

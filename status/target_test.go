@@ -3,6 +3,8 @@ package status
 import (
 	"strings"
 	"testing"
+
+	"github.com/confighash/confighash/workload"
 )
 
 func TestParseTarget(t *testing.T) {
@@ -42,8 +44,8 @@ func TestParseTarget(t *testing.T) {
 }
 
 func TestTargetKinds(t *testing.T) {
-	if n := len(Target{}.kinds()); n != 4 {
-		t.Errorf("a bare name covers %d kinds, want 4", n)
+	if n, want := len(Target{}.kinds()), len(workload.MutableKinds()); n != want {
+		t.Errorf("a bare name covers %d kinds, want %d", n, want)
 	}
 	if k := (Target{Kind: "CronJob"}).kinds(); len(k) != 1 || k[0].GVK.Kind != "CronJob" {
 		t.Errorf("kinds = %v", k)

@@ -14,21 +14,25 @@ import (
 	"github.com/confighash/confighash/status"
 )
 
-const statusUsage = `usage: confighash status [KIND/NAME | NAME] [-n NAMESPACE | -A] [-o table|json] [flags]
+// statusUsage is the help text. The kinds it names come from the registry
+// (through status.KindsHelp), so that adding a kind needs no edit here.
+func statusUsage() string {
+	return `usage: confighash status [KIND/NAME | NAME] [-n NAMESPACE | -A] [-o table|json] [flags]
        confighash status --check-install [-o table|json] [flags]
        kubectl confighash [KIND/NAME | NAME] [flags]     (the binary installed as kubectl-confighash)
 
-Explains whether each Deployment, StatefulSet, DaemonSet and CronJob carries
-the checksum its ConfigMaps and Secrets give now. States: current, stale,
-held, missing-source, not-injected, unknown. Exits 1 when a workload is
-stale, held or missing a source, or when --check-install finds a problem;
-2 on a bad command line.
+Explains whether each workload the hook re-stamps carries the checksum its
+ConfigMaps and Secrets give now. States: current, stale, held,
+missing-source, not-injected, unknown. Exits 1 when a workload is stale,
+held or missing a source, or when --check-install finds a problem; 2 on a
+bad command line.
 
-KIND is deployment, statefulset, daemonset or cronjob (or deploy, sts, ds,
-cj); a bare NAME is looked up among all four.
+KIND is ` + status.KindsHelp() + `;
+a bare NAME is looked up among all of them.
 
 flags:
 `
+}
 
 // StatusOptions are the flags of `confighash status`.
 type StatusOptions struct {
@@ -87,7 +91,7 @@ func parseStatusArgs(args []string, stderr io.Writer) (*statusArgs, error) {
 	fs := pflag.NewFlagSet("confighash status", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, statusUsage)
+		fmt.Fprint(stderr, statusUsage())
 		fs.PrintDefaults()
 	}
 	a.bind(fs)

@@ -1,0 +1,108 @@
+package status
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/randfill"
+
+	"github.com/confighash/confighash/workload"
+)
+
+// These tests walk the registry instead of naming kinds, so that a kind
+// added to workload is covered here without an edit, and a kind that status
+// handled by a list of its own would fail them.
+
+func TestParseTargetResolvesEveryRegistryKind(t *testing.T) {
+	for _, k := range workload.MutableKinds() {
+		kind := strings.ToLower(k.GVK.Kind)
+		names := append([]string{kind, k.Resource, strings.ToUpper(kind)}, k.ShortNames...)
+		if k.GVK.Group != "" {
+			names = append(names, kind+"."+k.GVK.Group, k.Resource+"."+k.GVK.Group)
+		}
+		for _, n := range names {
+			t.Run(k.GVK.Kind+"/"+n, func(t *testing.T) {
+				got, err := ParseTarget(n + "/web")
+				if err != nil {
+					t.Fatalf("ParseTarget(%q): %v", n+"/web", err)
+				}
+				if got.Kind != k.GVK.Kind {
+					t.Errorf("ParseTarget(%q).Kind = %q, want %q", n+"/web", got.Kind, k.GVK.Kind)
+				}
+				if ks := got.kinds(); len(ks) != 1 || ks[0].GVK != k.GVK {
+					t.Errorf("target %v covers %v, want only %s", got, ks, k.GVK)
+				}
+			})
+		}
+	}
+}
+
+func TestBareNameCoversEveryMutableKind(t *testing.T) {
+	got := map[string]bool{}
+	for _, k := range (Target{Name: "web"}).kinds() {
+		got[k.GVK.Kind] = true
+	}
+	for _, k := range workload.MutableKinds() {
+		if !got[k.GVK.Kind] {
+			t.Errorf("a bare name does not cover %s", k.GVK.Kind)
+		}
+	}
+}
+
+func TestKindTextsNameEveryMutableKind(t *testing.T) {
+	notFound := (&NotFoundError{Target: Target{Name: "web"}, Namespace: "ns"}).Error()
+	_, unknown := ParseTarget("nosuchkind/web")
+	for _, k := range workload.MutableKinds() {
+		kind := strings.ToLower(k.GVK.Kind)
+		texts := map[string]string{"KindsHelp": KindsHelp(), "NotFoundError": notFound, "unknown kind": unknown.Error()}
+		for what, text := range texts {
+			if !strings.Contains(text, kind) {
+				t.Errorf("%s %q does not name %s", what, text, kind)
+			}
+		}
+		for _, short := range k.ShortNames {
+			if !strings.Contains(KindsHelp(), short) {
+				t.Errorf("KindsHelp %q lacks short name %s", KindsHelp(), short)
+			}
+		}
+	}
+}
+
+// TestDryRunCopyEveryRegistryKind fills the status of an object of each
+// kind and checks the dry-run copy is fit for a CREATE: no status, no stamp.
+func TestDryRunCopyEveryRegistryKind(t *testing.T) {
+	for _, k := range workload.Kinds() {
+		t.Run(k.GVK.Kind, func(t *testing.T) {
+			obj := k.New()
+			st := reflect.ValueOf(obj).Elem().FieldByName("Status")
+			if !st.IsValid() {
+				t.Fatalf("%T has no Status field", obj)
+			}
+			randfill.NewWithSeed(1).NilChance(0).Fill(st.Addr().Interface())
+			if st.IsZero() {
+				t.Fatalf("filling the status of %T left it empty", obj)
+			}
+			tmpl, ok := workload.PodTemplate(obj)
+			if !ok {
+				t.Fatalf("no pod template in %T", obj)
+			}
+			tmpl.SetChecksum("v1:old")
+			obj.SetName("web")
+
+			cp := dryRunCopy(obj)
+			if reflect.TypeOf(cp) != reflect.TypeOf(obj) {
+				t.Fatalf("copy is %T, want %T", cp, obj)
+			}
+			if !reflect.ValueOf(cp).Elem().FieldByName("Status").IsZero() {
+				t.Errorf("copy of a %s keeps its status", k.GVK.Kind)
+			}
+			if tmpl, _ := workload.PodTemplate(cp); tmpl.Checksum() != "" {
+				t.Errorf("copy of a %s keeps the stamp", k.GVK.Kind)
+			}
+			if st.IsZero() {
+				t.Errorf("the original %s lost its status", k.GVK.Kind)
+			}
+		})
+	}
+}
