@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
-func run(m *testing.M) int {
+func run(m *testing.M) (code int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	start := time.Now()
@@ -34,9 +35,16 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "incluster setup:", err)
 		return 1
 	}
+	// Stop must leave the machine as it found it: a leaked mount, chain or
+	// bridge breaks the next run, so it fails this one.
 	defer func() {
 		if err := env.Teardown(); err != nil {
 			fmt.Fprintln(os.Stderr, "incluster teardown:", err)
+			code = 1
+		}
+		if left := env.ControlPlane.Leftovers(); len(left) > 0 {
+			fmt.Fprintf(os.Stderr, "incluster teardown left behind:\n  %s\n", strings.Join(left, "\n  "))
+			code = 1
 		}
 	}()
 	deployStart := time.Now()
@@ -47,7 +55,7 @@ func run(m *testing.M) int {
 	}
 	fmt.Fprintf(os.Stderr, "incluster: confighash deployed from %s and Ready in %s (cluster and images %s)\n",
 		framework.SelfManagedOverlay, time.Since(deployStart).Round(time.Millisecond), deployStart.Sub(start).Round(time.Millisecond))
-	code := m.Run()
+	code = m.Run()
 	if code != 0 {
 		env.DumpNodeLogs(ctx, os.Stderr)
 	}
