@@ -14,7 +14,7 @@ build:
 controlplane:
 	$(GO) run ./e2e/cmd/cluster build
 
-## test: lint, unit tests, fuzzing, then the e2e specs on a local control plane (built on first run, ~15 min)
+## test: lint, unit tests, fuzzing, then the e2e specs on a local control plane and node (built on first run, ~20 min; root)
 test: lint unit fuzz e2e
 
 unit:
