@@ -131,6 +131,31 @@ func expectedChecksum(t *testing.T, ns string, spec *corev1.PodSpec, annotations
 	return res.Checksum
 }
 
+// dryRunUntilCached server-side dry-runs a Deployment of spec until the
+// webhook stamps it with the checksum of the sources as they are, and
+// returns it. A dry-run reads sources from confighash's cache only (no live
+// reads on a caller's dry-run), so right after a ConfigMap or Secret is
+// created it may still count it missing; this waits for the cache rather
+// than for luck, and fails after 10 s.
+func dryRunUntilCached(t *testing.T, ns string, spec corev1.PodSpec) *appsv1.Deployment {
+	t.Helper()
+	want := expectedChecksum(t, ns, &spec, nil)
+	var d *appsv1.Deployment
+	var got string
+	err := wait.PollUntilContextTimeout(specContext(t), 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		d = deploymentOf(ns, "dry-run", spec)
+		if err := env.Client.Create(ctx, d, client.DryRunAll); err != nil {
+			return false, err
+		}
+		got = d.Spec.Template.Annotations[workload.ChecksumAnnotation]
+		return got == want, nil
+	})
+	if err != nil {
+		t.Fatalf("dry-run stamp = %q, want %q: %v", got, want, err)
+	}
+	return d
+}
+
 // stampOf reads obj back and returns its template's stamp.
 func stampOf(t *testing.T, obj client.Object) string {
 	t.Helper()

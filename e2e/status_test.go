@@ -78,6 +78,11 @@ func statusFixture(t *testing.T, labelled bool) (ns string, sec *corev1.Secret) 
 	sec = secret(ns, "sec", map[string]string{"password": "status-e2e-secret-value"})
 	create(t, sec)
 	create(t, deploymentOf(ns, "web", podSpec("cfg", "sec")))
+	if labelled {
+		// status asks the webhook with a dry-run, which reads the cache
+		// only: let it catch up with the sources just created.
+		dryRunUntilCached(t, ns, podSpec("cfg", "sec"))
+	}
 	return ns, sec
 }
 

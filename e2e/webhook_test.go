@@ -92,12 +92,7 @@ func TestWebhookServerSideDryRun(t *testing.T) {
 	create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
 	create(t, secret(ns, "sec", map[string]string{"password": "x"}))
 	spec := podSpec("cfg", "sec")
-	d := deploymentOf(ns, "d", spec)
-	create(t, d, client.DryRunAll)
-	want := expectedChecksum(t, ns, &spec, nil)
-	if got := d.Spec.Template.Annotations[workload.ChecksumAnnotation]; got != want {
-		t.Errorf("dry-run stamp = %q, want %q", got, want)
-	}
+	d := dryRunUntilCached(t, ns, spec)
 	err := env.Client.Get(specContext(t), client.ObjectKeyFromObject(d), &appsv1.Deployment{})
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("dry-run left an object behind: %v", err)
