@@ -18,9 +18,18 @@ func admitReadable(next http.Handler) http.Handler {
 		rec := &recorder{header: w.Header()}
 		next.ServeHTTP(rec, r)
 		body := rec.body.Bytes()
+		// Every answer passes here, so it is read through this small shape;
+		// the full review is decoded only for the rare denial to rewrite.
+		var answer struct {
+			Response *struct {
+				UID     string `json:"uid"`
+				Allowed bool   `json:"allowed"`
+			} `json:"response"`
+		}
 		var review admissionv1.AdmissionReview
-		if json.Unmarshal(body, &review) == nil && review.Response != nil &&
-			review.Response.UID != "" && !review.Response.Allowed {
+		if json.Unmarshal(body, &answer) == nil && answer.Response != nil &&
+			answer.Response.UID != "" && !answer.Response.Allowed &&
+			json.Unmarshal(body, &review) == nil && review.Response != nil {
 			review.Response = &admissionv1.AdmissionResponse{
 				UID:      review.Response.UID,
 				Allowed:  true,
