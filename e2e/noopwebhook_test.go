@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/confighash/confighash/webhook"
+	"github.com/confighash/confighash/workload"
 )
 
 // noopWebhookName is the do-nothing webhook's name in the apiserver's
@@ -57,7 +58,7 @@ func serveNoopWebhook(t *testing.T) *admissionregistrationv1.MutatingWebhookConf
 	t.Cleanup(func() { _ = srv.Close() })
 
 	url := fmt.Sprintf("https://%s/noop", ln.Addr())
-	cfg := webhook.Configuration("confighash-bench-noop", "confighash-system", admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: certPEM})
+	cfg := webhook.Configuration("confighash-bench-noop", "confighash-system", workload.Kinds(), admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: certPEM})
 	w := &cfg.Webhooks[0]
 	w.Name = noopWebhookName
 	w.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{noopNamespaceLabel: "true"}}

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -100,9 +99,9 @@ func TestBurstSettlesIntoOneRecheck(t *testing.T) {
 			now := t0
 			clock := func() time.Time { return now }
 			ch := newChanges()
-			e := &enqueuer{cache: cache, kinds: workload.MutableKinds(), window: window, maxWait: tc.maxWait, changes: ch, now: clock}
+			e := &enqueuer{cache: cache, kinds: newWatched(workload.MutableKinds()...), window: window, maxWait: tc.maxWait, changes: ch, now: clock}
 			next := &countingReconciler{}
-			s := &settler{next: next, changes: ch, cache: cache, kinds: map[string]newObject{"Deployment": func() client.Object { return &appsv1.Deployment{} }},
+			s := &settler{next: next, changes: ch, cache: cache, kinds: newWatched(workload.MutableKinds()...),
 				window: window, maxWait: tc.maxWait, events: events.NewFakeRecorder(10), now: clock}
 			req := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 			h := handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap)
@@ -155,7 +154,7 @@ func TestSettlerWarnsOnBadWindow(t *testing.T) {
 			now := time.Now()
 			ch.touch(req, now.Add(-time.Minute), time.Second, 10*time.Second)
 			s := &settler{next: &countingReconciler{}, changes: ch, cache: fake.NewClientBuilder().WithObjects(web).Build(),
-				kinds:  map[string]newObject{"Deployment": func() client.Object { return &appsv1.Deployment{} }},
+				kinds:  newWatched(workload.MutableKinds()...),
 				window: time.Second, maxWait: 10 * time.Second, events: rec, now: func() time.Time { return now }}
 			if _, err := s.Reconcile(context.Background(), req); err != nil {
 				t.Fatal(err)

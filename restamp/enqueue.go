@@ -25,7 +25,7 @@ import (
 // enqueuer maps source events to the workloads that read the source.
 type enqueuer struct {
 	cache client.Reader
-	kinds []workload.Kind
+	kinds *watched
 	// window is the default coalescing window, maxWait its cap; see
 	// debounce.go.
 	window  time.Duration
@@ -73,7 +73,7 @@ func handlerFor[T client.Object](e *enqueuer, kind hasher.Kind) handler.TypedEve
 // (priors.go). A replay has no before.
 func (e *enqueuer) enqueue(ctx context.Context, q workqueue.TypedRateLimitingInterface[Request], kind hasher.Kind, obj, before client.Object, replay bool) {
 	src := hasher.Source{Kind: kind, Name: obj.GetName()}
-	for _, k := range e.kinds {
+	for _, k := range e.kinds.list() {
 		list := k.NewList()
 		err := e.cache.List(ctx, list, client.InNamespace(obj.GetNamespace()),
 			client.MatchingFields{sources.ReadersIndex: sources.IndexKey(src)})
@@ -82,7 +82,7 @@ func (e *enqueuer) enqueue(ctx context.Context, q workqueue.TypedRateLimitingInt
 			continue
 		}
 		_ = forEachItem(list, func(o client.Object) {
-			r := Request{Kind: k.GVK.Kind, NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, Recheck: replay}
+			r := Request{Kind: k.Name(), NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, Recheck: replay}
 			e.changes.add(r, src.String())
 			if !replay {
 				e.changes.addBefore(r, src, priorOf(before))
@@ -133,20 +133,24 @@ func forEachItem(list client.ObjectList, fn func(client.Object)) error {
 // this, it would keep a stamp of the old content. The delay lets the
 // caches of all replicas converge first, so the re-check does not act on a
 // view older than the one the webhook stamped with.
-func recheckFor(kind workload.Kind, delay time.Duration) handler.TypedEventHandler[client.Object, Request] {
+//
+// With replay, the watch's initial list is re-checked too: a custom kind's
+// watch starts after the sources' start-up replay, which therefore found
+// none of its readers.
+func recheckFor(kind workload.Kind, delay time.Duration, replay bool) handler.TypedEventHandler[client.Object, Request] {
 	add := func(o client.Object, q workqueue.TypedRateLimitingInterface[Request]) {
-		q.AddAfter(Request{Kind: kind.GVK.Kind, NamespacedName: client.ObjectKeyFromObject(o), Recheck: true}, delay)
+		q.AddAfter(Request{Kind: kind.Name(), NamespacedName: client.ObjectKeyFromObject(o), Recheck: true}, delay)
 	}
 	return handler.TypedFuncs[client.Object, Request]{
 		CreateFunc: func(_ context.Context, ev event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[Request]) {
 			// The start-up replay of workloads adds nothing: the replay of
 			// the sources already re-checks every reader.
-			if !ev.IsInInitialList {
+			if replay || !ev.IsInInitialList {
 				add(ev.Object, q)
 			}
 		},
 		UpdateFunc: func(_ context.Context, ev event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[Request]) {
-			if readsChanged(ev.ObjectOld, ev.ObjectNew) {
+			if readsChanged(kind, ev.ObjectOld, ev.ObjectNew) {
 				add(ev.ObjectNew, q)
 			}
 		},
@@ -156,9 +160,9 @@ func recheckFor(kind workload.Kind, delay time.Duration) handler.TypedEventHandl
 // readsChanged reports whether an update may have changed what the
 // workload reads: its pod spec or its include/exclude annotations. The
 // hook's own re-stamps change neither.
-func readsChanged(oldObj, newObj client.Object) bool {
-	ot, ok1 := workload.PodTemplate(oldObj)
-	nt, ok2 := workload.PodTemplate(newObj)
+func readsChanged(kind workload.Kind, oldObj, newObj client.Object) bool {
+	ot, ok1 := kind.PodTemplate(oldObj)
+	nt, ok2 := kind.PodTemplate(newObj)
 	if !ok1 || !ok2 {
 		return false
 	}

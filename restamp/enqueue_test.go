@@ -168,7 +168,7 @@ func TestHandlerEnqueuesReaders(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			e := &enqueuer{cache: readers(t, tc.funcs), kinds: workload.MutableKinds(), window: window, changes: newChanges()}
+			e := &enqueuer{cache: readers(t, tc.funcs), kinds: newWatched(workload.MutableKinds()...), window: window, changes: newChanges()}
 			q := &recordingQueue{}
 			tc.fire(log.IntoContext(context.Background(), logr.Discard()), e, q)
 			slices.Sort(q.added)
@@ -213,9 +213,18 @@ func TestReadsChanged(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			n := base()
 			tc.mutate(n)
-			if got := readsChanged(base(), n); got != tc.want {
+			if got := readsChanged(deploymentKind(t), base(), n); got != tc.want {
 				t.Errorf("readsChanged = %v, want %v", got, tc.want)
 			}
 		})
 	}
+}
+
+func deploymentKind(t *testing.T) workload.Kind {
+	t.Helper()
+	k, ok := workload.KindOf(appsv1.SchemeGroupVersion.WithKind("Deployment"))
+	if !ok {
+		t.Fatal("no Deployment kind")
+	}
+	return k
 }

@@ -22,10 +22,7 @@ func testReconciler(t *testing.T, c client.Client, flaps *flapGuard, now func() 
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := map[string]workload.Kind{}
-	for _, k := range workload.MutableKinds() {
-		kinds[k.GVK.Kind] = k
-	}
+	kinds := newWatched(workload.MutableKinds()...)
 	rec := events.NewFakeRecorder(10)
 	return &reconciler{
 		client: c, key: hookKey, kinds: kinds, budget: rate.NewLimiter(rate.Inf, 1),

@@ -185,7 +185,7 @@ func TestHandlerSkipsIgnoredSources(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			ctx := log.IntoContext(context.Background(), logr.Discard())
-			e := &enqueuer{cache: readers(t, nil), kinds: workload.MutableKinds(), window: time.Second, changes: newChanges()}
+			e := &enqueuer{cache: readers(t, nil), kinds: newWatched(workload.MutableKinds()...), window: time.Second, changes: newChanges()}
 			q := &recordingQueue{}
 			h := handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap)
 			switch {

@@ -10,15 +10,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-
-	"github.com/confighash/confighash/workload"
 )
 
 // A request for a kind the reconciler does not know is a terminal error, not
 // a panic on a zero Kind, and drops its pending change.
 func TestReconcileUnknownKind(t *testing.T) {
 	ctx := log.IntoContext(context.Background(), logr.Discard())
-	r := &reconciler{client: fake.NewClientBuilder().Build(), kinds: map[string]workload.Kind{}, changes: newChanges()}
+	r := &reconciler{client: fake.NewClientBuilder().Build(), kinds: newWatched(), changes: newChanges()}
 	req := Request{Kind: "Rollout", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 	r.changes.add(req, "configmap/app")
 	_, err := r.Reconcile(ctx, req)

@@ -52,10 +52,7 @@ func TestReconcileSourceLimit(t *testing.T) {
 			return nil
 		},
 	})
-	kinds := map[string]workload.Kind{}
-	for _, k := range workload.MutableKinds() {
-		kinds[k.GVK.Kind] = k
-	}
+	kinds := newWatched(workload.MutableKinds()...)
 	// Only what the limit path needs: past it, a nil field would panic.
 	r := &reconciler{client: c, key: hookKey, kinds: kinds, changes: newChanges()}
 	req := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}

@@ -24,7 +24,7 @@ import (
 type reconciler struct {
 	client  client.Client // cached reads, live writes
 	key     []byte
-	kinds   map[string]workload.Kind
+	kinds   *watched
 	budget  *rate.Limiter
 	flaps   *flapGuard
 	changes *changes
@@ -37,7 +37,7 @@ type reconciler struct {
 func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Result, error) {
 	logger := log.FromContext(ctx).WithValues("workload", req.String())
 	ctx = log.IntoContext(ctx, logger)
-	kind, ok := r.kinds[req.Kind]
+	kind, ok := r.kinds.get(req.Kind)
 	if !ok {
 		// Requests come only from the kinds Setup watches; another kind is
 		// a bug, and retrying it would not help.
@@ -56,7 +56,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 		r.changes.take(req)
 		return reconcile.Result{}, err
 	}
-	t, _ := workload.PodTemplate(obj)
+	t, ok := kind.PodTemplate(obj)
+	if !ok {
+		// A Rollout reading a Deployment's template, or a custom object
+		// without one: nothing here to stamp.
+		r.changes.take(req)
+		return reconcile.Result{}, nil
+	}
 	current := t.Checksum()
 	if current == "" && req.Recheck {
 		r.changes.take(req)

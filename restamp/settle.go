@@ -20,15 +20,12 @@ type settler struct {
 	changes *changes
 	// cache reads the workload for its annotation; kinds builds its object.
 	cache client.Reader
-	kinds map[string]newObject
+	kinds *watched
 	// window and maxWait are the defaults the annotation is checked against.
 	window, maxWait time.Duration
 	events          events.EventRecorder
 	now             func() time.Time
 }
-
-// newObject makes an empty object of one workload kind.
-type newObject func() client.Object
 
 func (s *settler) Reconcile(ctx context.Context, req Request) (reconcile.Result, error) {
 	due, pending := s.changes.dueAt(req)
@@ -46,11 +43,11 @@ func (s *settler) Reconcile(ctx context.Context, req Request) (reconcile.Result,
 // annotation was not usable as written; the enqueuer has already fallen
 // back to the default or the cap.
 func (s *settler) reportWindow(ctx context.Context, req Request) {
-	mk, ok := s.kinds[req.Kind]
+	k, ok := s.kinds.get(req.Kind)
 	if !ok || req.Recheck {
 		return
 	}
-	obj := mk()
+	obj := k.New()
 	if err := s.cache.Get(ctx, req.NamespacedName, obj); err != nil {
 		return
 	}

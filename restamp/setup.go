@@ -2,6 +2,7 @@ package restamp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -60,21 +61,34 @@ type Options struct {
 	// Registry takes the hook's metrics, registered once; nil counts
 	// nothing.
 	Registry prometheus.Registerer
+	// Kinds are the workload kinds; nil means the built-in ones. Probe
+	// says when a custom one is served; it is required when Kinds has one.
+	Kinds workload.Registry
+	Probe Probe
 }
 
 // Setup indexes the workload kinds by the sources they read and adds the
-// hook's controller to mgr. It runs on the leader only.
+// hook's controller to mgr. It runs on the leader only. Custom kinds are
+// watched once the apiserver serves them (customwatch.go).
 func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
-	kinds := workload.MutableKinds()
-	byName := map[string]workload.Kind{}
-	newByName := map[string]newObject{}
-	for _, k := range kinds {
-		if err := mgr.GetFieldIndexer().IndexField(ctx, k.New(), sources.ReadersIndex, sources.ReadKeys); err != nil {
+	kinds := o.Kinds
+	if kinds == nil {
+		kinds = workload.Kinds()
+	}
+	var builtin, custom []workload.Kind
+	for _, k := range kinds.Mutable() {
+		if k.Custom() {
+			custom = append(custom, k)
+		} else {
+			builtin = append(builtin, k)
+		}
+	}
+	for _, k := range builtin {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, k.New(), sources.ReadersIndex, sources.ReadKeysOf(k)); err != nil {
 			return fmt.Errorf("indexing %s by sources: %w", k.GVK.Kind, err)
 		}
-		byName[k.GVK.Kind] = k
-		newByName[k.GVK.Kind] = k.New
 	}
+	w := newWatched(builtin...)
 	var m *Metrics
 	if o.Registry != nil {
 		var err error
@@ -84,13 +98,13 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	}
 	ch := newChanges()
 	maxWait := max(o.MaxWait, o.Window)
-	e := &enqueuer{cache: mgr.GetCache(), kinds: kinds, window: o.Window, maxWait: maxWait, changes: ch, now: time.Now}
+	e := &enqueuer{cache: mgr.GetCache(), kinds: w, window: o.Window, maxWait: maxWait, changes: ch, now: time.Now}
 	flaps := newFlapGuard(flapConfig{Limit: o.FlapLimit, Window: o.FlapWindow,
 		Quiet: o.FlapQuiet, MaxQuiet: o.FlapMaxQuiet, MaxEntries: MaxFlapEntries})
 	r := &reconciler{
 		client:  mgr.GetClient(),
 		key:     o.Key,
-		kinds:   byName,
+		kinds:   w,
 		budget:  rate.NewLimiter(rate.Limit(o.WritesPerSecond), max(o.Burst, 1)),
 		flaps:   flaps,
 		changes: ch,
@@ -99,7 +113,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		policy:  o.Policy,
 		now:     time.Now,
 	}
-	s := &settler{next: r, changes: ch, cache: mgr.GetCache(), kinds: newByName,
+	s := &settler{next: r, changes: ch, cache: mgr.GetCache(), kinds: w,
 		window: o.Window, maxWait: maxWait, events: r.events, now: time.Now}
 	b := builder.TypedControllerManagedBy[Request](mgr).
 		// "hook", the name users see for this part (docs, metrics, logs);
@@ -108,8 +122,30 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		WithOptions(controller.TypedOptions[Request]{MaxConcurrentReconciles: max(o.Workers, 1)}).
 		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.ConfigMap{}, handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap))).
 		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.Secret{}, handlerFor[*corev1.Secret](e, hasher.Secret)))
-	for _, k := range kinds {
-		b = b.WatchesRawSource(source.TypedKind(mgr.GetCache(), k.New(), recheckFor(k, o.Window+RecheckDelay)))
+	recheck := o.Window + RecheckDelay
+	for _, k := range builtin {
+		b = b.WatchesRawSource(source.TypedKind(mgr.GetCache(), k.New(), recheckFor(k, recheck, false)))
 	}
-	return b.Complete(s)
+	c, err := b.Build(s)
+	if err != nil {
+		return err
+	}
+	if len(custom) == 0 {
+		return nil
+	}
+	if o.Probe == nil {
+		return errors.New("custom workload kinds need a Probe")
+	}
+	return mgr.Add(&customWatcher{pending: custom, probe: o.Probe, interval: ProbeInterval,
+		start: func(ctx context.Context, k workload.Kind) error {
+			// The index first: a kind is looked up by readers only once it is
+			// in w, and w gets it only once its index exists.
+			if err := mgr.GetFieldIndexer().IndexField(ctx, k.New(), sources.ReadersIndex, sources.ReadKeysOf(k)); err != nil {
+				return fmt.Errorf("indexing %s by sources: %w", k.Name(), err)
+			}
+			w.add(k)
+			// Its initial list re-checks every object of the kind: what
+			// changed while the kind was not watched is caught up.
+			return c.Watch(source.TypedKind(mgr.GetCache(), k.New(), recheckFor(k, recheck, true)))
+		}})
 }

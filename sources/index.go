@@ -15,13 +15,26 @@ const ReadersIndex = "confighash.dev/sources"
 // IndexKey is the ReadersIndex key of a source.
 func IndexKey(s hasher.Source) string { return s.String() }
 
-// ReadKeys is the ReadersIndex function: a pure map from a workload to the
+// ReadKeys is the ReadersIndex function for the built-in kinds: a pure map from a workload to the
 // sources it reads. Opted-out workloads read nothing, as far as the hook is
 // concerned, and nor do those reading more than workload.MaxSources, which
 // the webhook does not stamp either. Malformed include/exclude entries are
 // ignored here; the webhook reports them to the user.
 func ReadKeys(obj client.Object) []string {
 	t, ok := workload.PodTemplate(obj)
+	return readKeys(obj, t, ok)
+}
+
+// ReadKeysOf is the ReadersIndex function for objects of kind k, custom
+// kinds included.
+func ReadKeysOf(k workload.Kind) client.IndexerFunc {
+	return func(obj client.Object) []string {
+		t, ok := k.PodTemplate(obj)
+		return readKeys(obj, t, ok)
+	}
+}
+
+func readKeys(obj client.Object, t workload.Template, ok bool) []string {
 	if !ok || workload.OptedOut(obj.GetAnnotations()) {
 		return nil
 	}

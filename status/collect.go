@@ -87,7 +87,7 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 		w := &report.Workloads[i]
 		w.Kind = obj.GetObjectKind().GroupVersionKind().Kind
 		w.Namespace, w.Name = obj.GetNamespace(), obj.GetName()
-		t, _ := workload.PodTemplate(obj)
+		t, _ := workload.Kinds().PodTemplate(obj) // listWorkloads keeps only objects with one
 		w.StampedChecksum = t.Checksum()
 		w.Hold = holdOf(obj.GetAnnotations())
 		labels, nsErr := nss.labels(ctx, w.Namespace)
@@ -124,11 +124,14 @@ func listWorkloads(ctx context.Context, c client.Reader, t Target, ns string) ([
 		if t.Name != "" {
 			obj := k.New()
 			err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: t.Name}, obj)
-			if apierrors.IsNotFound(err) {
+			if apierrors.IsNotFound(err) || (k.Custom() && meta.IsNoMatchError(err)) {
 				continue
 			}
 			if err != nil {
 				return nil, fmt.Errorf("reading %s %s/%s: %w", k.GVK.Kind, ns, t.Name, err)
+			}
+			if _, ok := k.PodTemplate(obj); !ok {
+				continue
 			}
 			obj.GetObjectKind().SetGroupVersionKind(k.GVK)
 			out = append(out, obj)
@@ -139,7 +142,11 @@ func listWorkloads(ctx context.Context, c client.Reader, t Target, ns string) ([
 		if ns != "" {
 			opts = append(opts, client.InNamespace(ns))
 		}
-		if err := c.List(ctx, list, opts...); err != nil {
+		err := c.List(ctx, list, opts...)
+		if k.Custom() && meta.IsNoMatchError(err) {
+			continue // the CRD is not installed: there are none
+		}
+		if err != nil {
 			return nil, fmt.Errorf("listing %s: %w", k.Resource, err)
 		}
 		items, err := itemsOf(list)
@@ -147,6 +154,9 @@ func listWorkloads(ctx context.Context, c client.Reader, t Target, ns string) ([
 			return nil, err
 		}
 		for _, obj := range items {
+			if _, ok := k.PodTemplate(obj); !ok {
+				continue // a Rollout reading a Deployment's template: that Deployment is listed
+			}
 			obj.GetObjectKind().SetGroupVersionKind(k.GVK)
 			out = append(out, obj)
 		}

@@ -53,7 +53,7 @@ func (s DryRunStamper) Stamp(ctx context.Context, obj client.Object) (string, []
 	if err != nil {
 		return "", confighashWarnings(warnings.list()), fmt.Errorf("dry-run create of a copy: %w", err)
 	}
-	t, ok := workload.PodTemplate(cp)
+	t, ok := workload.Kinds().PodTemplate(cp)
 	if !ok {
 		return "", nil, fmt.Errorf("%T has no pod template", cp)
 	}
@@ -81,7 +81,7 @@ func dryRunCopy(obj client.Object) client.Object {
 	if k, ok := workload.KindFor(cp); ok {
 		k.ClearStatus(cp)
 	}
-	if t, ok := workload.PodTemplate(cp); ok {
+	if t, ok := workload.Kinds().PodTemplate(cp); ok {
 		t.SetChecksum("")
 	}
 	return cp

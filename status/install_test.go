@@ -107,7 +107,7 @@ func TestSelectorString(t *testing.T) {
 // with the given client config and CA bundle.
 func installed(cc admissionregistrationv1.WebhookClientConfig, caBundle []byte) *admissionregistrationv1.MutatingWebhookConfiguration {
 	cc.CABundle = caBundle
-	return webhook.Configuration("confighash", "confighash-system", cc)
+	return webhook.Configuration("confighash", "confighash-system", workload.Kinds(), cc)
 }
 
 func TestCheckInstallURL(t *testing.T) {

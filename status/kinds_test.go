@@ -1,6 +1,7 @@
 package status
 
 import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"reflect"
 	"strings"
 	"testing"
@@ -74,6 +75,10 @@ func TestKindTextsNameEveryMutableKind(t *testing.T) {
 func TestDryRunCopyEveryRegistryKind(t *testing.T) {
 	for _, k := range workload.Kinds() {
 		t.Run(k.GVK.Kind, func(t *testing.T) {
+			if k.Custom() {
+				testDryRunCopyCustom(t, k)
+				return
+			}
 			obj := k.New()
 			st := reflect.ValueOf(obj).Elem().FieldByName("Status")
 			if !st.IsValid() {
@@ -104,5 +109,34 @@ func TestDryRunCopyEveryRegistryKind(t *testing.T) {
 				t.Errorf("the original %s lost its status", k.GVK.Kind)
 			}
 		})
+	}
+}
+
+// testDryRunCopyCustom is TestDryRunCopyEveryRegistryKind for a kind held as
+// unstructured: the copy loses status and stamp, and keeps the template.
+func testDryRunCopyCustom(t *testing.T, k workload.Kind) {
+	u := k.New().(*unstructured.Unstructured)
+	u.SetName("web")
+	tmpl := map[string]any{
+		"metadata": map[string]any{"annotations": map[string]any{workload.ChecksumAnnotation: "v1:old", "team": "a"}},
+		"spec":     map[string]any{"containers": []any{map[string]any{"name": "app", "image": "app"}}},
+	}
+	if err := unstructured.SetNestedMap(u.Object, tmpl, k.TemplatePath...); err != nil {
+		t.Fatal(err)
+	}
+	u.Object["status"] = map[string]any{"replicas": int64(3)}
+	cp := dryRunCopy(u).(*unstructured.Unstructured)
+	if _, ok := cp.Object["status"]; ok {
+		t.Errorf("copy of a %s keeps its status", k.GVK.Kind)
+	}
+	got, ok := k.PodTemplate(cp)
+	if !ok {
+		t.Fatal("copy has no pod template")
+	}
+	if got.Checksum() != "" || got.Meta.Annotations["team"] != "a" || len(got.Spec.Containers) != 1 {
+		t.Errorf("copy's template = %+v, want the template without the stamp", got)
+	}
+	if orig, _ := k.PodTemplate(u); orig.Checksum() != "v1:old" {
+		t.Error("dryRunCopy changed the original")
 	}
 }

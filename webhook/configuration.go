@@ -23,7 +23,7 @@ const (
 // Out-of-cluster mode applies it as is; the manifests are tested against it.
 // Its namespaceSelector is the injection policy of a confighash running in
 // ownNamespace.
-func Configuration(name, ownNamespace string, cc admissionregistrationv1.WebhookClientConfig) *admissionregistrationv1.MutatingWebhookConfiguration {
+func Configuration(name, ownNamespace string, kinds workload.Registry, cc admissionregistrationv1.WebhookClientConfig) *admissionregistrationv1.MutatingWebhookConfiguration {
 	ignore := admissionregistrationv1.Ignore
 	none := admissionregistrationv1.SideEffectClassNone
 	ifNeeded := admissionregistrationv1.IfNeededReinvocationPolicy
@@ -35,7 +35,7 @@ func Configuration(name, ownNamespace string, cc admissionregistrationv1.Webhook
 		Webhooks: []admissionregistrationv1.MutatingWebhook{{
 			Name:         Name,
 			ClientConfig: cc,
-			Rules:        Rules(),
+			Rules:        Rules(kinds),
 			// The handler applies the same policy to every request itself:
 			// the selector only spares the apiserver calls that would be
 			// answered with nothing.
@@ -52,10 +52,11 @@ func Configuration(name, ownNamespace string, cc admissionregistrationv1.Webhook
 }
 
 // Rules lists exactly the kinds and operations the handler acts on: UPDATE
-// only for kinds whose template can change.
-func Rules() []admissionregistrationv1.RuleWithOperations {
+// only for kinds whose template can change. A rule for a custom resource the
+// apiserver does not serve (yet) is accepted and matches nothing until it does.
+func Rules(kinds workload.Registry) []admissionregistrationv1.RuleWithOperations {
 	var rules []admissionregistrationv1.RuleWithOperations
-	for _, k := range workload.Kinds() {
+	for _, k := range kinds {
 		ops := []admissionregistrationv1.OperationType{admissionregistrationv1.Create}
 		if k.Mutable {
 			ops = append(ops, admissionregistrationv1.Update)

@@ -14,8 +14,15 @@ import (
 // whose template can change. e2e/deploy compares the manifests and the chart
 // to Configuration, so they follow the registry through this.
 func TestRulesCoverEveryRegistryKind(t *testing.T) {
-	rules := Rules()
-	kinds := workload.Kinds()
+	clones, err := workload.ParseKind("group=apps.kruise.io,version=v1alpha1,kind=CloneSet,resource=clonesets,template=spec.template")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds, err := workload.NewRegistry(clones)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := Rules(kinds)
 	if len(rules) != len(kinds) {
 		t.Errorf("%d rules for %d kinds", len(rules), len(kinds))
 	}
@@ -38,7 +45,7 @@ func TestRulesCoverEveryRegistryKind(t *testing.T) {
 			}
 		})
 	}
-	cfg := Configuration("confighash", "confighash-system", admissionregistrationv1.WebhookClientConfig{})
+	cfg := Configuration("confighash", "confighash-system", kinds, admissionregistrationv1.WebhookClientConfig{})
 	if got := cfg.Webhooks[0].Rules; !slices.EqualFunc(got, rules, func(a, b admissionregistrationv1.RuleWithOperations) bool {
 		return slices.Equal(a.Operations, b.Operations) && slices.Equal(a.Resources, b.Resources) &&
 			slices.Equal(a.APIGroups, b.APIGroups) && slices.Equal(a.APIVersions, b.APIVersions)

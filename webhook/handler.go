@@ -41,6 +41,8 @@ type Handler struct {
 	// namespaceSelector binds only the apiserver, not other callers.
 	Policy     injection.Policy
 	Namespaces injection.Getter
+	// Kinds are the kinds stamped; nil means the built-in ones.
+	Kinds workload.Registry
 }
 
 // Handle answers one admission request.
@@ -62,7 +64,11 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 	if !h.serves(ctx, req.Namespace) {
 		return admission.Allowed(notServedMessage), answerKept
 	}
-	kind, ok := workload.KindOf(schema.GroupVersionKind(req.Kind))
+	kinds := h.Kinds
+	if kinds == nil {
+		kinds = workload.Kinds()
+	}
+	kind, ok := kinds.Of(schema.GroupVersionKind(req.Kind))
 	if !ok {
 		return admission.Allowed(fmt.Sprintf("confighash does not stamp %s", req.Kind.Kind)), answerKept
 	}
@@ -80,7 +86,12 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 		// Created from a template that was stamped already.
 		return admission.Allowed("owned by a controller; its template carries the stamp"), answerKept
 	}
-	t, _ := workload.PodTemplate(obj)
+	t, ok := kind.PodTemplate(obj)
+	if !ok {
+		// A Rollout that reads a Deployment's template (workloadRef), or a
+		// custom object without one: the pods' template lives elsewhere.
+		return admission.Allowed("no pod template to stamp"), answerKept
+	}
 
 	var old *workload.Template
 	if req.Operation == admissionv1.Update {
@@ -88,14 +99,17 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 		if err := h.Decoder.DecodeRaw(req.OldObject, oldObj); err != nil {
 			return unhandled(ctx, fmt.Errorf("decoding old %s: %w", kind.GVK.Kind, err), "decoding the old object"), answerError
 		}
-		ot, _ := workload.PodTemplate(oldObj)
-		old = &ot
-		if verifying(req, obj) && sameTemplate(ot, t) {
-			return h.verifyStored(ctx, req.Namespace, kind, obj, t, ot)
-		}
-		if sameTemplate(ot, t) {
-			if resp, o, ok := keepStamp(kind, ot, t, req); ok {
-				return resp, o
+		// An old object without a template (a custom object that just got
+		// one) is a template change like any other.
+		if ot, ok := kind.PodTemplate(oldObj); ok {
+			old = &ot
+			if verifying(req, obj) && sameTemplate(ot, t) {
+				return h.verifyStored(ctx, req.Namespace, kind, obj, t, ot)
+			}
+			if sameTemplate(ot, t) {
+				if resp, o, ok := keepStamp(kind, ot, t, req); ok {
+					return resp, o
+				}
 			}
 		}
 	}

@@ -20,6 +20,10 @@ func stampPatch(kind workload.Kind, t workload.Template, sum, reason string) adm
 	switch {
 	case sum == "":
 		op = jsonpatch.NewOperation("remove", key, nil)
+	case !t.HasMeta():
+		// A custom object's template may omit metadata altogether, and a
+		// JSON patch cannot add below a member that is not there.
+		op = jsonpatch.NewOperation("add", base, map[string]any{"annotations": map[string]string{workload.ChecksumAnnotation: sum}})
 	case t.Meta.Annotations == nil:
 		op = jsonpatch.NewOperation("add", base+"/annotations", map[string]string{workload.ChecksumAnnotation: sum})
 	default:

@@ -1,8 +1,6 @@
 package workload
 
 import (
-	"reflect"
-
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -35,11 +33,21 @@ type Kind struct {
 	// of a live object is fit for a CREATE. It leaves objects of other Go
 	// types alone.
 	ClearStatus func(client.Object)
+	// TemplatePath, set for kinds served by a CustomResourceDefinition, is
+	// the field path of the pod template. Their objects are handled as
+	// unstructured: confighash has no Go type for them, and the apiserver
+	// may not even serve them yet (see Custom).
+	TemplatePath []string
 }
 
+// Custom reports whether the kind comes from a CustomResourceDefinition: its
+// objects are unstructured, and the hook watches it only once the apiserver
+// serves it, so confighash starts and works on clusters without the CRD.
+func (k Kind) Custom() bool { return len(k.TemplatePath) > 0 }
+
 // Kinds lists every kind confighash stamps, mutable ones first.
-func Kinds() []Kind {
-	return []Kind{
+func Kinds() Registry {
+	return Registry{
 		{GVK: appsv1.SchemeGroupVersion.WithKind("Deployment"), Resource: "deployments", ShortNames: []string{"deploy"},
 			MetaPath: "/spec/template/metadata", Mutable: true,
 			New: func() client.Object { return &appsv1.Deployment{} }, NewList: func() client.ObjectList { return &appsv1.DeploymentList{} },
@@ -56,6 +64,11 @@ func Kinds() []Kind {
 			MetaPath: "/spec/jobTemplate/spec/template/metadata", Mutable: true,
 			New: func() client.Object { return &batchv1.CronJob{} }, NewList: func() client.ObjectList { return &batchv1.CronJobList{} },
 			ClearStatus: statusClearer(func(o *batchv1.CronJob) { o.Status = batchv1.CronJobStatus{} })},
+		// Argo Rollouts' Rollout: a Deployment with progressive delivery.
+		// A Rollout with spec.workloadRef has no template of its own; it
+		// reads a Deployment's, which is stamped as a Deployment.
+		CustomKind(schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Rollout"}, "rollouts",
+			[]string{"spec", "template"}, "ro"),
 		{GVK: batchv1.SchemeGroupVersion.WithKind("Job"), Resource: "jobs",
 			MetaPath: "/spec/template/metadata",
 			New:      func() client.Object { return &batchv1.Job{} }, NewList: func() client.ObjectList { return &batchv1.JobList{} },
@@ -77,35 +90,11 @@ func statusClearer[T client.Object](clear func(T)) func(client.Object) {
 	}
 }
 
-// MutableKinds lists the kinds the hook re-touches.
-func MutableKinds() []Kind {
-	var out []Kind
-	for _, k := range Kinds() {
-		if k.Mutable {
-			out = append(out, k)
-		}
-	}
-	return out
-}
+// MutableKinds lists the built-in kinds the hook re-touches.
+func MutableKinds() []Kind { return Registry(Kinds()).Mutable() }
 
-// KindOf finds the kind for a group/version/kind.
-func KindOf(gvk schema.GroupVersionKind) (Kind, bool) {
-	for _, k := range Kinds() {
-		if k.GVK == gvk {
-			return k, true
-		}
-	}
-	return Kind{}, false
-}
+// KindOf finds the built-in kind for a group/version/kind.
+func KindOf(gvk schema.GroupVersionKind) (Kind, bool) { return Registry(Kinds()).Of(gvk) }
 
-// KindFor finds the kind of a typed object by its Go type, for objects whose
-// TypeMeta may be empty (as decoded or deep-copied objects often are).
-func KindFor(obj client.Object) (Kind, bool) {
-	t := reflect.TypeOf(obj)
-	for _, k := range Kinds() {
-		if reflect.TypeOf(k.New()) == t {
-			return k, true
-		}
-	}
-	return Kind{}, false
-}
+// KindFor finds the built-in kind of an object (see Registry.For).
+func KindFor(obj client.Object) (Kind, bool) { return Registry(Kinds()).For(obj) }

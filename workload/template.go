@@ -5,6 +5,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Template points into an object's pod template. Both fields alias the
@@ -15,10 +18,48 @@ type Template struct {
 	Meta *metav1.ObjectMeta
 	// Spec is the pod spec whose reads are hashed.
 	Spec *corev1.PodSpec
+
+	// For a custom kind, Meta and Spec are decoded copies of the template
+	// held in u at path; SetChecksum writes through to u. metaAbsent says
+	// that the template has no metadata field at all, which a JSON patch
+	// must create before it can add annotations.
+	u          *unstructured.Unstructured
+	path       []string
+	metaAbsent bool
 }
 
-// PodTemplate returns the pod template of obj, or false when obj is not a kind
-// confighash knows.
+// PodTemplate returns the pod template of obj, an object of kind k, or false
+// when it has none: a Rollout that reads a Deployment's template through
+// spec.workloadRef, or a custom object whose template is absent or does not
+// decode as one. This is the accessor for every kind; the typed ones are
+// below, the custom ones read k.TemplatePath.
+func (k Kind) PodTemplate(obj client.Object) (Template, bool) {
+	if !k.Custom() {
+		return PodTemplate(obj)
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return Template{}, false
+	}
+	m, found, err := unstructured.NestedMap(u.Object, k.TemplatePath...)
+	if !found || err != nil {
+		return Template{}, false
+	}
+	var spec corev1.PodTemplateSpec
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &spec); err != nil {
+		return Template{}, false
+	}
+	_, hasMeta := m["metadata"]
+	return Template{Meta: &spec.ObjectMeta, Spec: &spec.Spec, u: u, path: k.TemplatePath, metaAbsent: !hasMeta}, true
+}
+
+// HasMeta reports whether the object has a metadata field at the template
+// (typed objects always serialize one).
+func (t Template) HasMeta() bool { return !t.metaAbsent }
+
+// PodTemplate returns the pod template of obj, or false when obj is not of a
+// built-in typed kind. Callers that may hold a custom kind use
+// Kind.PodTemplate.
 func PodTemplate(obj any) (Template, bool) {
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
@@ -45,6 +86,9 @@ func fromSpec(t *corev1.PodTemplateSpec) Template {
 
 // Checksum returns the stamp in the template, or "".
 func (t Template) Checksum() string {
+	if t.Meta == nil {
+		return ""
+	}
 	return t.Meta.Annotations[ChecksumAnnotation]
 }
 
@@ -52,10 +96,21 @@ func (t Template) Checksum() string {
 func (t Template) SetChecksum(sum string) {
 	if sum == "" {
 		delete(t.Meta.Annotations, ChecksumAnnotation)
+	} else {
+		if t.Meta.Annotations == nil {
+			t.Meta.Annotations = map[string]string{}
+		}
+		t.Meta.Annotations[ChecksumAnnotation] = sum
+	}
+	if t.u == nil {
 		return
 	}
-	if t.Meta.Annotations == nil {
-		t.Meta.Annotations = map[string]string{}
+	field := append(append([]string(nil), t.path...), "metadata", "annotations", ChecksumAnnotation)
+	if sum == "" {
+		unstructured.RemoveNestedField(t.u.Object, field...)
+		return
 	}
-	t.Meta.Annotations[ChecksumAnnotation] = sum
+	// Creates metadata and annotations when absent; the path up to the
+	// template exists, since the template was read from it.
+	_ = unstructured.SetNestedField(t.u.Object, sum, field...)
 }

@@ -3,6 +3,7 @@ package workload
 import (
 	"encoding/json"
 	"fmt"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"strconv"
 	"strings"
 	"testing"
@@ -230,8 +231,8 @@ func jsonPointer(doc any, pointer string) (any, bool) {
 func TestKindsMetaPathMatchesPodTemplate(t *testing.T) {
 	for _, k := range Kinds() {
 		t.Run(k.GVK.Kind, func(t *testing.T) {
-			obj := k.New()
-			tmpl, ok := PodTemplate(obj)
+			obj := withTemplate(t, k)
+			tmpl, ok := k.PodTemplate(obj)
 			if !ok {
 				t.Fatalf("PodTemplate(%T) = false for a listed kind", obj)
 			}
@@ -266,7 +267,7 @@ func TestKindsMetaPathMatchesPodTemplate(t *testing.T) {
 
 func TestKinds(t *testing.T) {
 	kinds := Kinds()
-	wantKinds := []string{"Deployment", "StatefulSet", "DaemonSet", "CronJob", "Job", "Pod"}
+	wantKinds := []string{"Deployment", "StatefulSet", "DaemonSet", "CronJob", "Rollout", "Job", "Pod"}
 	if len(kinds) != len(wantKinds) {
 		t.Fatalf("Kinds() has %d entries, want %d", len(kinds), len(wantKinds))
 	}
@@ -275,13 +276,17 @@ func TestKinds(t *testing.T) {
 		if k.GVK.Kind != wantKinds[i] {
 			t.Errorf("Kinds()[%d] = %s, want %s", i, k.GVK.Kind, wantKinds[i])
 		}
-		// "mutable ones first"
+		// "mutable ones first", among the typed kinds
 		if !k.Mutable {
 			seenMutableEnd = true
 		} else if seenMutableEnd {
 			t.Errorf("mutable kind %s listed after an immutable one", k.GVK.Kind)
 		}
 		obj := k.New()
+		if k.Custom() {
+			// Custom kinds are unstructured; custom_test.go covers them.
+			continue
+		}
 		gvk, ok := goKindOf(obj)
 		if !ok || gvk != k.GVK.Kind {
 			t.Errorf("%s: New() returns %T", k.GVK.Kind, obj)
@@ -332,7 +337,7 @@ func TestMutableKinds(t *testing.T) {
 		}
 		got[k.GVK.Kind] = true
 	}
-	want := []string{"Deployment", "StatefulSet", "DaemonSet", "CronJob"}
+	want := []string{"Deployment", "StatefulSet", "DaemonSet", "CronJob", "Rollout"}
 	if len(got) != len(want) {
 		t.Errorf("MutableKinds() = %v, want %v", got, want)
 	}
@@ -395,4 +400,17 @@ func TestKindOf(t *testing.T) {
 			t.Errorf("KindOf(%v) = %+v, %v; want the Kinds() entry", want.GVK, got, ok)
 		}
 	}
+}
+
+// withTemplate returns an empty object of kind k that has a pod template:
+// typed objects always do, custom ones get an empty one at their path.
+func withTemplate(t *testing.T, k Kind) client.Object {
+	t.Helper()
+	obj := k.New()
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if err := unstructured.SetNestedMap(u.Object, map[string]any{"metadata": map[string]any{}, "spec": map[string]any{}}, k.TemplatePath...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return obj
 }

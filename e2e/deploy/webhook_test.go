@@ -1,12 +1,14 @@
 package deploy
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/confighash/confighash/cmd/confighash/app"
 	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/webhook"
 )
@@ -19,7 +21,17 @@ import (
 func TestWebhookConfigurationMatchesCode(t *testing.T) {
 	for _, r := range decodedRenders(t) {
 		t.Run(r.Name, func(t *testing.T) {
-			want := webhook.Configuration(r.MWC.Name, Namespace, admissionregistrationv1.WebhookClientConfig{
+			// The kinds follow the Deployment's --workload-kind flags, as
+			// the rules the binary applies itself in out-of-cluster mode.
+			var args []string
+			for _, a := range r.Container.Args {
+				args = append(args, strings.ReplaceAll(a, "$(POD_NAMESPACE)", Namespace))
+			}
+			kinds, err := app.KindsForArgs(args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := webhook.Configuration(r.MWC.Name, Namespace, kinds, admissionregistrationv1.WebhookClientConfig{
 				Service: &admissionregistrationv1.ServiceReference{
 					Namespace: r.Service.Namespace,
 					Name:      r.Service.Name,

@@ -7,11 +7,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/confighash/confighash/restamp"
+	"github.com/confighash/confighash/workload"
 )
 
 // addHook wires the config-update hook; the manager runs it on the leader.
-func addHook(ctx context.Context, mgr manager.Manager, reg prometheus.Registerer, key []byte, o Options) error {
+func addHook(ctx context.Context, mgr manager.Manager, reg prometheus.Registerer, key []byte, kinds workload.Registry, probe restamp.Probe, o Options) error {
 	return restamp.Setup(ctx, mgr, restamp.Options{
+		Kinds:           kinds,
+		Probe:           probe,
 		Registry:        reg,
 		Key:             key,
 		Window:          o.CoalesceWindow,

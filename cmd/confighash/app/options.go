@@ -14,6 +14,7 @@ import (
 
 	"github.com/confighash/confighash/sources"
 	"github.com/confighash/confighash/webhook"
+	"github.com/confighash/confighash/workload"
 )
 
 // Cert modes.
@@ -96,6 +97,10 @@ type Options struct {
 	FlapQuiet    time.Duration
 	FlapMaxQuiet time.Duration
 
+	// WorkloadKinds are --workload-kind values: custom resources with a
+	// pod template, stamped and re-stamped besides the built-in kinds.
+	WorkloadKinds []string
+
 	Zap zap.Options
 }
 
@@ -164,6 +169,8 @@ func (o *Options) bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.FlapWindow, "flap-window", o.FlapWindow, "window of --flap-limit; a hold that starts within it of the end of the last one doubles the quiet time")
 	fs.DurationVar(&o.FlapQuiet, "flap-quiet", o.FlapQuiet, "a held workload takes its sources' latest content, once, after they have not changed for this long")
 	fs.DurationVar(&o.FlapMaxQuiet, "flap-quiet-max", o.FlapMaxQuiet, "cap of the doubling --flap-quiet")
+	// An array, not a slice flag: each value holds commas.
+	fs.StringArrayVar(&o.WorkloadKinds, "workload-kind", o.WorkloadKinds, workload.KindFlagHelp)
 	zfs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.Zap.BindFlags(zfs)
 	fs.AddGoFlagSet(zfs)
@@ -201,6 +208,9 @@ func (o *Options) validate() (*webhookEndpoint, error) {
 	if o.FlapQuiet <= 0 || o.FlapMaxQuiet < o.FlapQuiet {
 		errs = append(errs, errors.New("--flap-quiet must be > 0 and --flap-quiet-max >= --flap-quiet"))
 	}
+	if _, err := o.kinds(); err != nil {
+		errs = append(errs, err)
+	}
 	var ep *webhookEndpoint
 	if o.WebhookURL != "" {
 		var err error
@@ -211,6 +221,29 @@ func (o *Options) validate() (*webhookEndpoint, error) {
 		}
 	}
 	return ep, errors.Join(errs...)
+}
+
+// kinds is the registry of the kinds served: the built-in ones and those
+// --workload-kind adds.
+func (o *Options) kinds() (workload.Registry, error) {
+	var custom []workload.Kind
+	var errs []error
+	for _, s := range o.WorkloadKinds {
+		k, err := workload.ParseKind(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--workload-kind: %w", err))
+			continue
+		}
+		custom = append(custom, k)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	r, err := workload.NewRegistry(custom...)
+	if err != nil {
+		return nil, fmt.Errorf("--workload-kind: %w", err)
+	}
+	return r, nil
 }
 
 func parseWebhookURL(raw string) (*webhookEndpoint, error) {

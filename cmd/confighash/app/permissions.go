@@ -74,7 +74,12 @@ func Permissions(o Options) []Permission {
 	for _, ns := range o.Namespaces {
 		add(Permission{Resource: "namespaces", Verbs: []string{"get"}, Name: ns, Why: "webhook: live GET of a listed Namespace not yet cached"})
 	}
-	for _, k := range workload.MutableKinds() {
+	// Validated flags parse; a registry of the built-in kinds otherwise.
+	kinds, err := o.kinds()
+	if err != nil {
+		kinds = workload.Kinds()
+	}
+	for _, k := range kinds.Mutable() {
 		served(Permission{Group: k.GVK.Group, Resource: k.Resource, Verbs: []string{"list", "watch"}, Why: "hook: workload informer and readers index"})
 		served(Permission{Group: k.GVK.Group, Resource: k.Resource, Verbs: []string{"patch"}, Name: AnyName, Why: "hook: merge patch of the stamp"})
 	}
@@ -120,15 +125,33 @@ func Permissions(o Options) []Permission {
 // PermissionsForArgs parses a `confighash serve` command line (as a
 // Deployment passes it) and returns its Permissions.
 func PermissionsForArgs(args []string) ([]Permission, error) {
+	o, err := optionsForArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	return Permissions(o), nil
+}
+
+// KindsForArgs parses a `confighash serve` command line and returns the
+// kinds it serves, from which its webhook rules follow.
+func KindsForArgs(args []string) (workload.Registry, error) {
+	o, err := optionsForArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	return o.kinds()
+}
+
+func optionsForArgs(args []string) (Options, error) {
 	o := DefaultOptions()
 	fs := pflag.NewFlagSet("confighash serve", pflag.ContinueOnError)
 	fs.SetOutput(&strings.Builder{})
 	o.bind(fs)
 	if err := fs.Parse(args); err != nil {
-		return nil, fmt.Errorf("parsing serve flags: %w", err)
+		return o, fmt.Errorf("parsing serve flags: %w", err)
 	}
 	if _, err := o.validate(); err != nil {
-		return nil, errors.Join(errors.New("invalid serve flags"), err)
+		return o, errors.Join(errors.New("invalid serve flags"), err)
 	}
-	return Permissions(o), nil
+	return o, nil
 }

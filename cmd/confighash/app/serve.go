@@ -32,12 +32,17 @@ import (
 	"github.com/confighash/confighash/metricsauth"
 	"github.com/confighash/confighash/sources"
 	"github.com/confighash/confighash/webhook"
+	"github.com/confighash/confighash/workload"
 )
 
 // Serve runs the webhook (on every replica) and the config-update hook (on
 // the leader) until ctx ends.
 func Serve(ctx context.Context, o Options) error {
 	ep, err := o.validate()
+	if err != nil {
+		return usageError{err}
+	}
+	kinds, err := o.kinds()
 	if err != nil {
 		return usageError{err}
 	}
@@ -65,9 +70,13 @@ func Serve(ctx context.Context, o Options) error {
 		if err := ensureNamespace(ctx, live, o.Namespace); err != nil {
 			return err
 		}
-		if err := applyWebhookConfiguration(ctx, live, o, ep); err != nil {
+		if err := applyWebhookConfiguration(ctx, live, o, kinds, ep); err != nil {
 			return err
 		}
+	}
+	probe, err := checkCustomKinds(ctx, cfg, kinds)
+	if err != nil {
+		return err
 	}
 	keyRef := types.NamespacedName{Namespace: o.Namespace, Name: o.HMACKeySecret}
 	key, err := readHMACKey(ctx, live, keyRef, keyReadBackoff())
@@ -100,10 +109,10 @@ func Serve(ctx context.Context, o Options) error {
 	// Each part registers its series, once, on the registry the manager's
 	// metrics server serves.
 	reg := metrics.Registry
-	if err := addWebhook(ctx, mgr, reg, key, o.policy(), o); err != nil {
+	if err := addWebhook(ctx, mgr, reg, key, o.policy(), kinds, o); err != nil {
 		return err
 	}
-	if err := addHook(ctx, mgr, reg, key, o); err != nil {
+	if err := addHook(ctx, mgr, reg, key, kinds, probe, o); err != nil {
 		return err
 	}
 	if err := addKeyKeeper(mgr, reg, live, keyRef, key); err != nil {
@@ -194,7 +203,7 @@ func newCertManager(live client.Client, o Options, ep *webhookEndpoint) *certs.M
 
 // addWebhook registers the admission handler and the readiness checks that
 // say it can be called: its certificate is served and its caches are synced.
-func addWebhook(ctx context.Context, mgr manager.Manager, reg prometheus.Registerer, key []byte, policy injection.Policy, o Options) error {
+func addWebhook(ctx context.Context, mgr manager.Manager, reg prometheus.Registerer, key []byte, policy injection.Policy, kinds workload.Registry, o Options) error {
 	// Start the config informers now, so readiness covers their sync and
 	// the first admission request finds them warm.
 	// Namespaces too: the handler applies the injection policy to every
@@ -222,6 +231,7 @@ func addWebhook(ctx context.Context, mgr manager.Manager, reg prometheus.Registe
 		Decoder: admission.NewDecoder(mgr.GetScheme()),
 		Metrics: m,
 		Policy:  policy,
+		Kinds:   kinds,
 		// A namespace created a moment before its first workload may not
 		// be cached yet; the apiserver, which called us, already has it.
 		Namespaces: injection.CacheThenLive{Cache: mgr.GetCache(), Live: mgr.GetAPIReader()},

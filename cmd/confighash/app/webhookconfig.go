@@ -23,9 +23,9 @@ const fieldOwner = workload.FieldManager
 // applyWebhookConfiguration registers the webhook by URL for out-of-cluster
 // mode. Server-side apply leaves caBundle alone, since the certificate
 // manager writes that field under its own operation.
-func applyWebhookConfiguration(ctx context.Context, c client.Client, o Options, ep *webhookEndpoint) error {
+func applyWebhookConfiguration(ctx context.Context, c client.Client, o Options, kinds workload.Registry, ep *webhookEndpoint) error {
 	url := "https://" + hostPort(ep) + webhook.Path
-	cfg := webhook.Configuration(o.WebhookConfigName, o.Namespace, admissionregistrationv1.WebhookClientConfig{URL: &url})
+	cfg := webhook.Configuration(o.WebhookConfigName, o.Namespace, kinds, admissionregistrationv1.WebhookClientConfig{URL: &url})
 	// In namespaced mode the apiserver need not call us elsewhere either.
 	cfg.Webhooks[0].NamespaceSelector = o.policy().NamespaceSelector()
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cfg)
