@@ -27,7 +27,7 @@ var (
 )
 
 // helpLine matches a line of pflag's usage: "      --cert-dir string   ...".
-var helpLine = regexp.MustCompile(`^\s+(?:-\w, )?--([a-z0-9-]+)(?: ([a-z0-9-]+))?\s{2,}`)
+var helpLine = regexp.MustCompile(`^\s+(?:-\w, )?--([a-z0-9-]+)(?: ([A-Za-z0-9-]+))?\s{2,}`)
 
 // confighashBinary builds cmd/confighash from the repository (its own
 // module, so with its own go.mod) and reads its flags from `serve --help`.

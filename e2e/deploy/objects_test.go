@@ -141,6 +141,13 @@ func decodedRenders(t *testing.T) []*rendered {
 	rs, _ := allRenders(t)
 	// Namespaced mode is held to every check of the manifests too.
 	rs = append(slices.Clone(rs), namespacedRenders(t)...)
+	// And the chart's workloadKinds, whose rules and grants follow the list.
+	_, p := allRenders(t)
+	custom, err := RenderCustomKinds(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs = append(rs, custom...)
 	out := make([]*rendered, 0, len(rs))
 	for _, r := range rs {
 		out = append(out, decode(t, r))

@@ -206,6 +206,8 @@ func writeAllowed(ns, resource, verb string, names []string, certMode string) (b
 	for _, k := range workload.MutableKinds() {
 		mutable[k.Resource] = true
 	}
+	// The custom kind the workloadKinds renders add (RenderCustomKinds).
+	mutable[ExampleWorkloadKind["resource"].(string)] = true
 	switch {
 	case verb == "delete" || verb == "deletecollection" || verb == "escalate" || verb == "bind" || verb == "impersonate":
 		return false, "confighash never does this"

@@ -66,6 +66,11 @@ func Serve(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("creating client: %w", err)
 	}
+	// Before anything is written: a bad --workload-kind stops us here.
+	probe, err := checkCustomKinds(ctx, cfg, kinds)
+	if err != nil {
+		return err
+	}
 	if ep != nil {
 		if err := ensureNamespace(ctx, live, o.Namespace); err != nil {
 			return err
@@ -73,10 +78,6 @@ func Serve(ctx context.Context, o Options) error {
 		if err := applyWebhookConfiguration(ctx, live, o, kinds, ep); err != nil {
 			return err
 		}
-	}
-	probe, err := checkCustomKinds(ctx, cfg, kinds)
-	if err != nil {
-		return err
 	}
 	keyRef := types.NamespacedName{Namespace: o.Namespace, Name: o.HMACKeySecret}
 	key, err := readHMACKey(ctx, live, keyRef, keyReadBackoff())

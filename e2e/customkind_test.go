@@ -1,0 +1,227 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/confighash/confighash/cmd/confighash/app"
+	"github.com/confighash/confighash/e2e/framework"
+	"github.com/confighash/confighash/restamp"
+	"github.com/confighash/confighash/workload"
+)
+
+// widgetCRD is a small custom resource with a pod template and no
+// controller, as an in-house operator's would be. Its schema lists the
+// template's fields down to spec.containers, so the start-up check has
+// something to check a path against.
+const widgetCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.e2e.confighash.dev
+spec:
+  group: e2e.confighash.dev
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                replicas: {type: integer}
+                template:
+                  type: object
+                  properties:
+                    metadata: {type: object, x-kubernetes-preserve-unknown-fields: true}
+                    spec:
+                      type: object
+                      x-kubernetes-preserve-unknown-fields: true
+                      properties:
+                        containers:
+                          type: array
+                          items: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`
+
+var widgetGVK = schema.GroupVersionKind{Group: "e2e.confighash.dev", Version: "v1", Kind: "Widget"}
+
+func widgetKindFlag(template string) string {
+	return "--workload-kind=group=e2e.confighash.dev,version=v1,kind=Widget,resource=widgets,template=" + template
+}
+
+// installWidgetCRD installs the CRD and waits until it is served; it is
+// removed after the spec.
+func installWidgetCRD(t *testing.T) {
+	t.Helper()
+	kubectl(t, widgetCRD, "apply", "-f", "-")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		crd := &unstructured.Unstructured{}
+		crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+		crd.SetName("widgets.e2e.confighash.dev")
+		_ = env.Client.Delete(ctx, crd)
+	})
+	kubectl(t, "", "wait", "--for=condition=Established", "--timeout=60s", "crd/widgets.e2e.confighash.dev")
+	// The apiserver publishes a new CRD's OpenAPI schema a moment after it
+	// is established; the start-up check reads that schema.
+	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(specContext(t), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		paths, err := dc.OpenAPIV3().Paths()
+		if err != nil {
+			return false, nil
+		}
+		p, ok := paths["apis/e2e.confighash.dev/v1"]
+		if !ok {
+			return false, nil
+		}
+		doc, err := p.Schema("application/json")
+		return err == nil && bytes.Contains(doc, []byte(`"Widget"`)), nil
+	})
+	if err != nil {
+		t.Fatalf("the Widget schema was not published: %v", err)
+	}
+}
+
+func widget(ns, name string, spec corev1.PodSpec) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(widgetGVK)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	containers := make([]any, 0, len(spec.Containers))
+	for _, c := range spec.Containers {
+		var env []any
+		for _, e := range c.Env {
+			env = append(env, map[string]any{"name": e.Name, "valueFrom": map[string]any{
+				"configMapKeyRef": map[string]any{"name": e.ValueFrom.ConfigMapKeyRef.Name, "key": e.ValueFrom.ConfigMapKeyRef.Key}}})
+		}
+		containers = append(containers, map[string]any{"name": c.Name, "image": c.Image, "env": env})
+	}
+	// No metadata in the template: the webhook's patch must create it.
+	u.Object["spec"] = map[string]any{"replicas": int64(1), "template": map[string]any{
+		"spec": map[string]any{"containers": containers}}}
+	return u
+}
+
+// widgetStamp reads the Widget's stamp.
+func widgetStamp(t *testing.T, u *unstructured.Unstructured) string {
+	t.Helper()
+	if err := env.Client.Get(specContext(t), client.ObjectKeyFromObject(u), u); err != nil {
+		t.Fatalf("reading widget: %v", err)
+	}
+	s, _, _ := unstructured.NestedString(u.Object, "spec", "template", "metadata", "annotations", workload.ChecksumAnnotation)
+	return s
+}
+
+// TestCustomKindStampedAndRestamped: a kind configured with --workload-kind,
+// whose CRD is installed only after confighash started, is stamped at
+// admission, re-stamped once per config change by the hook once it notices
+// the CRD, and a re-apply rolls nothing.
+func TestCustomKindStampedAndRestamped(t *testing.T) {
+	restartWith(t, widgetKindFlag("spec.template"))
+	installWidgetCRD(t)
+
+	ns := namespace(t, true)
+	cm := configMap(ns, "settings", map[string]string{"mode": "one"})
+	create(t, cm)
+	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app", Env: []corev1.EnvVar{{
+		Name: "MODE", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}, Key: "mode"}}}}}}}
+	w := widget(ns, "gadget", spec)
+	create(t, w)
+	first := widgetStamp(t, w)
+	if want := expectedChecksum(t, ns, &spec, nil); first != want {
+		t.Fatalf("stamp at create = %q, want %q", first, want)
+	}
+
+	// The hook looks for the CRD every ProbeInterval; it then watches the
+	// kind, and a change reaches the Widget.
+	update(t, cm, func() { cm.Data["mode"] = "two" })
+	want := expectedChecksum(t, ns, &spec, nil)
+	deadline := restamp.ProbeInterval + 20*time.Second
+	var got string
+	err := wait.PollUntilContextTimeout(specContext(t), 200*time.Millisecond, deadline, true, func(context.Context) (bool, error) {
+		got = widgetStamp(t, w)
+		return got == want, nil
+	})
+	if err != nil {
+		t.Fatalf("after a ConfigMap change the Widget's stamp is %q, want %q (first %q): %v", got, want, first, err)
+	}
+	if n := len(events(t, ns, "gadget", workload.ReasonConfigChanged)); n != 1 {
+		t.Errorf("%d ConfigChanged events, want 1", n)
+	}
+
+	// Watched now: the next change is re-stamped within the window.
+	update(t, cm, func() { cm.Data["mode"] = "three" })
+	want3 := expectedChecksum(t, ns, &spec, nil)
+	if err := wait.PollUntilContextTimeout(specContext(t), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		got = widgetStamp(t, w)
+		return got == want3, nil
+	}); err != nil {
+		t.Fatalf("second change: stamp %q, want %q", got, want3)
+	}
+
+	// A re-apply of the manifest as written (no stamp) keeps the stamp.
+	again := widget(ns, "gadget", spec)
+	again.SetResourceVersion(w.GetResourceVersion())
+	if err := env.Client.Update(specContext(t), again); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(settle)
+	if got := widgetStamp(t, w); got != want3 {
+		t.Errorf("after a re-apply the stamp is %q, want %q kept", got, want3)
+	}
+	if n := len(events(t, ns, "gadget", workload.ReasonConfigChanged)); n != 2 {
+		t.Errorf("%d ConfigChanged events after two changes and a re-apply, want 2", n)
+	}
+}
+
+// TestCustomKindBadPathIsAStartUpError: with the CRD installed, a template
+// path that is not in its schema stops confighash before it serves or
+// writes anything, and says which field is wrong.
+func TestCustomKindBadPathIsAStartUpError(t *testing.T) {
+	installWidgetCRD(t)
+	for name, tc := range map[string]struct {
+		template, want string
+	}{
+		"no such field":       {template: "spec.podTemplate", want: `no field "podTemplate" under spec`},
+		"not a pod template":  {template: "spec.template.spec", want: "not a pod template"},
+		"not even the object": {template: "spec.replicas", want: "spec.replicas"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(specContext(t), time.Minute)
+			defer cancel()
+			var out bytes.Buffer
+			err := app.Run(ctx, []string{"serve", "--kubeconfig", env.Kubeconfig, "--namespace", framework.Namespace,
+				"--cert-mode", "external", "--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--webhook-port", "0",
+				widgetKindFlag(tc.template)}, &out, &out)
+			if err == nil {
+				t.Fatal("confighash started with a template path that is not in the CRD's schema")
+			}
+			msg := fmt.Sprint(err)
+			if !strings.Contains(msg, tc.want) || !strings.Contains(msg, "Widget") {
+				t.Errorf("error %q does not say %q about Widget", msg, tc.want)
+			}
+		})
+	}
+}
