@@ -43,7 +43,10 @@ type binaryGroup struct {
 	outDir   string // cache directory, versioned so upgrades rebuild
 	estimate string // how long a cold build takes, so nobody thinks it hung
 	ldflags  string
-	targets  []buildTarget
+	// env is added to the go command's environment: GOTOOLCHAIN for a
+	// module that needs a newer Go than the one running the harness.
+	env     []string
+	targets []buildTarget
 }
 
 // binaryGroups lists what EnsureBinaries provides, relative to repoRoot.

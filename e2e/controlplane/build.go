@@ -56,7 +56,7 @@ func (g binaryGroup) build(ctx context.Context, progress io.Writer) error {
 	fmt.Fprintf(progress, "building %s %s from the Go module proxy (first run only; %s)…\n",
 		strings.Join(names, ", "), g.version, g.estimate)
 	begin := time.Now()
-	if err := runGo(ctx, g.toolsDir, args, progress, begin); err != nil {
+	if err := runGo(ctx, g.toolsDir, g.env, args, progress, begin); err != nil {
 		return fmt.Errorf("building %s %s: %w", g.label, g.version, err)
 	}
 	for _, name := range names {
@@ -68,16 +68,17 @@ func (g binaryGroup) build(ctx context.Context, progress io.Writer) error {
 	return nil
 }
 
-// runGo runs the go command and reports progress every progressInterval.
-// Its output is kept and returned on failure only: a cold build prints
-// hundreds of "go: downloading" lines that nobody needs when it works.
-func runGo(ctx context.Context, dir string, args []string, progress io.Writer, begin time.Time) error {
+// runGo runs the go command, with env added to its environment, and reports
+// progress every progressInterval. Its output is kept and returned on failure
+// only: a cold build prints hundreds of "go: downloading" lines that nobody
+// needs when it works.
+func runGo(ctx context.Context, dir string, env, args []string, progress io.Writer, begin time.Time) error {
 	var output bytes.Buffer
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	// GOWORK=off: the tools modules are standalone by design; a go.work at
 	// the repository root must not pull them into the main module graph.
-	cmd.Env = append(os.Environ(), "GOWORK=off")
+	cmd.Env = append(append(os.Environ(), "GOWORK=off"), env...)
 	cmd.Stdout, cmd.Stderr = &output, &output
 	// Cancelling must also stop the compilers and linkers the go command
 	// started, hence a process group and a group kill.
