@@ -1,0 +1,262 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/confighash/confighash/e2e/controlplane"
+	"github.com/confighash/confighash/restamp"
+	"github.com/confighash/confighash/workload"
+)
+
+var rolloutGVK = schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Rollout"}
+
+// TestArgoRollouts runs the real Argo Rollouts controller (v1.10.2, built
+// from the module proxy) against the cluster, with its CRDs installed while
+// confighash is already running: confighash notices the CRD and watches
+// Rollouts without a restart. Pods stay Pending on a cluster without a node,
+// which is enough here: what is checked is the ReplicaSets the controller
+// makes from the template confighash stamps.
+func TestArgoRollouts(t *testing.T) {
+	ctx := specContext(t)
+	r, err := controlplane.EnsureRollouts(ctx, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.InstallCRDs(ctx, env.Kubectl, env.Kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	stop, err := controlplane.StartRollouts(ctx, r, env.Kubeconfig, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("stopping the Rollouts controller: %v", err)
+		}
+	})
+	t.Run("canary", testRolloutCanary)
+	t.Run("workloadRef", testRolloutWorkloadRef)
+}
+
+func envFromSettings() corev1.PodSpec {
+	return corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app", Env: []corev1.EnvVar{{
+		Name: "MODE", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}, Key: "mode"}}}}}}}
+}
+
+// rolloutOf is a canary Rollout without steps, as a manifest would declare
+// it: its template has no stamp.
+func rolloutOf(ns, name string, spec corev1.PodSpec) *unstructured.Unstructured {
+	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}}, Spec: spec}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&tmpl)
+	if err != nil {
+		panic(err)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(rolloutGVK)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	u.Object["spec"] = map[string]any{
+		"replicas": int64(1),
+		"selector": map[string]any{"matchLabels": map[string]any{"app": name}},
+		"template": m,
+		"strategy": map[string]any{"canary": map[string]any{}},
+	}
+	return u
+}
+
+// rolloutReplicaSets lists the ReplicaSets a Rollout controls, by
+// rollouts-pod-template-hash.
+func rolloutReplicaSets(t *testing.T, ns, name string) []string {
+	t.Helper()
+	l := &appsv1.ReplicaSetList{}
+	if err := env.Client.List(specContext(t), l, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, rs := range l.Items {
+		if c := metav1.GetControllerOf(&rs); c != nil && c.Kind == "Rollout" && c.Name == name {
+			out = append(out, rs.Labels["rollouts-pod-template-hash"])
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// expectRolloutReplicaSets waits for n ReplicaSets, then checks that the
+// count holds for the settle time.
+func expectRolloutReplicaSets(t *testing.T, ns, name string, n int) []string {
+	t.Helper()
+	var got []string
+	err := wait.PollUntilContextTimeout(specContext(t), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		got = rolloutReplicaSets(t, ns, name)
+		return len(got) >= n, nil
+	})
+	if err != nil {
+		t.Fatalf("Rollout %s has ReplicaSets %v, want %d", name, got, n)
+	}
+	time.Sleep(settle)
+	if got = rolloutReplicaSets(t, ns, name); len(got) != n {
+		t.Fatalf("Rollout %s has ReplicaSets %v after settling, want exactly %d", name, got, n)
+	}
+	return got
+}
+
+// currentPodHash is the Rollout's status.currentPodHash: the template hash
+// of the ReplicaSet it is rolling to.
+func currentPodHash(t *testing.T, ns, name string) string {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(rolloutGVK)
+	if err := env.Client.Get(specContext(t), client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+		t.Fatal(err)
+	}
+	h, _, _ := unstructured.NestedString(u.Object, "status", "currentPodHash")
+	return h
+}
+
+func rolloutStamp(t *testing.T, u *unstructured.Unstructured) string {
+	t.Helper()
+	if err := env.Client.Get(specContext(t), client.ObjectKeyFromObject(u), u); err != nil {
+		t.Fatal(err)
+	}
+	s, _, _ := unstructured.NestedString(u.Object, "spec", "template", "metadata", "annotations", workload.ChecksumAnnotation)
+	return s
+}
+
+// waitRolloutStamp waits until the Rollout carries want; the first re-stamp
+// after the CRD appears may wait for the hook's next look for it.
+func waitRolloutStamp(t *testing.T, u *unstructured.Unstructured, want string, within time.Duration) {
+	t.Helper()
+	var got string
+	err := wait.PollUntilContextTimeout(specContext(t), 100*time.Millisecond, within, true, func(context.Context) (bool, error) {
+		got = rolloutStamp(t, u)
+		return got == want, nil
+	})
+	if err != nil {
+		t.Fatalf("Rollout %s stamp %q, want %q", u.GetName(), got, want)
+	}
+}
+
+// testRolloutCanary: a canary Rollout is stamped at admission; a config
+// change makes one new ReplicaSet, a re-apply none, and a revert goes back
+// to the first ReplicaSet (the Rollout controller finds it by template
+// hash) without a third.
+func testRolloutCanary(t *testing.T) {
+	ns := namespace(t, true)
+	cm := configMap(ns, "settings", map[string]string{"mode": "one"})
+	create(t, cm)
+	spec := envFromSettings()
+	ro := rolloutOf(ns, "web", spec)
+	create(t, ro)
+	first := rolloutStamp(t, ro)
+	if want := expectedChecksum(t, ns, &spec, nil); first != want {
+		t.Fatalf("stamp at create = %q, want %q", first, want)
+	}
+	hashes := expectRolloutReplicaSets(t, ns, "web", 1)
+	h1 := hashes[0]
+
+	update(t, cm, func() { cm.Data["mode"] = "two" })
+	second := expectedChecksum(t, ns, &spec, nil)
+	waitRolloutStamp(t, ro, second, restamp.ProbeInterval+20*time.Second)
+	hashes = expectRolloutReplicaSets(t, ns, "web", 2)
+
+	// A replace with the manifest (no stamp) keeps the stamp: no new
+	// ReplicaSet. The controller writes the Rollout's own annotations, so
+	// the replace carries those, as kubectl replace of an edited live
+	// object would, and retries when the controller wrote in between.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		live := rolloutOf(ns, "web", spec)
+		if err := env.Client.Get(specContext(t), client.ObjectKeyFromObject(live), live); err != nil {
+			return err
+		}
+		again := rolloutOf(ns, "web", spec)
+		again.SetResourceVersion(live.GetResourceVersion())
+		again.SetAnnotations(live.GetAnnotations())
+		return env.Client.Update(specContext(t), again)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rolloutStamp(t, ro); got != second {
+		t.Fatalf("after a re-apply the stamp is %q, want %q kept", got, second)
+	}
+	expectRolloutReplicaSets(t, ns, "web", 2)
+
+	// Revert: the stamp returns to the first value, so the template is the
+	// first ReplicaSet's again.
+	reverted := time.Now()
+	update(t, cm, func() { cm.Data["mode"] = "one" })
+	waitRolloutStamp(t, ro, first, 20*time.Second)
+	err = wait.PollUntilContextTimeout(specContext(t), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return currentPodHash(t, ns, "web") == h1, nil
+	})
+	if err != nil {
+		t.Fatalf("after the revert the Rollout's currentPodHash is %q, want the first ReplicaSet's %q", currentPodHash(t, ns, "web"), h1)
+	}
+	t.Logf("revert: back on the first ReplicaSet %s %s after the ConfigMap was reverted", h1, time.Since(reverted).Round(10*time.Millisecond))
+	if got := expectRolloutReplicaSets(t, ns, "web", 2); !slices.Equal(got, hashes) {
+		t.Errorf("ReplicaSets after the revert %v, want the same two %v", got, hashes)
+	}
+}
+
+// testRolloutWorkloadRef: a Rollout that reads its template from a
+// Deployment (spec.workloadRef) is left alone by confighash; stamping the
+// Deployment is enough for the Rollout to make one new ReplicaSet per
+// config change.
+func testRolloutWorkloadRef(t *testing.T) {
+	ns := namespace(t, true)
+	cm := configMap(ns, "settings", map[string]string{"mode": "one"})
+	create(t, cm)
+	spec := envFromSettings()
+	d := deploymentOf(ns, "base", spec)
+	d.Spec.Replicas = ptr.To[int32](0) // the Rollout runs the pods
+	d.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ref"}}
+	d.Spec.Template.Labels = map[string]string{"app": "ref"}
+	create(t, d)
+	if got, want := stampOf(t, d), expectedChecksum(t, ns, &spec, nil); got != want {
+		t.Fatalf("Deployment stamp %q, want %q", got, want)
+	}
+
+	ro := &unstructured.Unstructured{}
+	ro.SetGroupVersionKind(rolloutGVK)
+	ro.SetNamespace(ns)
+	ro.SetName("ref")
+	ro.Object["spec"] = map[string]any{
+		"replicas":    int64(1),
+		"selector":    map[string]any{"matchLabels": map[string]any{"app": "ref"}},
+		"workloadRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "base"},
+		"strategy":    map[string]any{"canary": map[string]any{}},
+	}
+	create(t, ro)
+	if _, found, _ := unstructured.NestedMap(ro.Object, "spec", "template"); found {
+		t.Fatal("confighash gave a workloadRef Rollout a template")
+	}
+	expectRolloutReplicaSets(t, ns, "ref", 1)
+
+	update(t, cm, func() { cm.Data["mode"] = "two" })
+	want := expectedChecksum(t, ns, &spec, nil)
+	if err := wait.PollUntilContextTimeout(specContext(t), 100*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+		return stampOf(t, d) == want, nil
+	}); err != nil {
+		t.Fatalf("Deployment not re-stamped: %q, want %q", stampOf(t, d), want)
+	}
+	expectRolloutReplicaSets(t, ns, "ref", 2)
+}
