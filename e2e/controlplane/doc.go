@@ -6,9 +6,13 @@
 // There is no container runtime on the machines that run these tests, so the
 // binaries are built from the Go module proxy into <repo>/bin (see
 // EnsureBinaries) and started as plain processes on loopback ports (see Start).
-// There is no kubelet and no scheduler: Pods stay Pending, but everything the
-// API server and the controller-manager do (admission webhooks, Deployments,
-// ReplicaSets, garbage collection, ServiceAccounts) is the real thing.
+// Without a node, Pods stay Pending, but everything the API server and the
+// controller-manager do (admission webhooks, Deployments, ReplicaSets,
+// garbage collection, ServiceAccounts) is the real thing. With
+// Options.Node, it also runs a kubelet, kube-scheduler and kube-proxy built
+// from the same module, on containerd, runc and the CNI plugins from the
+// host's packages, so Pods really run. EnsureRollouts builds the Argo
+// Rollouts controller the same way, on demand.
 //
 // The package is Linux-only: it relies on process groups, Pdeathsig and /proc.
 package controlplane
