@@ -34,11 +34,16 @@ var rolloutGVK = schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha
 // which is enough here: what is checked is the ReplicaSets the controller
 // makes from the template confighash stamps.
 func TestArgoRollouts(t *testing.T) {
-	ctx := specContext(t)
-	r, err := controlplane.EnsureRollouts(ctx, os.Stderr)
+	// The first run builds the controller (about 5 minutes on 2 cores,
+	// more when its modules and Go 1.27 are not cached): longer than a
+	// spec's context.
+	buildCtx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	r, err := controlplane.EnsureRollouts(buildCtx, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx := specContext(t)
 	if err := r.InstallCRDs(ctx, env.Kubectl, env.Kubeconfig); err != nil {
 		t.Fatal(err)
 	}
