@@ -48,7 +48,7 @@ e2e: controlplane
 	$(GO) test -tags e2e -count=1 -p 1 -timeout 60m -v ./e2e/...
 	cd e2e/deploy && $(GO) test -tags e2e -count=1 -timeout 30m -v ./...
 	cd e2e/argocd && GOTOOLCHAIN=$(ARGOCD_GO) $(GO) test -c -o $(CURDIR)/bin/argocd-diff.test .
-	$(GO) run ./e2e/cmd/cluster exec -- bin/argocd-diff.test -test.v -test.count=1 -test.timeout=20m
+	$(GO) run ./e2e/cmd/cluster exec --rollouts -- bin/argocd-diff.test -test.v -test.count=1 -test.timeout=20m
 
 ## demo: start a local cluster with a node, deploy confighash from its manifests, show a sample app's log before and after a config change, stop (root)
 demo: controlplane

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -167,6 +168,11 @@ func (c *cluster) settled(t *testing.T, gvr schema.GroupVersionResource, namespa
 func observed(u *unstructured.Unstructured) bool {
 	if u.GetKind() == "CronJob" {
 		return true
+	}
+	if u.GetKind() == "Rollout" {
+		// Argo Rollouts writes observedGeneration as a string.
+		g, _, _ := unstructured.NestedString(u.Object, "status", "observedGeneration")
+		return g == strconv.FormatInt(u.GetGeneration(), 10)
 	}
 	g, ok, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
 	if u.GetKind() == "Deployment" && u.GetAnnotations()["deployment.kubernetes.io/revision"] == "" {

@@ -7,10 +7,11 @@
 // The tests need a cluster with confighash running, named by
 // CONFIGHASH_E2E_KUBECONFIG. make test provides one with
 //
-//	go run ./e2e/cmd/cluster exec -- <the test binary>
+//	go run ./e2e/cmd/cluster exec --rollouts -- <the test binary>
 //
 // which starts a throwaway local control plane and confighash, exactly as
-// the main e2e specs do. They sync objects with Argo CD's applier (client-side
+// the main e2e specs do, and (--rollouts) Argo Rollouts' CRDs and
+// controller, for the Rollout. They sync objects with Argo CD's applier (client-side
 // and server-side apply, as argocd-controller) and diff them with Argo CD's
 // controller diff (legacy and server-side), with and without the
 // ignoreDifferences entries of docs/argocd.md, which they read from that file

@@ -30,6 +30,8 @@ spec:
 }
 
 // workloads are the kinds confighash stamps on UPDATE, as Git holds them.
+// The Rollout needs Argo Rollouts' CRDs and controller, which `cluster exec
+// --rollouts` provides.
 var workloads = []struct {
 	resource string
 	manifest string
@@ -48,6 +50,17 @@ spec:
       template:
         spec:
           restartPolicy: Never` + strings.ReplaceAll(podSpec, "\n      ", "\n          ")},
+	{"rollouts", `
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: app}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: app}}
+  strategy: {canary: {}}
+  template:
+    metadata: {labels: {app: app}}
+    spec:` + podSpec},
 }
 
 // TestEntriesCoverEveryKind checks the documented entries, in both their
@@ -67,7 +80,8 @@ func TestEntriesCoverEveryKind(t *testing.T) {
 		desired := fromGit(t, w.manifest, ns)
 		t.Run(desired.GetKind(), func(t *testing.T) {
 			the.sync(t, desired, true)
-			gvr := schema.GroupVersionResource{Group: desired.GroupVersionKind().Group, Version: "v1", Resource: w.resource}
+			gvk := desired.GroupVersionKind()
+			gvr := schema.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: w.resource}
 			live := the.settled(t, gvr, ns, "app", desired.GetKind()+" stamped and settled", func(u *unstructured.Unstructured) bool {
 				return stampOf(u) != "" && observed(u)
 			})

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/confighash/confighash/e2e/controlplane"
 	"github.com/confighash/confighash/e2e/framework"
 )
 
@@ -24,7 +25,11 @@ func (e exitError) Error() string { return fmt.Sprintf("command exited with stat
 // at it, and tears everything down again. It is how suites that cannot live
 // in the main module (the Argo CD diff proof needs another Go toolchain) get
 // the same cluster set-up as the main e2e specs.
-func execWith(ctx context.Context, argv []string, stderr io.Writer) error {
+//
+// With rollouts, Argo Rollouts' CRDs are installed and its controller runs
+// for the command's duration, so that the command can hold Rollouts to
+// what it holds Deployments to.
+func execWith(ctx context.Context, argv []string, rollouts bool, stderr io.Writer) error {
 	if len(argv) == 0 {
 		return errors.New("exec: want a command after --\n" + usage)
 	}
@@ -36,6 +41,17 @@ func execWith(ctx context.Context, argv []string, stderr io.Writer) error {
 	runErr := func() error {
 		if err := env.Confighash.Start(ctx); err != nil {
 			return fmt.Errorf("starting confighash: %w", err)
+		}
+		if rollouts {
+			stop, err := startRollouts(ctx, env, stderr)
+			if err != nil {
+				return err
+			}
+			defer func() {
+				if err := stop(); err != nil {
+					fmt.Fprintln(stderr, "cluster: stopping the Rollouts controller:", err)
+				}
+			}()
 		}
 		fmt.Fprintf(stderr, "cluster: control plane and confighash ready in %s; running %q\n", time.Since(start).Round(time.Millisecond), argv)
 		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -59,4 +75,29 @@ func execWith(ctx context.Context, argv []string, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "cluster: tearing down:", err)
 	}
 	return runErr
+}
+
+// startRollouts installs Argo Rollouts' CRDs and starts its controller
+// against env, its log in a temporary directory that is removed with it.
+func startRollouts(ctx context.Context, env *framework.Env, stderr io.Writer) (stop func() error, err error) {
+	r, err := controlplane.EnsureRollouts(ctx, stderr)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.InstallCRDs(ctx, env.Kubectl, env.Kubeconfig); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "confighash-rollouts-")
+	if err != nil {
+		return nil, fmt.Errorf("creating the Rollouts controller's directory: %w", err)
+	}
+	stopController, err := controlplane.StartRollouts(ctx, r, env.Kubeconfig, dir)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return func() error {
+		err := stopController()
+		return errors.Join(err, os.RemoveAll(dir))
+	}, nil
 }

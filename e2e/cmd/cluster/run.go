@@ -22,9 +22,11 @@ commands:
   build   build the control-plane binaries into bin/ (first run ~15 min)
   up      start a detached control plane and node (root) with its state in .cluster/
   down    stop that control plane and node, undo the node's host changes, delete .cluster/
-  exec -- COMMAND [ARG...]
+  exec [--rollouts] -- COMMAND [ARG...]
           start a throwaway control plane with confighash running, run
-          COMMAND with KUBECONFIG set, then tear everything down`
+          COMMAND with KUBECONFIG set, then tear everything down; with
+          --rollouts, also install Argo Rollouts' CRDs and run its controller
+          (built on first use, ~5 min)`
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 || (args[0] != "exec" && len(args) != 1) {
@@ -45,10 +47,14 @@ func run(ctx context.Context, args []string) error {
 		return down(stateDir, os.Stdout)
 	case "exec":
 		argv := args[1:]
+		rollouts := len(argv) > 0 && argv[0] == "--rollouts"
+		if rollouts {
+			argv = argv[1:]
+		}
 		if len(argv) > 0 && argv[0] == "--" {
 			argv = argv[1:]
 		}
-		return execWith(ctx, argv, os.Stderr)
+		return execWith(ctx, argv, rollouts, os.Stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Println(usage)
 		return nil
