@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/confighash/confighash/cmd/confighash/app"
 	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/restamp"
+	"github.com/confighash/confighash/status"
 	"github.com/confighash/confighash/workload"
 )
 
@@ -179,6 +181,19 @@ func TestCustomKindStampedAndRestamped(t *testing.T) {
 		return got == want3, nil
 	}); err != nil {
 		t.Fatalf("second change: stamp %q, want %q", got, want3)
+	}
+
+	// confighash status, told the same --workload-kind, reports it current.
+	r := runStatus(t, "widget/gadget", "-n", ns, "-o", "json", widgetKindFlag("spec.template"))
+	if r.err != nil {
+		t.Fatalf("status: %v", r.err)
+	}
+	var rep status.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("decoding status: %v\n%s", err, r.stdout)
+	}
+	if len(rep.Workloads) != 1 || rep.Workloads[0].State != status.StateCurrent || rep.Workloads[0].StampedChecksum != want3 {
+		t.Errorf("status of the Widget: %+v, want one current workload stamped %q", rep.Workloads, want3)
 	}
 
 	// A re-apply of the manifest as written (no stamp) keeps the stamp.

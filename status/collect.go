@@ -37,18 +37,23 @@ type Options struct {
 	Stamper Stamper
 	// Parallel bounds the concurrent dry-runs; 0 means 8.
 	Parallel int
+	// Kinds are the kinds confighash serves (its --workload-kind); nil
+	// means the built-in ones.
+	Kinds workload.Registry
 }
 
 // NotFoundError is returned when a named workload does not exist.
 type NotFoundError struct {
 	Target    Target
 	Namespace string
+	// Kinds are the kinds looked for; nil means the built-in ones.
+	Kinds workload.Registry
 }
 
 func (e *NotFoundError) Error() string {
 	what := e.Target.String()
 	if e.Target.Kind == "" {
-		what = "no " + orList(kindNames()) + " " + what
+		what = "no " + orList(kindNames(orBuiltin(e.Kinds))) + " " + what
 	} else {
 		what += " not found"
 	}
@@ -61,8 +66,9 @@ func (e *NotFoundError) Error() string {
 // Problems confined to one workload are reported in it rather than failing
 // the whole call.
 func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
+	o.Kinds = orBuiltin(o.Kinds)
 	if o.Stamper == nil {
-		o.Stamper = DryRunStamper{Client: c}
+		o.Stamper = DryRunStamper{Client: c, Kinds: o.Kinds}
 	}
 	ns := o.Namespace
 	if o.AllNamespaces {
@@ -71,12 +77,12 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 		}
 		ns = ""
 	}
-	objs, err := listWorkloads(ctx, c, o.Target, ns)
+	objs, err := listWorkloads(ctx, c, o.Target, ns, o.Kinds)
 	if err != nil {
 		return nil, err
 	}
 	if o.Target.Name != "" && len(objs) == 0 {
-		return nil, &NotFoundError{Target: o.Target, Namespace: ns}
+		return nil, &NotFoundError{Target: o.Target, Namespace: ns, Kinds: o.Kinds}
 	}
 
 	events, eventsErr := listEvents(ctx, c, ns, o.Target.Name)
@@ -87,7 +93,7 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 		w := &report.Workloads[i]
 		w.Kind = obj.GetObjectKind().GroupVersionKind().Kind
 		w.Namespace, w.Name = obj.GetNamespace(), obj.GetName()
-		t, _ := workload.Kinds().PodTemplate(obj) // listWorkloads keeps only objects with one
+		t, _ := o.Kinds.PodTemplate(obj) // listWorkloads keeps only objects with one
 		w.StampedChecksum = t.Checksum()
 		w.Hold = holdOf(obj.GetAnnotations())
 		labels, nsErr := nss.labels(ctx, w.Namespace)
@@ -117,8 +123,8 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 // listWorkloads gets the named workload of each kind t covers, or lists
 // them all, in namespace ns ("" for all), sorted by namespace, kind and
 // name. The objects carry their GroupVersionKind.
-func listWorkloads(ctx context.Context, c client.Reader, t Target, ns string) ([]client.Object, error) {
-	kinds := t.kinds()
+func listWorkloads(ctx context.Context, c client.Reader, t Target, ns string, reg workload.Registry) ([]client.Object, error) {
+	kinds := t.kinds(reg)
 	var out []client.Object
 	for _, k := range kinds {
 		if t.Name != "" {

@@ -278,7 +278,7 @@ func TestDryRunCopy(t *testing.T) {
 	d.OwnerReferences = []metav1.OwnerReference{{Name: "owner"}}
 	d.Finalizers = []string{"x"}
 	d.Status.Replicas = 3
-	cp := dryRunCopy(d).(*appsv1.Deployment)
+	cp := dryRunCopy(nil, d).(*appsv1.Deployment)
 	if cp.UID != "" || cp.ResourceVersion != "" || cp.Generation != 0 || cp.ManagedFields != nil ||
 		cp.OwnerReferences != nil || cp.Finalizers != nil || cp.Status.Replicas != 0 || cp.Name != "" {
 		t.Errorf("copy keeps identity or status: %+v", cp.ObjectMeta)

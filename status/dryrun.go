@@ -29,6 +29,8 @@ type Stamper interface {
 // are collected.
 type DryRunStamper struct {
 	Client client.Client
+	// Kinds are the kinds served; nil means the built-in ones.
+	Kinds workload.Registry
 }
 
 // copySuffix marks the name of the dry-run copy.
@@ -41,19 +43,19 @@ const maxCopyName = 52
 // Stamp implements Stamper.
 func (s DryRunStamper) Stamp(ctx context.Context, obj client.Object) (string, []string, error) {
 	ctx, warnings := collectWarnings(ctx)
-	cp := dryRunCopy(obj)
+	cp := dryRunCopy(orBuiltin(s.Kinds), obj)
 	cp.SetName(copyName(obj.GetName()))
 	err := s.Client.Create(ctx, cp, client.DryRunAll)
 	if apierrors.IsAlreadyExists(err) {
 		// Something really is called that; let the server pick a name.
-		cp = dryRunCopy(obj)
+		cp = dryRunCopy(orBuiltin(s.Kinds), obj)
 		cp.SetGenerateName(copyBase(obj.GetName(), maxCopyName-len(copySuffix)-len("-")-5) + copySuffix + "-")
 		err = s.Client.Create(ctx, cp, client.DryRunAll)
 	}
 	if err != nil {
 		return "", confighashWarnings(warnings.list()), fmt.Errorf("dry-run create of a copy: %w", err)
 	}
-	t, ok := workload.Kinds().PodTemplate(cp)
+	t, ok := orBuiltin(s.Kinds).PodTemplate(cp)
 	if !ok {
 		return "", nil, fmt.Errorf("%T has no pod template", cp)
 	}
@@ -64,7 +66,8 @@ func (s DryRunStamper) Stamp(ctx context.Context, obj client.Object) (string, []
 // annotations and pod template, without identity, ownership, status or
 // stamp. Removing the stamp is what makes a missing stamp in the answer
 // mean that the webhook did not act.
-func dryRunCopy(obj client.Object) client.Object {
+func dryRunCopy(kinds workload.Registry, obj client.Object) client.Object {
+	kinds = orBuiltin(kinds)
 	cp := obj.DeepCopyObject().(client.Object)
 	cp.SetName("")
 	cp.SetGenerateName("")
@@ -78,10 +81,10 @@ func dryRunCopy(obj client.Object) client.Object {
 	cp.SetManagedFields(nil)
 	cp.SetOwnerReferences(nil)
 	cp.SetFinalizers(nil)
-	if k, ok := workload.KindFor(cp); ok {
+	if k, ok := kinds.For(cp); ok {
 		k.ClearStatus(cp)
 	}
-	if t, ok := workload.Kinds().PodTemplate(cp); ok {
+	if t, ok := kinds.PodTemplate(cp); ok {
 		t.SetChecksum("")
 	}
 	return cp

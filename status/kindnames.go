@@ -10,23 +10,25 @@ import (
 // registry so that a kind added to workload shows up in help and errors
 // without an edit here.
 
-// kindNames lists the lower-case names of the kinds status reports on.
-func kindNames() []string {
+// kindNames lists the lower-case names of the kinds of reg status reports
+// on; a custom kind's is qualified by its group, as kubectl accepts it.
+func kindNames(reg workload.Registry) []string {
 	var names []string
-	for _, k := range workload.MutableKinds() {
-		names = append(names, strings.ToLower(k.GVK.Kind))
+	for _, k := range reg.Mutable() {
+		names = append(names, strings.ToLower(k.Name()))
 	}
 	return names
 }
 
 // KindsHelp says which KIND values a target accepts, for usage texts:
-// "deployment, statefulset, … (or deploy, sts, …)".
+// "deployment, statefulset, … (or deploy, sts, …)". It names the built-in
+// kinds; those --workload-kind adds are accepted too.
 func KindsHelp() string {
 	var shorts []string
 	for _, k := range workload.MutableKinds() {
 		shorts = append(shorts, k.ShortNames...)
 	}
-	help := strings.Join(kindNames(), ", ")
+	help := strings.Join(kindNames(workload.Kinds()), ", ")
 	if len(shorts) > 0 {
 		help += " (or " + strings.Join(shorts, ", ") + ")"
 	}

@@ -24,14 +24,14 @@ func TestParseTargetResolvesEveryRegistryKind(t *testing.T) {
 		}
 		for _, n := range names {
 			t.Run(k.GVK.Kind+"/"+n, func(t *testing.T) {
-				got, err := ParseTarget(n + "/web")
+				got, err := ParseTarget(n+"/web", nil)
 				if err != nil {
 					t.Fatalf("ParseTarget(%q): %v", n+"/web", err)
 				}
-				if got.Kind != k.GVK.Kind {
-					t.Errorf("ParseTarget(%q).Kind = %q, want %q", n+"/web", got.Kind, k.GVK.Kind)
+				if got.Kind != k.Name() {
+					t.Errorf("ParseTarget(%q).Kind = %q, want %q", n+"/web", got.Kind, k.Name())
 				}
-				if ks := got.kinds(); len(ks) != 1 || ks[0].GVK != k.GVK {
+				if ks := got.kinds(nil); len(ks) != 1 || ks[0].GVK != k.GVK {
 					t.Errorf("target %v covers %v, want only %s", got, ks, k.GVK)
 				}
 			})
@@ -41,7 +41,7 @@ func TestParseTargetResolvesEveryRegistryKind(t *testing.T) {
 
 func TestBareNameCoversEveryMutableKind(t *testing.T) {
 	got := map[string]bool{}
-	for _, k := range (Target{Name: "web"}).kinds() {
+	for _, k := range (Target{Name: "web"}).kinds(nil) {
 		got[k.GVK.Kind] = true
 	}
 	for _, k := range workload.MutableKinds() {
@@ -53,7 +53,7 @@ func TestBareNameCoversEveryMutableKind(t *testing.T) {
 
 func TestKindTextsNameEveryMutableKind(t *testing.T) {
 	notFound := (&NotFoundError{Target: Target{Name: "web"}, Namespace: "ns"}).Error()
-	_, unknown := ParseTarget("nosuchkind/web")
+	_, unknown := ParseTarget("nosuchkind/web", nil)
 	for _, k := range workload.MutableKinds() {
 		kind := strings.ToLower(k.GVK.Kind)
 		texts := map[string]string{"KindsHelp": KindsHelp(), "NotFoundError": notFound, "unknown kind": unknown.Error()}
@@ -95,7 +95,7 @@ func TestDryRunCopyEveryRegistryKind(t *testing.T) {
 			tmpl.SetChecksum("v1:old")
 			obj.SetName("web")
 
-			cp := dryRunCopy(obj)
+			cp := dryRunCopy(workload.Kinds(), obj)
 			if reflect.TypeOf(cp) != reflect.TypeOf(obj) {
 				t.Fatalf("copy is %T, want %T", cp, obj)
 			}
@@ -125,7 +125,7 @@ func testDryRunCopyCustom(t *testing.T, k workload.Kind) {
 		t.Fatal(err)
 	}
 	u.Object["status"] = map[string]any{"replicas": int64(3)}
-	cp := dryRunCopy(u).(*unstructured.Unstructured)
+	cp := dryRunCopy(workload.Kinds(), u).(*unstructured.Unstructured)
 	if _, ok := cp.Object["status"]; ok {
 		t.Errorf("copy of a %s keeps its status", k.GVK.Kind)
 	}

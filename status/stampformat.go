@@ -37,7 +37,7 @@ func (s DryRunStamper) VerifyStored(ctx context.Context, obj client.Object) (str
 	if err := s.Client.Update(ctx, cp, client.DryRunAll); err != nil {
 		return "", confighashWarnings(warnings.list()), fmt.Errorf("dry-run update: %w", err)
 	}
-	t, ok := workload.Kinds().PodTemplate(cp)
+	t, ok := orBuiltin(s.Kinds).PodTemplate(cp)
 	if !ok {
 		return "", nil, fmt.Errorf("%T has no pod template", cp)
 	}

@@ -11,8 +11,9 @@ import (
 
 // Target names the workloads to report on.
 type Target struct {
-	// Kind is the kind's name (Deployment, …); empty means every kind the
-	// hook re-stamps.
+	// Kind is the kind's workload.Kind.Name (Deployment, …, or
+	// Widget.example.com for a custom kind); empty means every kind the hook
+	// re-stamps.
 	Kind string
 	// Name is one workload's name; empty means all of them.
 	Name string
@@ -22,7 +23,10 @@ type Target struct {
 // kubectl does: singular, plural or short name, optionally qualified by the
 // API group ("deployments.apps"), in any case. Only the kinds the hook
 // re-stamps are accepted, since a Job's or Pod's stamp can never go stale.
-func ParseTarget(s string) (Target, error) {
+//
+// kinds are the kinds confighash serves (nil: the built-in ones), so that a
+// kind its --workload-kind adds can be named too.
+func ParseTarget(s string, kinds workload.Registry) (Target, error) {
 	kindText, name, hasKind := strings.Cut(s, "/")
 	if !hasKind {
 		kindText, name = "", s
@@ -36,25 +40,32 @@ func ParseTarget(s string) (Target, error) {
 	if !hasKind {
 		return Target{Name: name}, nil
 	}
-	kind, ok := kindByName(kindText)
+	kind, ok := kindByName(orBuiltin(kinds), kindText)
 	if !ok {
-		return Target{}, fmt.Errorf("unknown kind %q: want one of %s", kindText, strings.Join(kindNames(), ", "))
+		return Target{}, fmt.Errorf("unknown kind %q: want one of %s", kindText, strings.Join(kindNames(orBuiltin(kinds)), ", "))
 	}
-	return Target{Kind: kind.GVK.Kind, Name: name}, nil
+	return Target{Kind: kind.Name(), Name: name}, nil
 }
 
-// kinds lists the kinds t covers.
-func (t Target) kinds() []workload.Kind {
-	all := workload.MutableKinds()
+// kinds lists the kinds of reg (nil: the built-in ones) that t covers.
+func (t Target) kinds(reg workload.Registry) []workload.Kind {
+	all := orBuiltin(reg).Mutable()
 	if t.Kind == "" {
 		return all
 	}
 	for _, k := range all {
-		if k.GVK.Kind == t.Kind {
+		if k.Name() == t.Kind {
 			return []workload.Kind{k}
 		}
 	}
 	return nil
+}
+
+func orBuiltin(reg workload.Registry) workload.Registry {
+	if reg == nil {
+		return workload.Kinds()
+	}
+	return reg
 }
 
 // String gives "kind/name", "name" or "".
@@ -65,9 +76,9 @@ func (t Target) String() string {
 	return strings.ToLower(t.Kind) + "/" + t.Name
 }
 
-func kindByName(text string) (workload.Kind, bool) {
+func kindByName(reg workload.Registry, text string) (workload.Kind, bool) {
 	text = strings.ToLower(text)
-	for _, k := range workload.MutableKinds() {
+	for _, k := range reg.Mutable() {
 		kind, group := strings.ToLower(k.GVK.Kind), k.GVK.Group
 		names := []string{kind, k.Resource}
 		if group != "" {

@@ -29,7 +29,7 @@ func TestParseTarget(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := ParseTarget(tc.in)
+			got, err := ParseTarget(tc.in, nil)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
@@ -44,10 +44,39 @@ func TestParseTarget(t *testing.T) {
 }
 
 func TestTargetKinds(t *testing.T) {
-	if n, want := len(Target{}.kinds()), len(workload.MutableKinds()); n != want {
+	if n, want := len(Target{}.kinds(nil)), len(workload.MutableKinds()); n != want {
 		t.Errorf("a bare name covers %d kinds, want %d", n, want)
 	}
-	if k := (Target{Kind: "CronJob"}).kinds(); len(k) != 1 || k[0].GVK.Kind != "CronJob" {
+	if k := (Target{Kind: "CronJob"}).kinds(nil); len(k) != 1 || k[0].GVK.Kind != "CronJob" {
 		t.Errorf("kinds = %v", k)
+	}
+}
+
+// TestParseTargetCustomKind: a kind confighash's --workload-kind adds is
+// named like a built-in one once status is told the same list, and not
+// before.
+func TestParseTargetCustomKind(t *testing.T) {
+	widget, err := workload.ParseKind("group=e.io,version=v1,kind=Widget,resource=widgets,template=spec.template")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := workload.NewRegistry(widget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"widget", "widgets", "Widget.e.io", "widgets.e.io"} {
+		got, err := ParseTarget(name+"/web", reg)
+		if err != nil || got.Kind != "Widget.e.io" {
+			t.Errorf("ParseTarget(%q) = %+v, %v", name+"/web", got, err)
+		}
+		if ks := got.kinds(reg); len(ks) != 1 || ks[0].GVK != widget.GVK {
+			t.Errorf("%q covers %v", name, ks)
+		}
+	}
+	if _, err := ParseTarget("widget/web", nil); err == nil {
+		t.Error("a custom kind was accepted without the registry that has it")
+	}
+	if n := len(Target{}.kinds(reg)); n != len(workload.MutableKinds())+1 {
+		t.Errorf("every kind is %d kinds, want the built-in ones and Widget", n)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/confighash/confighash/status"
+	"github.com/confighash/confighash/workload"
 )
 
 // statusUsage is the help text. The kinds it names come from the registry
@@ -49,6 +50,9 @@ type StatusOptions struct {
 	ConfighashNamespace string
 	// ConfighashNamespaces is a namespaced-mode confighash's --namespaces.
 	ConfighashNamespaces []string
+	// WorkloadKinds are confighash's --workload-kind values, so that
+	// status reports on those kinds too.
+	WorkloadKinds []string
 }
 
 // Output formats.
@@ -77,12 +81,14 @@ func (o *StatusOptions) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&o.WebhookConfigName, "webhook-config-name", o.WebhookConfigName, "MutatingWebhookConfiguration confighash is registered in")
 	fs.StringVar(&o.ConfighashNamespace, "namespace-of-confighash", o.ConfighashNamespace, "namespace confighash runs in; its webhook never stamps workloads there")
 	fs.StringSliceVar(&o.ConfighashNamespaces, "namespaces-of-confighash", o.ConfighashNamespaces, "the --namespaces of a namespaced-mode confighash: the only namespaces it serves")
+	fs.StringArrayVar(&o.WorkloadKinds, "workload-kind", o.WorkloadKinds, "a --workload-kind of confighash, to report on that kind too (same syntax; repeatable)")
 }
 
 // statusArgs is a validated `confighash status` command line.
 type statusArgs struct {
 	StatusOptions
 	target status.Target
+	kinds  workload.Registry
 }
 
 // parseStatusArgs parses the command line; errors are usage errors.
@@ -99,10 +105,16 @@ func parseStatusArgs(args []string, stderr io.Writer) (*statusArgs, error) {
 		return nil, err
 	}
 	var errs []error
+	// The same parsing as serve's, so that one value works for both.
+	kinds, err := (&Options{WorkloadKinds: a.WorkloadKinds}).kinds()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	a.kinds = kinds
 	switch fs.NArg() {
 	case 0:
 	case 1:
-		t, err := status.ParseTarget(fs.Arg(0))
+		t, err := status.ParseTarget(fs.Arg(0), kinds)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -162,7 +174,7 @@ func Status(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	rep, err := status.Collect(ctx, c, status.Options{
 		Target: a.target, Namespace: ns, AllNamespaces: a.AllNamespaces, ConfighashNamespace: a.ConfighashNamespace,
-		ConfighashNamespaces: a.ConfighashNamespaces,
+		ConfighashNamespaces: a.ConfighashNamespaces, Kinds: a.kinds,
 	})
 	if err != nil {
 		return err
