@@ -136,14 +136,19 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	if o.Probe == nil {
 		return errors.New("custom workload kinds need a Probe")
 	}
+	indexed := map[string]bool{} // only the watcher's goroutine uses it
 	return mgr.Add(&customWatcher{pending: custom, probe: o.Probe, interval: ProbeInterval,
 		start: func(ctx context.Context, k workload.Kind) error {
 			// The index first: a kind is looked up by readers only once it is
-			// in w, and w gets it only once its index exists.
-			if err := mgr.GetFieldIndexer().IndexField(ctx, k.New(), sources.ReadersIndex, sources.ReadKeysOf(k)); err != nil {
-				return fmt.Errorf("indexing %s by sources: %w", k.Name(), err)
+			// in w, and w gets it only once its index exists. Once only: a
+			// watch that failed to start is retried without indexing again.
+			if !indexed[k.Name()] {
+				if err := mgr.GetFieldIndexer().IndexField(ctx, k.New(), sources.ReadersIndex, sources.ReadKeysOf(k)); err != nil {
+					return fmt.Errorf("indexing %s by sources: %w", k.Name(), err)
+				}
+				indexed[k.Name()] = true
+				w.add(k)
 			}
-			w.add(k)
 			// Its initial list re-checks every object of the kind: what
 			// changed while the kind was not watched is caught up.
 			return c.Watch(source.TypedKind(mgr.GetCache(), k.New(), recheckFor(k, recheck, true)))
