@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
@@ -110,18 +111,12 @@ func widget(ns, name string, spec corev1.PodSpec) *unstructured.Unstructured {
 	u.SetGroupVersionKind(widgetGVK)
 	u.SetNamespace(ns)
 	u.SetName(name)
-	containers := make([]any, 0, len(spec.Containers))
-	for _, c := range spec.Containers {
-		var env []any
-		for _, e := range c.Env {
-			env = append(env, map[string]any{"name": e.Name, "valueFrom": map[string]any{
-				"configMapKeyRef": map[string]any{"name": e.ValueFrom.ConfigMapKeyRef.Name, "key": e.ValueFrom.ConfigMapKeyRef.Key}}})
-		}
-		containers = append(containers, map[string]any{"name": c.Name, "image": c.Image, "env": env})
+	podSpec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&spec)
+	if err != nil {
+		panic(err)
 	}
 	// No metadata in the template: the webhook's patch must create it.
-	u.Object["spec"] = map[string]any{"replicas": int64(1), "template": map[string]any{
-		"spec": map[string]any{"containers": containers}}}
+	u.Object["spec"] = map[string]any{"replicas": int64(1), "template": map[string]any{"spec": podSpec}}
 	return u
 }
 
@@ -146,9 +141,7 @@ func TestCustomKindStampedAndRestamped(t *testing.T) {
 	ns := namespace(t, true)
 	cm := configMap(ns, "settings", map[string]string{"mode": "one"})
 	create(t, cm)
-	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app", Env: []corev1.EnvVar{{
-		Name: "MODE", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}, Key: "mode"}}}}}}}
+	spec := envFromSettings()
 	w := widget(ns, "gadget", spec)
 	create(t, w)
 	first := widgetStamp(t, w)

@@ -60,6 +60,8 @@ func TestArgoRollouts(t *testing.T) {
 	t.Run("workloadRef", testRolloutWorkloadRef)
 }
 
+// envFromSettings is a pod spec reading key mode of ConfigMap settings
+// through env.
 func envFromSettings() corev1.PodSpec {
 	return corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app", Env: []corev1.EnvVar{{
 		Name: "MODE", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
