@@ -114,18 +114,18 @@ func TestRolloutsController(t *testing.T) {
 			return false, err
 		}
 		podHash, _, _ = unstructured.NestedString(got.Object, "status", "currentPodHash")
-		return rs != nil && podHash != "", nil
+		// The controller creates the ReplicaSet at 0 replicas and scales it
+		// up in a second write: wait for that too.
+		return rs != nil && podHash != "" && replicasOf(rs) == 1, nil
 	})
 	if err != nil {
 		log, _ := controlplane.TailFile(filepath.Join(dir, "logs", "argo-rollouts.log"), 30)
-		t.Fatalf("no ReplicaSet and currentPodHash for the Rollout (ReplicaSet %v, currentPodHash %q): %v\ncontroller log:\n%s", rs != nil, podHash, err, log)
+		t.Fatalf("no ReplicaSet of 1 replica and currentPodHash for the Rollout (ReplicaSet %v, replicas %d, currentPodHash %q): %v\ncontroller log:\n%s",
+			rs != nil, replicasOf(rs), podHash, err, log)
 	}
 	t.Logf("ReplicaSet %s appeared %s after the Rollout", rs.Name, time.Since(created).Round(time.Millisecond))
 	if got := rs.Labels["rollouts-pod-template-hash"]; got != podHash {
 		t.Errorf("ReplicaSet %s has rollouts-pod-template-hash %q, Rollout status.currentPodHash %q", rs.Name, got, podHash)
-	}
-	if rs.Spec.Replicas == nil || *rs.Spec.Replicas != 1 {
-		t.Errorf("ReplicaSet %s: spec.replicas = %v, want 1", rs.Name, rs.Spec.Replicas)
 	}
 
 	stopping := time.Now()
@@ -145,4 +145,12 @@ func TestRolloutsController(t *testing.T) {
 	if left := processesMentioning(t, dir); len(left) > 0 {
 		t.Errorf("processes left running after Stop: %v", left)
 	}
+}
+
+// replicasOf is a ReplicaSet's spec.replicas, or -1 when there is none.
+func replicasOf(rs *appsv1.ReplicaSet) int32 {
+	if rs == nil || rs.Spec.Replicas == nil {
+		return -1
+	}
+	return *rs.Spec.Replicas
 }
