@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/cmd/confighash/app"
 	"github.com/confighash/confighash/e2e/framework"
@@ -120,16 +119,6 @@ func widget(ns, name string, spec corev1.PodSpec) *unstructured.Unstructured {
 	return u
 }
 
-// widgetStamp reads the Widget's stamp.
-func widgetStamp(t *testing.T, u *unstructured.Unstructured) string {
-	t.Helper()
-	if err := env.Client.Get(specContext(t), client.ObjectKeyFromObject(u), u); err != nil {
-		t.Fatalf("reading widget: %v", err)
-	}
-	s, _, _ := unstructured.NestedString(u.Object, "spec", "template", "metadata", "annotations", workload.ChecksumAnnotation)
-	return s
-}
-
 // TestCustomKindStampedAndRestamped: a kind configured with --workload-kind,
 // whose CRD is installed only after confighash started, is stamped at
 // admission, re-stamped once per config change by the hook once it notices
@@ -144,7 +133,7 @@ func TestCustomKindStampedAndRestamped(t *testing.T) {
 	spec := envFromSettings()
 	w := widget(ns, "gadget", spec)
 	create(t, w)
-	first := widgetStamp(t, w)
+	first := specTemplateStamp(t, w)
 	if want := expectedChecksum(t, ns, &spec, nil); first != want {
 		t.Fatalf("stamp at create = %q, want %q", first, want)
 	}
@@ -153,15 +142,7 @@ func TestCustomKindStampedAndRestamped(t *testing.T) {
 	// kind, and a change reaches the Widget.
 	update(t, cm, func() { cm.Data["mode"] = "two" })
 	want := expectedChecksum(t, ns, &spec, nil)
-	deadline := restamp.ProbeInterval + 20*time.Second
-	var got string
-	err := wait.PollUntilContextTimeout(specContext(t), 200*time.Millisecond, deadline, true, func(context.Context) (bool, error) {
-		got = widgetStamp(t, w)
-		return got == want, nil
-	})
-	if err != nil {
-		t.Fatalf("after a ConfigMap change the Widget's stamp is %q, want %q (first %q): %v", got, want, first, err)
-	}
+	waitSpecTemplateStamp(t, w, want, restamp.ProbeInterval+20*time.Second)
 	if n := len(events(t, ns, "gadget", workload.ReasonConfigChanged)); n != 1 {
 		t.Errorf("%d ConfigChanged events, want 1", n)
 	}
@@ -169,12 +150,7 @@ func TestCustomKindStampedAndRestamped(t *testing.T) {
 	// Watched now: the next change is re-stamped within the window.
 	update(t, cm, func() { cm.Data["mode"] = "three" })
 	want3 := expectedChecksum(t, ns, &spec, nil)
-	if err := wait.PollUntilContextTimeout(specContext(t), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		got = widgetStamp(t, w)
-		return got == want3, nil
-	}); err != nil {
-		t.Fatalf("second change: stamp %q, want %q", got, want3)
-	}
+	waitSpecTemplateStamp(t, w, want3, 10*time.Second)
 
 	// confighash status, told the same --workload-kind, reports it current.
 	r := runStatus(t, "widget/gadget", "-n", ns, "-o", "json", widgetKindFlag("spec.template"))
@@ -196,7 +172,7 @@ func TestCustomKindStampedAndRestamped(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(settle)
-	if got := widgetStamp(t, w); got != want3 {
+	if got := specTemplateStamp(t, w); got != want3 {
 		t.Errorf("after a re-apply the stamp is %q, want %q kept", got, want3)
 	}
 	if n := len(events(t, ns, "gadget", workload.ReasonConfigChanged)); n != 2 {

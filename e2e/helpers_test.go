@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"math/rand/v2"
 	"os/exec"
 	"strconv"
@@ -343,5 +344,31 @@ func expectRevision(t *testing.T, ns, name string, rev int) {
 	time.Sleep(settle)
 	if got = revision(); got != rev {
 		t.Fatalf("%s: want exactly revision %d, have %d", name, rev, got)
+	}
+}
+
+// specTemplateStamp reads back a custom object (a Rollout, a Widget) whose
+// pod template is at spec.template and returns its stamp.
+func specTemplateStamp(t *testing.T, u *unstructured.Unstructured) string {
+	t.Helper()
+	if err := env.Client.Get(specContext(t), client.ObjectKeyFromObject(u), u); err != nil {
+		t.Fatalf("reading %s %s: %v", u.GetKind(), u.GetName(), err)
+	}
+	s, _, _ := unstructured.NestedString(u.Object, "spec", "template", "metadata", "annotations", workload.ChecksumAnnotation)
+	return s
+}
+
+// waitSpecTemplateStamp waits until such an object carries want. The first
+// re-stamp after its CRD appears may wait for the hook's next look for it
+// (restamp.ProbeInterval).
+func waitSpecTemplateStamp(t *testing.T, u *unstructured.Unstructured, want string, within time.Duration) {
+	t.Helper()
+	var got string
+	err := wait.PollUntilContextTimeout(specContext(t), 100*time.Millisecond, within, true, func(context.Context) (bool, error) {
+		got = specTemplateStamp(t, u)
+		return got == want, nil
+	})
+	if err != nil {
+		t.Fatalf("%s %s stamp %q, want %q: %v", u.GetKind(), u.GetName(), got, want, err)
 	}
 }

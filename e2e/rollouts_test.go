@@ -22,7 +22,6 @@ import (
 
 	"github.com/confighash/confighash/e2e/controlplane"
 	"github.com/confighash/confighash/restamp"
-	"github.com/confighash/confighash/workload"
 )
 
 var rolloutGVK = schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Rollout"}
@@ -139,29 +138,6 @@ func currentPodHash(t *testing.T, ns, name string) string {
 	return h
 }
 
-func rolloutStamp(t *testing.T, u *unstructured.Unstructured) string {
-	t.Helper()
-	if err := env.Client.Get(specContext(t), client.ObjectKeyFromObject(u), u); err != nil {
-		t.Fatal(err)
-	}
-	s, _, _ := unstructured.NestedString(u.Object, "spec", "template", "metadata", "annotations", workload.ChecksumAnnotation)
-	return s
-}
-
-// waitRolloutStamp waits until the Rollout carries want; the first re-stamp
-// after the CRD appears may wait for the hook's next look for it.
-func waitRolloutStamp(t *testing.T, u *unstructured.Unstructured, want string, within time.Duration) {
-	t.Helper()
-	var got string
-	err := wait.PollUntilContextTimeout(specContext(t), 100*time.Millisecond, within, true, func(context.Context) (bool, error) {
-		got = rolloutStamp(t, u)
-		return got == want, nil
-	})
-	if err != nil {
-		t.Fatalf("Rollout %s stamp %q, want %q", u.GetName(), got, want)
-	}
-}
-
 // testRolloutCanary: a canary Rollout is stamped at admission; a config
 // change makes one new ReplicaSet, a re-apply none, and a revert goes back
 // to the first ReplicaSet (the Rollout controller finds it by template
@@ -173,7 +149,7 @@ func testRolloutCanary(t *testing.T) {
 	spec := envFromSettings()
 	ro := rolloutOf(ns, "web", spec)
 	create(t, ro)
-	first := rolloutStamp(t, ro)
+	first := specTemplateStamp(t, ro)
 	if want := expectedChecksum(t, ns, &spec, nil); first != want {
 		t.Fatalf("stamp at create = %q, want %q", first, want)
 	}
@@ -182,7 +158,7 @@ func testRolloutCanary(t *testing.T) {
 
 	update(t, cm, func() { cm.Data["mode"] = "two" })
 	second := expectedChecksum(t, ns, &spec, nil)
-	waitRolloutStamp(t, ro, second, restamp.ProbeInterval+20*time.Second)
+	waitSpecTemplateStamp(t, ro, second, restamp.ProbeInterval+20*time.Second)
 	hashes = expectRolloutReplicaSets(t, ns, "web", 2)
 
 	// A replace with the manifest (no stamp) keeps the stamp: no new
@@ -202,7 +178,7 @@ func testRolloutCanary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := rolloutStamp(t, ro); got != second {
+	if got := specTemplateStamp(t, ro); got != second {
 		t.Fatalf("after a re-apply the stamp is %q, want %q kept", got, second)
 	}
 	expectRolloutReplicaSets(t, ns, "web", 2)
@@ -211,7 +187,7 @@ func testRolloutCanary(t *testing.T) {
 	// first ReplicaSet's again.
 	reverted := time.Now()
 	update(t, cm, func() { cm.Data["mode"] = "one" })
-	waitRolloutStamp(t, ro, first, 20*time.Second)
+	waitSpecTemplateStamp(t, ro, first, 20*time.Second)
 	err = wait.PollUntilContextTimeout(specContext(t), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		return currentPodHash(t, ns, "web") == h1, nil
 	})
