@@ -1,14 +1,12 @@
 package deploy
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/confighash/confighash/cmd/confighash/app"
 	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/webhook"
 )
@@ -23,14 +21,7 @@ func TestWebhookConfigurationMatchesCode(t *testing.T) {
 		t.Run(r.Name, func(t *testing.T) {
 			// The kinds follow the Deployment's --workload-kind flags, as
 			// the rules the binary applies itself in out-of-cluster mode.
-			var args []string
-			for _, a := range r.Container.Args {
-				args = append(args, strings.ReplaceAll(a, "$(POD_NAMESPACE)", Namespace))
-			}
-			kinds, err := app.KindsForArgs(args)
-			if err != nil {
-				t.Fatal(err)
-			}
+			kinds := kindsOf(t, r)
 			want := webhook.Configuration(r.MWC.Name, Namespace, kinds, admissionregistrationv1.WebhookClientConfig{
 				Service: &admissionregistrationv1.ServiceReference{
 					Namespace: r.Service.Namespace,
