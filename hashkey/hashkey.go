@@ -34,9 +34,32 @@ func Ensure(ctx context.Context, c client.Client, ref types.NamespacedName) ([]b
 	} else if err != nil {
 		return nil, fmt.Errorf("reading hmac key secret %s: %w", ref, err)
 	}
-	key := s.Data[DataKey]
-	if len(key) < minLen {
-		return nil, fmt.Errorf("hmac key secret %s: key %q has %d bytes, want at least %d", ref, DataKey, len(key), minLen)
+	return keyOf(ref, s)
+}
+
+// InvalidKeyError says why a Secret does not hold a usable key. It names
+// sizes and the data key expected, never key bytes.
+type InvalidKeyError struct {
+	Secret types.NamespacedName
+	// Reason is what is wrong, for people: "no data key ...", "... has 16
+	// bytes, want at least 32".
+	Reason string
+}
+
+func (e *InvalidKeyError) Error() string {
+	return fmt.Sprintf("hmac key secret %s: %s", e.Secret, e.Reason)
+}
+
+// keyOf returns the key s holds, or an *InvalidKeyError. It is the one
+// check of a key: at start-up (Ensure) and on every re-read (Keeper), so a
+// running replica never acts on a key its restart would refuse.
+func keyOf(ref types.NamespacedName, s *corev1.Secret) ([]byte, error) {
+	key, ok := s.Data[DataKey]
+	switch {
+	case !ok:
+		return nil, &InvalidKeyError{Secret: ref, Reason: fmt.Sprintf("no data key %q (%d other data keys)", DataKey, len(s.Data))}
+	case len(key) < minLen:
+		return nil, &InvalidKeyError{Secret: ref, Reason: fmt.Sprintf("key %q has %d bytes, want at least %d", DataKey, len(key), minLen)}
 	}
 	return key, nil
 }

@@ -105,7 +105,7 @@ func TestEnsureExistingSecret(t *testing.T) {
 				ObjectMeta: metav1.ObjectMeta{Name: ref.Name, Namespace: ref.Namespace},
 				Data:       map[string][]byte{"other": long},
 			},
-			wantErr: `key "hmac-key" has 0 bytes, want at least 32`,
+			wantErr: `no data key "hmac-key" (1 other data keys)`,
 		},
 	}
 	for name, tc := range tests {

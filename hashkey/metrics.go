@@ -12,13 +12,14 @@ const (
 	resultSame     = "same"
 	resultRestored = "restored"
 	resultChanged  = "changed"
+	resultInvalid  = "invalid"
 	resultError    = "error"
 )
 
 // Metrics are the key's Prometheus series.
 type Metrics struct {
 	// Checks counts the Keeper's reads of the key Secret by result. Alert
-	// on any "restored" or "changed".
+	// on any "restored", "changed" or "invalid".
 	Checks *prometheus.CounterVec
 	// InUse is 1 for the key ID this replica stamps with. More than one
 	// key_id across replicas for longer than an interval means they
@@ -32,7 +33,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		Checks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "confighash_hmac_key_checks_total",
-			Help: "Re-reads of the HMAC key Secret by result: same, restored (it was deleted and was put back), changed (it holds another key; the replica restarts), error.",
+			Help: "Re-reads of the HMAC key Secret by result: same, restored (it was deleted and was put back), changed (it holds another valid key; the replica restarts onto it after its delay), invalid (it holds no usable key; the replica keeps its own), error.",
 		}, []string{"result"}),
 		InUse: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "confighash_hmac_key_info",
