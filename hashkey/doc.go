@@ -13,9 +13,38 @@
 // and reads the first one's key. A Keeper then re-reads the Secret every few
 // seconds on every replica. If the Secret was deleted, the Keeper puts back
 // the key it holds, so a replica that restarts later does not make a new
-// one. If the Secret holds another key, the replica exits and its restart
-// reads that key. Replicas can therefore stamp with different keys for at
-// most one Keeper interval (DefaultInterval).
+// one. If the Secret holds another valid key, the replica exits after a
+// delay of its own and its restart reads that key. Replicas can therefore
+// stamp with different keys for at most the restart window plus one Keeper
+// interval (DefaultRestartWindow + DefaultInterval, about 65 s).
+//
+// # A bad key stops nothing
+//
+// A running replica holds the Secret to the same check as a starting one
+// (keyOf: data key hmac-key, at least 32 bytes). A Secret that fails it (a
+// typo in a rotation: a short or empty key, the key under another data key)
+// is reported, a KeyInvalid Warning Event on the Secret, a log line saying
+// what is wrong (sizes and data key names, never bytes) and
+// confighash_hmac_key_checks_total{result="invalid"}, and the replica keeps
+// stamping with the key it holds. Exiting would be worse than useless: the
+// restart refuses the Secret, so every replica would crash-loop at once. A
+// replica that starts while the Secret is bad still fails (it has no key to
+// keep); the others serve until the Secret is fixed. The Keeper never
+// rewrites such a Secret: it is the person's to fix.
+//
+// # Restarts are staggered
+//
+// All replicas see a rotation within one interval of each other; restarting
+// at once would leave no ready replica (the webhook fails open, so writes
+// pass unstamped meanwhile). Each replica therefore waits before it exits:
+// with leader election, a follower a random time within the first half of
+// the window (DefaultRestartWindow, 1 minute) and the leader the whole
+// window, so followers are normally back, on the new key, before the
+// leader (which also serves the webhook) goes and hands the hook over. The
+// PodDisruptionBudget does not apply to container restarts; this does the
+// same job. Without leader election each replica draws from the whole
+// window. The decision is made on a fresh read: a Secret put back to the
+// key in use, or made invalid, during the wait restarts nothing.
 //
 // # A new key rolls nothing
 //
@@ -38,8 +67,10 @@
 //	  --from-literal=hmac-key="$(head -c 32 /dev/urandom | base64)" \
 //	  --dry-run=client -o yaml | kubectl apply -f -
 //
-// Within one Keeper interval every replica sees it and restarts onto it (a
-// KeyChanged Event on the Secret). Nothing rolls: each workload keeps its
+// Within one Keeper interval every replica sees it, and within about a
+// minute more each has restarted onto it (a KeyChanged Event on the Secret
+// per replica, saying when). A mistyped key restarts nothing (KeyInvalid).
+// Nothing rolls: each workload keeps its
 // old-key stamp until its config next changes. If the old key leaked, stamps
 // made under it still let its holder test guesses; retire them at once with
 // `kubectl rollout restart` of each workload, which changes the template, so

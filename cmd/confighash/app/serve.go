@@ -116,7 +116,7 @@ func Serve(ctx context.Context, o Options) error {
 	if err := addHook(ctx, mgr, reg, key, kinds, probe, o); err != nil {
 		return err
 	}
-	if err := addKeyKeeper(mgr, reg, live, keyRef, key); err != nil {
+	if err := addKeyKeeper(mgr, reg, live, keyRef, key, o.LeaderElect); err != nil {
 		return err
 	}
 	log.FromContext(ctx).Info("starting", "namespace", o.Namespace, "certMode", o.CertMode, "webhookURL", o.WebhookURL)
