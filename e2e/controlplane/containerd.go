@@ -5,9 +5,9 @@ package controlplane
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -102,7 +102,7 @@ func containerdArgs(f nodeFiles) []string {
 // namespace.
 func ctr(ctx context.Context, f nodeFiles, args ...string) (string, error) {
 	full := append([]string{"--address", f.containerdSock, "--namespace", criNamespace}, args...)
-	cmd := exec.CommandContext(ctx, "ctr", full...)
+	cmd := hostCommand(ctx, "ctr", full...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -133,24 +133,40 @@ func importImage(ctx context.Context, f nodeFiles, tarball string) error {
 // killTasks kills every container and sandbox that containerd still runs.
 // The kubelet has normally stopped them; this is the fallback for a node
 // whose pods could not be drained, because the shims and the processes they
-// run outlive a killed containerd.
-func killTasks(ctx context.Context, f nodeFiles) error {
-	out, err := ctr(ctx, f, "tasks", "ls", "--quiet")
+// run outlive a killed containerd. Each ctr call gets perCall at most, and
+// the whole ends with ctx: a wedged containerd costs that, not forever. A
+// task that is already gone counts as deleted.
+func killTasks(ctx context.Context, f nodeFiles, perCall time.Duration) error {
+	call := func(args ...string) (string, error) {
+		ctx, cancel := context.WithTimeout(ctx, perCall)
+		defer cancel()
+		return ctr(ctx, f, args...)
+	}
+	out, err := call("tasks", "ls", "--quiet")
 	if err != nil {
 		return err
 	}
 	ids := strings.Fields(out)
 	for _, id := range ids {
-		_, _ = ctr(ctx, f, "tasks", "kill", "--signal", "SIGKILL", id)
+		_, _ = call("tasks", "kill", "--signal", "SIGKILL", id)
 	}
+	var errs []error
 	for _, id := range ids {
 		// Deleting the task waits for the process and lets its shim exit.
-		for range 50 {
-			if _, err := ctr(ctx, f, "tasks", "delete", "--force", id); err == nil {
+		for {
+			out, err := call("tasks", "delete", "--force", id)
+			if err == nil || strings.Contains(out, "not found") {
 				break
 			}
-			time.Sleep(100 * time.Millisecond)
+			if ctx.Err() != nil {
+				errs = append(errs, fmt.Errorf("deleting task %s: %w", id, err))
+				break
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -49,7 +49,8 @@ type Options struct {
 	// loopback, so that pods reach it.
 	Node bool
 	// Progress, if set, receives progress lines of the node's slow first
-	// steps (installing packages, building images).
+	// steps (installing packages, building images), and of any step of
+	// Stop that is slow or gives up.
 	Progress io.Writer
 }
 
@@ -75,6 +76,7 @@ type ControlPlane struct {
 	phases     []Phase
 	removeDir  bool // Dir was created by Start and is removed by Stop
 	detached   bool
+	progress   io.Writer // Options.Progress, or io.Discard
 
 	stopOnce sync.Once
 	stopErr  error
@@ -91,7 +93,7 @@ func Start(ctx context.Context, bins Binaries, opts Options) (*ControlPlane, err
 	if opts.Detached && opts.LogWriter != nil {
 		return nil, errors.New("controlplane: Options.LogWriter cannot be used with Detached")
 	}
-	cp := &ControlPlane{Kubectl: bins.Kubectl, detached: opts.Detached}
+	cp := &ControlPlane{Kubectl: bins.Kubectl, detached: opts.Detached, progress: opts.progress()}
 	if opts.Node {
 		if err := EnsureNodePackages(ctx, opts.progress()); err != nil {
 			return nil, err
@@ -271,21 +273,29 @@ func (cp *ControlPlane) StartupPhases() []Phase {
 // controller-manager never sees the API server vanish first, and the API
 // server never loses etcd), each with SIGTERM then, after 10 s, SIGKILL to its
 // process group. A node is drained first and its changes to the machine
-// (mounts, iptables rules, the bridge) undone last. It is idempotent and safe to defer alongside an explicit call.
-// A temporary Dir created by Start is removed; a caller-provided one is kept.
+// (mounts, iptables rules, the bridge) undone last. Every step is bounded
+// (see stopBounds), so Stop returns in bounded time whatever state the
+// cluster is in. It is idempotent and safe to defer alongside an explicit
+// call. A temporary Dir created by Start is removed; a caller-provided one
+// is kept.
 func (cp *ControlPlane) Stop() error {
 	cp.stopOnce.Do(func() {
-		var errs []error
+		b := defaultStopBounds()
+		var steps []stopStep
 		if cp.node != nil {
-			errs = append(errs, cp.drainNode())
+			steps = append(steps, stopStep{name: "draining the node", timeout: b.drain + b.tasks + 2*b.process(),
+				run: func(ctx context.Context) error { return cp.drainNode(ctx, b) }})
 		}
 		for i := len(cp.procs) - 1; i >= 0; i-- {
-			errs = append(errs, cp.procs[i].stop())
+			p := cp.procs[i]
+			steps = append(steps, stopStep{name: fmt.Sprintf("stopping %s (pid %d)", p.name, p.pid()), timeout: b.process(),
+				run: func(context.Context) error { return p.stop() }})
 		}
 		if cp.node != nil {
-			errs = append(errs, cleanupNodeHost(*cp.node))
+			steps = append(steps, stopStep{name: "undoing the node's changes to the machine", timeout: b.host,
+				run: func(ctx context.Context) error { return cleanupNodeHost(ctx, *cp.node, b.command) }})
 		}
-		err := errors.Join(errs...)
+		err := runStopSteps(context.Background(), cp.progress, b.slow, steps)
 		// Keep the pid file and the directory when something survived:
 		// they are what `down` and a human need to find it.
 		if err == nil && cp.detached {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -87,7 +88,18 @@ func DetachedPIDs(dir string) ([]int, error) {
 // possibly from another process: SIGTERM to each recorded process group in
 // reverse start order, SIGKILL after 10 s, then it removes the pid file.
 // Having nothing to stop is not an error, so `down` is idempotent.
-func StopDetached(dir string) error {
+//
+// Every step is bounded (see stopBounds), so it returns in bounded time
+// (about 4 minutes if every step overruns, seconds normally) whatever state
+// the cluster is in; a slow step says so on progress (nil: quiet). When ctx
+// ends (Ctrl-C), the SIGTERM graces are cut short and the processes killed
+// at once; host clean-up that did not run fails, and the pid file stays for
+// a second call.
+func StopDetached(ctx context.Context, dir string, progress io.Writer) error {
+	return stopDetached(ctx, dir, progress, defaultStopBounds())
+}
+
+func stopDetached(ctx context.Context, dir string, progress io.Writer, b stopBounds) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return fmt.Errorf("resolving %s: %w", dir, err)
@@ -99,35 +111,46 @@ func StopDetached(dir string) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
+	var steps []stopStep
 	node := newNodeFiles(abs)
 	_, statErr := os.Stat(node.dir)
 	hasNode := statErr == nil
 	if hasNode {
 		// While containerd still runs: kill what it runs, since a killed
-		// kubelet leaves its pods behind.
-		_ = killTasks(context.Background(), node)
+		// kubelet leaves its pods behind. containerd may be gone already.
+		steps = append(steps, stopStep{name: "killing the node's containers", timeout: b.tasks, optional: true,
+			run: func(ctx context.Context) error { return killTasks(ctx, node, b.command) }})
 	}
 	for i := len(pids) - 1; i >= 0; i-- {
-		if err := stopForeign(pids[i], abs); err != nil {
-			errs = append(errs, err)
-		}
+		pid := pids[i]
+		steps = append(steps, stopStep{name: fmt.Sprintf("stopping %s (pid %d)", commandName(pid), pid), timeout: b.process(),
+			run: func(ctx context.Context) error { return stopForeign(ctx, pid, abs, b.grace) }})
 	}
 	if hasNode {
-		if err := cleanupNodeHost(node); err != nil {
-			errs = append(errs, err)
-		}
+		steps = append(steps, stopStep{name: "undoing the node's changes to the machine", timeout: b.host,
+			run: func(ctx context.Context) error { return cleanupNodeHost(ctx, node, b.command) }})
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
+	if err := runStopSteps(ctx, progress, b.slow, steps); err != nil {
+		return err
 	}
 	return removePIDFile(abs)
 }
 
+// commandName is the base name of pid's executable, for progress lines.
+func commandName(pid int) string {
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || len(cmdline) == 0 {
+		return "process"
+	}
+	argv0, _, _ := bytes.Cut(cmdline, []byte{0})
+	return filepath.Base(string(argv0))
+}
+
 // stopForeign stops a process group we did not start in this process, so we
 // cannot wait(2) for it and poll instead. A PID that no longer belongs to this
-// cluster (exited, possibly reused by something else) is left alone.
-func stopForeign(pid int, dir string) error {
+// cluster (exited, possibly reused by something else) is left alone. ctx
+// cuts the SIGTERM grace short; the SIGKILL is sent regardless.
+func stopForeign(ctx context.Context, pid int, dir string, grace time.Duration) error {
 	owned := func() bool { return ownedBy(pid, dir) }
 	gone := func(ctx context.Context) bool {
 		for owned() {
@@ -139,7 +162,7 @@ func stopForeign(pid int, dir string) error {
 		}
 		return true
 	}
-	return StopGroup(context.Background(), Group{PGID: pid, Gone: gone, Owned: owned}, stopGrace)
+	return StopGroup(ctx, Group{PGID: pid, Gone: gone, Owned: owned}, grace)
 }
 
 // ownedBy reports whether pid is a live (not zombie) process whose command

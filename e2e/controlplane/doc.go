@@ -14,5 +14,13 @@
 // host's packages, so Pods really run. EnsureRollouts builds the Argo
 // Rollouts controller the same way, on demand.
 //
+// Stopping (Stop, StopDetached) finishes in bounded time whatever state the
+// cluster is in: each process gets SIGTERM, a grace, then SIGKILL to its
+// group; each host command (ctr, iptables, ip, kube-proxy --cleanup) a
+// timeout, after which its whole process group is killed; and each step a
+// bound after which it is left behind and reported, so the next one still
+// runs (see stopBounds). A slow step says so on the progress writer. A
+// `cluster down` once waited more than 5 minutes on a wedged node.
+//
 // The package is Linux-only: it relies on process groups, Pdeathsig and /proc.
 package controlplane

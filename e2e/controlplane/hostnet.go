@@ -4,6 +4,7 @@ package controlplane
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // ensureBridge creates the pod bridge with the node address before the API
@@ -35,13 +37,13 @@ func ensureBridge() error {
 }
 
 // deleteBridge removes the pod bridge; the veths of stopped pods are gone
-// with their network namespaces.
-func deleteBridge() error {
-	if err := exec.Command("ip", "link", "show", bridgeName).Run(); err != nil {
+// with their network namespaces. Each command gets timeout at most.
+func deleteBridge(ctx context.Context, timeout time.Duration) error {
+	if _, err := runHost(ctx, timeout, "ip", "link", "show", bridgeName); err != nil {
 		return nil // already gone
 	}
-	if out, err := exec.Command("ip", "link", "delete", bridgeName).CombinedOutput(); err != nil {
-		return fmt.Errorf("deleting bridge %s: %w: %s", bridgeName, err, out)
+	if _, err := runHost(ctx, timeout, "ip", "link", "delete", bridgeName); err != nil {
+		return fmt.Errorf("deleting bridge %s: %w", bridgeName, err)
 	}
 	return nil
 }
@@ -62,27 +64,31 @@ func kubeletChains() map[string][]string {
 
 // removeKubeletChains deletes the jumps to the kubelet's chains, then the
 // chains. Absent chains are fine: the kubelet may not have got that far.
-func removeKubeletChains() error {
+// Each iptables call gets timeout at most, and none starts once ctx ended.
+func removeKubeletChains(ctx context.Context, timeout time.Duration) error {
 	var errs []error
 	for table, chains := range kubeletChains() {
-		rules, err := exec.Command("iptables", "-t", table, "-S").Output()
+		if ctx.Err() != nil {
+			return errors.Join(append(errs, fmt.Errorf("iptables table %s: %w", table, context.Cause(ctx)))...)
+		}
+		rules, err := runHost(ctx, timeout, "iptables", "-t", table, "-S")
 		if err != nil {
 			errs = append(errs, fmt.Errorf("listing iptables table %s: %w", table, err))
 			continue
 		}
 		for _, chain := range chains {
-			for _, rule := range jumpsTo(string(rules), chain) {
+			for _, rule := range jumpsTo(rules, chain) {
 				args := append([]string{"-t", table, "-D"}, rule...)
-				if out, err := exec.Command("iptables", args...).CombinedOutput(); err != nil {
-					errs = append(errs, fmt.Errorf("iptables %s: %w: %s", strings.Join(args, " "), err, out))
+				if _, err := runHost(ctx, timeout, "iptables", args...); err != nil {
+					errs = append(errs, err)
 				}
 			}
-			if !strings.Contains(string(rules), "-N "+chain+"\n") {
+			if !strings.Contains(rules, "-N "+chain+"\n") {
 				continue
 			}
 			for _, op := range []string{"-F", "-X"} {
-				if out, err := exec.Command("iptables", "-t", table, op, chain).CombinedOutput(); err != nil {
-					errs = append(errs, fmt.Errorf("iptables -t %s %s %s: %w: %s", table, op, chain, err, out))
+				if _, err := runHost(ctx, timeout, "iptables", "-t", table, op, chain); err != nil {
+					errs = append(errs, err)
 				}
 			}
 		}

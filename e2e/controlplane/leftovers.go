@@ -3,9 +3,9 @@
 package controlplane
 
 import (
+	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 )
 
@@ -32,16 +32,18 @@ func (cp *ControlPlane) Leftovers() []string {
 	if cp.node == nil {
 		return out
 	}
-	if exec.Command("ip", "link", "show", bridgeName).Run() == nil {
+	ctx := context.Background()
+	timeout := defaultStopBounds().command
+	if _, err := runHost(ctx, timeout, "ip", "link", "show", bridgeName); err == nil {
 		out = append(out, "bridge "+bridgeName)
 	}
 	for table, chains := range kubeletChains() {
-		rules, err := exec.Command("iptables", "-t", table, "-S").Output()
+		rules, err := runHost(ctx, timeout, "iptables", "-t", table, "-S")
 		if err != nil {
 			continue
 		}
 		for _, chain := range chains {
-			if strings.Contains(string(rules), "-N "+chain+"\n") {
+			if strings.Contains(rules, "-N "+chain+"\n") {
 				out = append(out, fmt.Sprintf("iptables chain %s/%s", table, chain))
 			}
 		}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -104,10 +103,10 @@ func (cp *ControlPlane) ImportImage(ctx context.Context, tarball string) error {
 // kubelet tears down their mounts and containerd their network namespaces,
 // which a killed kubelet and containerd would leave behind. The controller
 // manager and the scheduler stop first: nothing may recreate or place a pod
-// while the node empties. Whatever still runs after the wait is killed
-// through containerd.
-func (cp *ControlPlane) drainNode() error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+// while the node empties. Whatever still runs after the wait (b.drain at
+// most) is killed through containerd (b.tasks at most).
+func (cp *ControlPlane) drainNode(parent context.Context, b stopBounds) error {
+	ctx, cancel := context.WithTimeout(parent, b.drain)
 	defer cancel()
 	var errs []error
 	for _, p := range cp.procs {
@@ -130,11 +129,16 @@ func (cp *ControlPlane) drainNode() error {
 			if err != nil || strings.TrimSpace(out) == "" {
 				break
 			}
-			time.Sleep(500 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+			case <-time.After(500 * time.Millisecond):
+			}
 		}
 	}
 	if cp.running("containerd") {
-		errs = append(errs, killTasks(context.Background(), *cp.node))
+		ctx, cancel := context.WithTimeout(parent, b.tasks)
+		defer cancel()
+		errs = append(errs, killTasks(ctx, *cp.node, b.command))
 	}
 	return errors.Join(errs...)
 }
@@ -151,18 +155,20 @@ func (cp *ControlPlane) running(name string) bool {
 // cleanupNodeHost undoes what the node did to the machine once its
 // processes are gone: kube-proxy's and the kubelet's iptables rules, any
 // containerd shim still alive, mounts under the node directory, and the
-// bridge. It tolerates a node that never fully started.
-func cleanupNodeHost(f nodeFiles) error {
+// bridge. It tolerates a node that never fully started. Each command gets
+// perCommand at most; the kills and unmounts run even when ctx has ended,
+// since they cannot hang on a lock or a socket.
+func cleanupNodeHost(ctx context.Context, f nodeFiles, perCommand time.Duration) error {
 	if _, err := os.Stat(f.dir); errors.Is(err, os.ErrNotExist) {
-		return deleteBridge()
+		return deleteBridge(ctx, perCommand)
 	}
 	var errs []error
 	if proxy, err := os.ReadFile(filepath.Join(f.dir, "kube-proxy-path")); err == nil {
-		if out, err := exec.Command(string(proxy), "--cleanup").CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Errorf("kube-proxy --cleanup: %w\n%s", err, lastLines(string(out), 10)))
+		if _, err := runHost(ctx, perCommand, string(proxy), "--cleanup"); err != nil {
+			errs = append(errs, fmt.Errorf("kube-proxy --cleanup: %w", err))
 		}
 	}
-	errs = append(errs, removeKubeletChains(), killShims(f), unmountUnder(f.dir), deleteBridge())
+	errs = append(errs, removeKubeletChains(ctx, perCommand), killShims(f), unmountUnder(f.dir), deleteBridge(ctx, perCommand))
 	return errors.Join(errs...)
 }
 

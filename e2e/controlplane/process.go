@@ -64,6 +64,10 @@ func startProcess(spec processSpec) (*process, error) {
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = sysProcAttr(spec.detached)
+	// With a tee the output goes through a pipe, which anything the process
+	// forked may hold open after it was killed: Wait, and so stop, would
+	// wait for that forever.
+	cmd.WaitDelay = commandWaitDelay
 
 	if err := cmd.Start(); err != nil {
 		logFile.Close()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -31,6 +32,18 @@ func TestMain(m *testing.M) {
 	case "ignore-term":
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Println("child ignoring SIGTERM")
+		select {}
+	case "escape":
+		// A child in its own session, holding our output, as a containerd
+		// shim does: a SIGKILL of our group does not reach it.
+		grandchild := exec.Command(os.Args[0])
+		grandchild.Env = append(os.Environ(), childEnv+"=serve")
+		grandchild.Stdout, grandchild.Stderr = os.Stdout, os.Stderr
+		grandchild.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := grandchild.Start(); err != nil {
+			panic(err)
+		}
+		fmt.Printf("grandchild %d\n", grandchild.Process.Pid)
 		select {}
 	case "crash":
 		for i := range 50 {
@@ -166,7 +179,7 @@ func TestStopDetached(t *testing.T) {
 	if other, err := DetachedPIDs(t.TempDir()); err != nil || len(other) != 0 {
 		t.Errorf("DetachedPIDs of an empty dir = %v, %v", other, err)
 	}
-	if err := StopDetached(dir); err != nil {
+	if err := StopDetached(t.Context(), dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, pid := range pids {
@@ -177,7 +190,7 @@ func TestStopDetached(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, pidFileName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("pid file not removed: %v", err)
 	}
-	if err := StopDetached(dir); err != nil {
+	if err := StopDetached(t.Context(), dir, nil); err != nil {
 		t.Errorf("second StopDetached: %v", err)
 	}
 }
@@ -201,5 +214,37 @@ func TestWaitReadyTimeoutAndCancel(t *testing.T) {
 	err = waitReady(ctx, p, time.Minute, never)
 	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "child started") {
 		t.Errorf("cancellation should be reported without the log tail: %v", err)
+	}
+}
+
+// TestProcessStopWithEscapedGrandchild: a process whose output goes through
+// a pipe (a tee) left a child in another session holding it. Stop must
+// still see the process reaped instead of waiting on the pipe.
+func TestProcessStopWithEscapedGrandchild(t *testing.T) {
+	dir := t.TempDir()
+	var out syncBuffer
+	spec := childSpec(t, dir, "escape", false)
+	spec.tee = &lineWriter{mu: new(sync.Mutex), w: &out, prefix: ""}
+	p, err := startProcess(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var grandchild int
+	if err := waitReady(t.Context(), p, 10*time.Second, func(context.Context) error {
+		text, _ := TailFile(p.logPath, 5)
+		i := strings.Index(text, "grandchild ")
+		if i < 0 {
+			return errors.New("no grandchild yet")
+		}
+		if _, err := fmt.Sscanf(text[i:], "grandchild %d", &grandchild); err != nil {
+			return errors.New("no grandchild yet")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(grandchild, syscall.SIGKILL) })
+	if err := p.stop(); err != nil {
+		t.Errorf("stop = %v", err)
 	}
 }

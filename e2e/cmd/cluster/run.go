@@ -44,7 +44,7 @@ func run(ctx context.Context, args []string) error {
 	case "up":
 		return up(ctx, root, stateDir, os.Stdout, os.Stderr)
 	case "down":
-		return down(stateDir, os.Stdout)
+		return down(ctx, stateDir, os.Stdout, os.Stderr)
 	case "exec":
 		argv := args[1:]
 		rollouts := len(argv) > 0 && argv[0] == "--rollouts"
@@ -93,8 +93,10 @@ func up(ctx context.Context, root, stateDir string, stdout, stderr io.Writer) er
 	return nil
 }
 
-func down(stateDir string, stdout io.Writer) error {
-	if err := controlplane.StopDetached(stateDir); err != nil {
+// down stops the cluster in bounded time (slow steps say so on stderr);
+// Ctrl-C kills what still runs at once and leaves the rest to a second call.
+func down(ctx context.Context, stateDir string, stdout, stderr io.Writer) error {
+	if err := controlplane.StopDetached(ctx, stateDir, stderr); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(stateDir); err != nil {
