@@ -137,7 +137,7 @@ func TestMetricsCertificateMissingIsAnError(t *testing.T) {
 		t.Error("no error for a cert dir without tls.crt and tls.key")
 	}
 	for name, mod := range map[string]func(*Options){
-		"--metrics-secure=false":    func(o *Options) { o.MetricsSecure = false },
+		"--metrics-secure=false":   func(o *Options) { o.MetricsSecure = false },
 		"--metrics-bind-address=0": func(o *Options) { o.MetricsAddr = "0" },
 	} {
 		o := o
