@@ -9,6 +9,14 @@
 // webhook server watches that dir (certwatcher), so a renewed certificate is
 // served without a restart.
 //
+// The same certificate serves the metrics (cmd/confighash/app). A scraper
+// must verify it without the Secret, which holds the CA's key: with
+// Options.CABundleConfigMap the caBundle is also published, key ca.crt, in
+// a ConfigMap beside the Secret, the way kube-root-ca.crt publishes the
+// cluster CA. A rotation treats that ConfigMap like the webhook
+// configuration: it switches only once both hold the next CA, so a scraper
+// that reloads its CA file verifies the metrics at every stage.
+//
 // A CA rotation runs in stages (see rotation.go): the next CA is published
 // in the caBundle beside the current one; once a replica has read it back
 // from every webhook of the configuration, and Options.CAPropagationDelay

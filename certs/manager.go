@@ -232,9 +232,9 @@ func (m *Manager) ensureData(ctx context.Context) (time.Time, map[string][]byte,
 		return time.Time{}, nil, fmt.Errorf("parsing %s of secret %s: %w", SecretCertKey, m.opts.SecretKey, err)
 	}
 
-	// Inject before writing files: after a CA rotation the new serving
-	// certificate is trusted only once the bundle holds the new CA.
-	injectErr := m.injectCABundle(ctx, bundle)
+	// Inject (and publish) before writing files: after a CA rotation the new
+	// serving certificate is trusted only once the bundle holds the new CA.
+	injectErr := errors.Join(m.injectCABundle(ctx, bundle), m.publishCABundle(ctx, bundle))
 
 	if m.opts.CertDir != "" {
 		// If injection failed, keep serving the current files when they are

@@ -62,6 +62,12 @@ type Options struct {
 	// WebhookConfigName is the MutatingWebhookConfiguration whose webhooks get
 	// the CA bundle. Empty means no injection (the caller manages caBundle).
 	WebhookConfigName string
+	// CABundleConfigMap is a ConfigMap in SecretKey's namespace into which
+	// the caBundle is published (key ca.crt), for other clients of the
+	// serving certificate, such as a Prometheus scraping the metrics served
+	// with it. A CA rotation waits for it as for the webhook configuration.
+	// Empty means none.
+	CABundleConfigMap string
 	// DNSNames and IPAddresses are the SANs of the serving certificate. At
 	// least one of them is required. IP SANs are what make URL-mode webhooks
 	// on https://127.0.0.1:PORT verifiable.

@@ -14,7 +14,8 @@ import (
 //  1. publish: a next CA is issued into ca-next.crt/ca-next.key and goes
 //     into the caBundle beside the current CA; nothing is signed with it.
 //  2. observe: once a replica reads the next CA back from every webhook of
-//     the MutatingWebhookConfiguration, it records the time
+//     the MutatingWebhookConfiguration (and the CABundleConfigMap, if
+//     any), it records the time
 //     (ca-next.trusted-since). A later read without it clears the time.
 //  3. switch: CAPropagationDelay after that, with the next CA still in the
 //     configuration, it becomes the current CA, a serving certificate is

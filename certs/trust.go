@@ -15,14 +15,21 @@ import (
 // but has not read it back from the webhook configuration yet.
 const rotationPoll = 30 * time.Second
 
-// readTrust reads the webhook configuration and returns which CAs every one
-// of its webhooks trusts: what a CA rotation waits for before it switches.
+// readTrust reads the webhook configuration and the CABundleConfigMap and
+// returns which CAs every one of its webhooks, and the ConfigMap, trusts:
+// what a CA rotation waits for before it switches.
 //
 // Without a configuration to manage (WebhookConfigName empty) the caller
 // injects the bundle itself, so every CA counts as trusted and a rotation
 // waits only CAPropagationDelay. A configuration that cannot be read trusts
 // nothing new: the rotation waits, the current certificate stays.
 func (m *Manager) readTrust(ctx context.Context) trustFunc {
+	webhooks, configMap := m.webhookTrust(ctx), m.bundleConfigMapTrust(ctx)
+	return func(ca *x509.Certificate) bool { return webhooks(ca) && configMap(ca) }
+}
+
+// webhookTrust returns which CAs every webhook of the configuration trusts.
+func (m *Manager) webhookTrust(ctx context.Context) trustFunc {
 	name := m.opts.WebhookConfigName
 	if name == "" {
 		return func(*x509.Certificate) bool { return true }

@@ -9,4 +9,18 @@
 // API calls. This package makes the same two calls with client-go and caches
 // each decision briefly, so a scraper costs the apiserver two requests a
 // minute, not two per scrape.
+//
+// Anyone who can reach the port can send tokens, so nothing a caller sends
+// may cost unbounded memory or apiserver requests, or lock the real scraper
+// out:
+//   - allowed and denied decisions live in two caches, each bounded; only a
+//     token the apiserver allowed enters the allowed one, so junk tokens
+//     fill and evict the denied cache only;
+//   - tokens that are not known good are reviewed at most reviewsPerSecond
+//     (burst reviewBurst); past that the caller gets 429 and Retry-After;
+//   - a caller allowed within knownTTL is known good: when its minute-long
+//     allow goes stale it is reviewed again without waiting on that limit;
+//     a denial on that review forgets it;
+//   - a token longer than maxTokenBytes is refused without being hashed or
+//     sent to the apiserver.
 package metricsauth

@@ -2,13 +2,13 @@ package metricsauth
 
 import (
 	"context"
-	"crypto/sha256"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/time/rate"
 )
 
 // Reviewer answers the two questions the apiserver is asked about a caller.
@@ -33,28 +33,50 @@ type User struct {
 const (
 	allowTTL = time.Minute
 	denyTTL  = 10 * time.Second
-	// maxEntries bounds the cache against a flood of distinct tokens; when
-	// full it is simply emptied.
-	maxEntries = 1024
+	// knownTTL is how long an allowed caller stays known good: when its
+	// decision goes stale it is asked about again without waiting on the
+	// unknown-token limit.
+	knownTTL = 10 * time.Minute
 )
+
+// Bounds against a caller with many tokens, none of them real.
+const (
+	// maxAllowed and maxDenied bound the two caches apart: junk tokens fill
+	// only the denied one, so they never evict an allowed caller.
+	maxAllowed = 128
+	maxDenied  = 1024
+	// maxTokenBytes is far above any ServiceAccount or OIDC token; a longer
+	// one is refused without hashing it or asking the apiserver.
+	maxTokenBytes = 16 << 10
+	// reviewsPerSecond and reviewBurst limit the TokenReviews (each with
+	// its SubjectAccessReview) asked about tokens that are not known good.
+	reviewsPerSecond = 5
+	reviewBurst      = 10
+)
+
+// statusAllowed is the decision that lets a caller through.
+const statusAllowed = http.StatusOK
 
 // Guard wraps handlers so that only authorized callers reach them.
 type Guard struct {
 	reviewer Reviewer
 	now      func() time.Time
 
-	mu    sync.Mutex
-	cache map[[sha256.Size]byte]decision
-}
-
-type decision struct {
-	status  int // http.StatusOK, StatusUnauthorized or StatusForbidden
-	expires time.Time
+	mu        sync.Mutex
+	decisions *decisions
+	// reviews limits the reviews of unknown tokens; a known-good caller's
+	// re-review does not wait on it.
+	reviews *rate.Limiter
 }
 
 // NewGuard returns a Guard asking r.
 func NewGuard(r Reviewer) *Guard {
-	return &Guard{reviewer: r, now: time.Now, cache: map[[sha256.Size]byte]decision{}}
+	return &Guard{
+		reviewer:  r,
+		now:       time.Now,
+		decisions: newDecisions(maxAllowed, maxDenied),
+		reviews:   rate.NewLimiter(reviewsPerSecond, reviewBurst),
+	}
 }
 
 // Wrap returns next behind the guard; log records failures to reach the
@@ -64,6 +86,10 @@ func (g *Guard) Wrap(log logr.Logger, next http.Handler) (http.Handler, error) {
 		token, ok := bearerToken(r)
 		if !ok {
 			unauthorized(w, "Unauthorized: a bearer token is required")
+			return
+		}
+		if len(token) > maxTokenBytes {
+			unauthorized(w, "Unauthorized: the token is too long")
 			return
 		}
 		status, err := g.decide(r.Context(), token, strings.ToLower(r.Method), r.URL.Path)
@@ -76,6 +102,10 @@ func (g *Guard) Wrap(log logr.Logger, next http.Handler) (http.Handler, error) {
 		case http.StatusOK:
 		case http.StatusUnauthorized:
 			unauthorized(w, "Unauthorized: the apiserver does not accept this token")
+			return
+		case http.StatusTooManyRequests:
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "Too Many Requests: too many unknown tokens to check; retry", status)
 			return
 		default:
 			http.Error(w, "Forbidden: this caller may not GET "+r.URL.Path, status)
@@ -101,31 +131,33 @@ func bearerToken(r *http.Request) (string, bool) {
 }
 
 // decide returns the HTTP status for a caller, from the cache or from the
-// apiserver. Errors are not cached: the next scrape asks again.
+// apiserver. A token that is not known good is reviewed only within the
+// review limit, else refused with 429. Errors are not cached: the next scrape
+// asks again.
 func (g *Guard) decide(ctx context.Context, token, verb, path string) (int, error) {
-	// The key hashes the token so the cache holds no credentials.
-	key := sha256.Sum256([]byte(verb + "\x00" + path + "\x00" + token))
+	key := keyOf(token, verb, path)
 	now := g.now()
 	g.mu.Lock()
-	d, ok := g.cache[key]
+	status, known := g.decisions.lookup(key, now)
+	throttled := status == 0 && !known && !g.reviews.AllowN(now, 1)
 	g.mu.Unlock()
-	if ok && now.Before(d.expires) {
-		return d.status, nil
+	if status != 0 {
+		return status, nil
+	}
+	if throttled {
+		return http.StatusTooManyRequests, nil
 	}
 
 	status, err := g.review(ctx, token, verb, path)
 	if err != nil {
 		return 0, err
 	}
-	ttl := denyTTL
-	if status == http.StatusOK {
-		ttl = allowTTL
-	}
 	g.mu.Lock()
-	if len(g.cache) >= maxEntries {
-		clear(g.cache)
+	if status == statusAllowed {
+		g.decisions.allow(key, now)
+	} else {
+		g.decisions.deny(key, status, now)
 	}
-	g.cache[key] = decision{status: status, expires: now.Add(ttl)}
 	g.mu.Unlock()
 	return status, nil
 }
@@ -145,5 +177,5 @@ func (g *Guard) review(ctx context.Context, token, verb, path string) (int, erro
 	if !allowed {
 		return http.StatusForbidden, nil
 	}
-	return http.StatusOK, nil
+	return statusAllowed, nil
 }

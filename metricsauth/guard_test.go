@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/time/rate"
 )
 
 // fakeReviewer stands in for the apiserver: the guard's HTTP behaviour and
@@ -158,13 +160,161 @@ func TestGuardDoesNotCacheErrors(t *testing.T) {
 	}
 }
 
-func TestGuardCacheIsBounded(t *testing.T) {
+// unlimited lifts the review limit, to test the caches alone.
+func unlimited(g *Guard) *Guard {
+	g.reviews = rate.NewLimiter(rate.Inf, 0)
+	return g
+}
+
+func TestGuardCachesAreBounded(t *testing.T) {
 	f := newFake()
-	g := NewGuard(f)
-	for i := range maxEntries + 10 {
+	for i := range maxAllowed + 10 {
+		f.users[fmt.Sprintf("good-%d", i)] = User{Name: "prometheus"}
+	}
+	g := unlimited(NewGuard(f))
+	for i := range maxAllowed + 10 {
+		serve(t, g, fmt.Sprintf("Bearer good-%d", i))
+	}
+	for i := range maxDenied + 10 {
 		serve(t, g, fmt.Sprintf("Bearer token-%d", i))
 	}
-	if n := len(g.cache); n > maxEntries {
-		t.Errorf("cache holds %d entries, bound is %d", n, maxEntries)
+	if n := len(g.decisions.allowed); n > maxAllowed {
+		t.Errorf("allowed cache holds %d entries, bound is %d", n, maxAllowed)
+	}
+	if n := len(g.decisions.denied); n > maxDenied {
+		t.Errorf("denied cache holds %d entries, bound is %d", n, maxDenied)
+	}
+}
+
+// A flood of junk tokens must not cost the real scraper its cached allow
+// (the cache used to be emptied when full), nor cost the apiserver a review
+// per junk token.
+func TestGuardJunkTokensKeepTheScraperCached(t *testing.T) {
+	f := newFake()
+	g := NewGuard(f)
+	clock := time.Unix(1_000_000, 0)
+	g.now = func() time.Time { return clock }
+	if code, _ := serve(t, g, "Bearer scraper-token"); code != http.StatusOK {
+		t.Fatalf("scraper: status %d, want 200", code)
+	}
+	for i := range 2000 {
+		serve(t, g, fmt.Sprintf("Bearer junk-%d", i))
+	}
+	if f.calls > 1+reviewBurstForTest {
+		t.Errorf("2000 junk tokens cost %d TokenReviews, want at most the burst of %d", f.calls-1, reviewBurstForTest)
+	}
+	before := f.calls
+	if code, _ := serve(t, g, "Bearer scraper-token"); code != http.StatusOK || f.calls != before {
+		t.Errorf("scraper after the flood: status %d, %d more TokenReviews; want 200 from the cache", code, f.calls-before)
+	}
+}
+
+// The same with the review limit lifted: junk fills the denied cache only.
+func TestGuardJunkNeverEvictsAnAllow(t *testing.T) {
+	f := newFake()
+	g := unlimited(NewGuard(f))
+	serve(t, g, "Bearer scraper-token")
+	for i := range 3 * maxDenied {
+		serve(t, g, fmt.Sprintf("Bearer junk-%d", i))
+	}
+	before := f.calls
+	if code, _ := serve(t, g, "Bearer scraper-token"); code != http.StatusOK || f.calls != before {
+		t.Errorf("scraper after the flood: status %d, %d more TokenReviews; want 200 from the cache", code, f.calls-before)
+	}
+}
+
+// reviewBurstForTest is the review limit's burst, spelled out so that these
+// tests also build against a guard without a limit.
+const reviewBurstForTest = 10
+
+func TestGuardLimitsReviewsOfUnknownTokens(t *testing.T) {
+	if reviewBurst != reviewBurstForTest {
+		t.Fatalf("reviewBurstForTest is %d, the guard's burst %d", reviewBurstForTest, reviewBurst)
+	}
+	f := newFake()
+	g := NewGuard(f)
+	clock := time.Unix(1_000_000, 0)
+	g.now = func() time.Time { return clock }
+	throttled := 0
+	for i := range 100 {
+		rec, reached := serveRecorded(t, g, fmt.Sprintf("Bearer junk-%d", i))
+		if reached {
+			t.Fatalf("junk-%d reached the handler", i)
+		}
+		if rec.Code == http.StatusTooManyRequests {
+			throttled++
+			if rec.Header().Get("Retry-After") == "" {
+				t.Errorf("429 without Retry-After")
+			}
+		}
+	}
+	if f.calls != reviewBurstForTest || throttled != 100-reviewBurstForTest {
+		t.Errorf("100 unknown tokens at once: %d TokenReviews, %d refused with 429; want %d and %d", f.calls, throttled, reviewBurstForTest, 100-reviewBurstForTest)
+	}
+	clock = clock.Add(time.Second)
+	for i := range 100 {
+		serve(t, g, fmt.Sprintf("Bearer later-%d", i))
+	}
+	if got := f.calls - reviewBurstForTest; got != reviewsPerSecond {
+		t.Errorf("a second later: %d more TokenReviews, want %d", got, reviewsPerSecond)
+	}
+}
+
+// A scraper allowed before is asked about again when its allow goes stale,
+// even while junk has used up the review limit; once it is no longer known
+// it waits on the limit like anyone else; a revoked one is forgotten.
+func TestGuardKnownCallerBypassesTheLimit(t *testing.T) {
+	f := newFake()
+	g := NewGuard(f)
+	start := time.Unix(1_000_000, 0)
+	clock := start
+	g.now = func() time.Time { return clock }
+	exhaust := func(tag string) {
+		for i := range 2 * reviewBurst {
+			serve(t, g, fmt.Sprintf("Bearer %s-%d", tag, i))
+		}
+	}
+	serve(t, g, "Bearer scraper-token")
+
+	clock = start.Add(allowTTL)
+	exhaust("a")
+	before := f.calls
+	if code, _ := serve(t, g, "Bearer scraper-token"); code != http.StatusOK || f.calls != before+1 {
+		t.Errorf("stale known caller with the limit used up: status %d, %d TokenReviews; want 200 after one review", code, f.calls-before)
+	}
+
+	clock = clock.Add(knownTTL)
+	exhaust("b")
+	if code, _ := serve(t, g, "Bearer scraper-token"); code != http.StatusTooManyRequests {
+		t.Errorf("caller no longer known, limit used up: status %d, want 429", code)
+	}
+
+	clock = clock.Add(time.Hour)
+	serve(t, g, "Bearer scraper-token")
+	f.allowed["prometheus"] = false
+	clock = clock.Add(allowTTL)
+	exhaust("c")
+	if code, _ := serve(t, g, "Bearer scraper-token"); code != http.StatusForbidden {
+		t.Errorf("known caller whose binding was revoked: status %d, want 403", code)
+	}
+	clock = clock.Add(denyTTL)
+	exhaust("d")
+	if code, _ := serve(t, g, "Bearer scraper-token"); code != http.StatusTooManyRequests {
+		t.Errorf("revoked caller is still treated as known: status %d, want 429", code)
+	}
+}
+
+func TestGuardRefusesOverlongTokensUnread(t *testing.T) {
+	f := newFake()
+	g := NewGuard(f)
+	huge := strings.Repeat("x", 64<<10)
+	rec, reached := serveRecorded(t, g, "Bearer "+huge)
+	if rec.Code != http.StatusUnauthorized || reached || f.calls != 0 {
+		t.Errorf("a 64 KiB token: status %d, reached %v, %d TokenReviews; want 401 without a review", rec.Code, reached, f.calls)
+	}
+	// A long but plausible token (an OIDC token with many groups) is asked about.
+	f.users[strings.Repeat("y", 8<<10)] = User{Name: "prometheus"}
+	if code, _ := serve(t, g, "Bearer "+strings.Repeat("y", 8<<10)); code != http.StatusOK {
+		t.Errorf("an 8 KiB token: status %d, want 200", code)
 	}
 }

@@ -138,8 +138,11 @@ func TestDeploymentMatchesBinary(t *testing.T) {
 
 			// Ports: webhook (through the Service), probes, metrics.
 			webhookPort, _ := strconv.Atoi(need(t, r, flags, "webhook-port"))
-			if len(r.Service.Spec.Ports) != 1 {
-				t.Fatalf("the Service has %d ports, want 1", len(r.Service.Spec.Ports))
+			// The webhook first (the webhook configuration's port), then
+			// the metrics for a ServiceMonitor: one Service, so that the
+			// certificate's SANs (its DNS names) are what a scraper verifies.
+			if len(r.Service.Spec.Ports) != 2 {
+				t.Fatalf("the Service has %d ports, want 2 (webhook, metrics)", len(r.Service.Spec.Ports))
 			}
 			if got, ok := containerPort(c, r.Service.Spec.Ports[0].TargetPort); !ok || int(got) != webhookPort {
 				t.Errorf("the Service targets container port %v (%d), but --webhook-port=%d", r.Service.Spec.Ports[0].TargetPort.String(), got, webhookPort)
@@ -161,6 +164,9 @@ func TestDeploymentMatchesBinary(t *testing.T) {
 			if got, ok := containerPort(c, intstr.FromString("metrics")); !ok || got != metrics {
 				t.Errorf("container port metrics is %d, but --metrics-bind-address serves %d", got, metrics)
 			}
+			if got, ok := containerPort(c, r.Service.Spec.Ports[1].TargetPort); !ok || got != metrics || r.Service.Spec.Ports[1].Name != "https-metrics" {
+				t.Errorf("the Service's second port %s targets %v (%d), want https-metrics on the metrics port %d", r.Service.Spec.Ports[1].Name, r.Service.Spec.Ports[1].TargetPort.String(), got, metrics)
+			}
 
 			// The cert dir: written by the binary, or mounted from cert-manager's Secret.
 			certDir := need(t, r, flags, "cert-dir")
@@ -168,6 +174,10 @@ func TestDeploymentMatchesBinary(t *testing.T) {
 			switch r.Mode.Flag {
 			case "self":
 				need(t, r, flags, "cert-secret")
+				// The metrics' CA, for scrapers (RBAC rules name it).
+				if got := need(t, r, flags, "ca-bundle-configmap"); got != "confighash-ca-bundle" {
+					t.Errorf("--ca-bundle-configmap=%s, want confighash-ca-bundle", got)
+				}
 				if vol == nil || vol.EmptyDir == nil || mount.ReadOnly {
 					t.Errorf("--cert-dir=%s is not on a writable emptyDir: the binary writes its certificate there", certDir)
 				}

@@ -5,8 +5,11 @@ package deploy
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -27,7 +30,10 @@ const metricsReaderRole = "confighash-metrics-reader"
 // reader ClusterRole it gets confighash's series (the re-stamp it just made
 // among them). confighash asks the apiserver about each caller with its own
 // ServiceAccount, so this also proves those RBAC rules.
-func checkMetricsAccess(ctx context.Context, t *testing.T, admin kubernetes.Interface, r *rendered, url string) {
+//
+// Every scrape verifies the certificate as the Prometheus configuration of
+// docs/metrics.md does: against roots, for the Service's DNS name.
+func checkMetricsAccess(ctx context.Context, t *testing.T, admin kubernetes.Interface, r *rendered, url string, roots *x509.CertPool) {
 	t.Helper()
 	scraper := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: "metrics-scraper"}}
 	if _, err := admin.CoreV1().ServiceAccounts(Namespace).Create(ctx, scraper, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -52,7 +58,7 @@ func checkMetricsAccess(ctx context.Context, t *testing.T, admin kubernetes.Inte
 		"a token bound to " + metricsReaderRole: {token: serviceAccountToken(ctx, t, admin, scraper), want: http.StatusOK, wantBody: "confighash_restamps_total"},
 	} {
 		t.Run("metrics with "+name, func(t *testing.T) {
-			code, body := scrape(ctx, t, url, tc.token)
+			code, body := scrape(ctx, t, url, tc.token, roots, metricsServerName(r))
 			if code != tc.want {
 				t.Fatalf("GET %s: status %d, want %d\n%s", url, code, tc.want, body)
 			}
@@ -63,7 +69,41 @@ func checkMetricsAccess(ctx context.Context, t *testing.T, admin kubernetes.Inte
 	}
 }
 
-func scrape(ctx context.Context, t *testing.T, url, token string) (int, string) {
+// metricsServerName is the name a scraper verifies (server_name): the
+// Service's, whose DNS names are the serving certificate's SANs.
+func metricsServerName(r *rendered) string {
+	return r.Service.Name + "." + r.Service.Namespace + ".svc"
+}
+
+// metricsRoots is what a scraper trusts: with --cert-mode=self the
+// ConfigMap confighash publishes its CA bundle in (never the Secret, which
+// holds the CA key); with cert-manager the issuing CA, here the
+// self-signed pair standing in for it in certDir.
+func metricsRoots(ctx context.Context, t *testing.T, admin kubernetes.Interface, r *rendered, certDir string) *x509.CertPool {
+	t.Helper()
+	var pemBytes []byte
+	if r.Mode.Flag == "self" {
+		name := flagsOf(t, r)["ca-bundle-configmap"]
+		cm, err := admin.CoreV1().ConfigMaps(Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("the CA bundle ConfigMap %s: %v", name, err)
+		}
+		pemBytes = []byte(cm.Data["ca.crt"])
+	} else {
+		b, err := os.ReadFile(filepath.Join(certDir, "tls.crt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pemBytes = b
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pemBytes) {
+		t.Fatal("no CA certificate for the scraper to trust")
+	}
+	return roots
+}
+
+func scrape(ctx context.Context, t *testing.T, url, token string, roots *x509.CertPool, serverName string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -72,12 +112,10 @@ func scrape(ctx context.Context, t *testing.T, url, token string) (int, string) 
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	// The certificate is the one controller-runtime generates for itself;
-	// what is under test is who gets in, not the certificate.
-	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // see above
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: serverName, MinVersion: tls.VersionTLS12}}}
 	resp, err := hc.Do(req)
 	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
+		t.Fatalf("GET %s verifying %s: %v", url, serverName, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)

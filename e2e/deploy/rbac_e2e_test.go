@@ -75,7 +75,7 @@ func TestRBACSufficesAtRunTime(t *testing.T) {
 			l := localArgs(t, dec, kubeconfig)
 			if r.Mode.Flag == "external" {
 				// cert-manager would have put these files into the mount.
-				writeSelfSignedPair(t, l.certDir)
+				writeSelfSignedPair(t, l.certDir, servingCert(t, dec).Spec.DNSNames)
 			}
 			proc := startBinary(t, bin, l.args)
 			waitReady(ctx, t, proc, l.healthURL)
@@ -106,7 +106,7 @@ func TestRBACSufficesAtRunTime(t *testing.T) {
 			}
 
 			restampWorkload(ctx, t, admin, proc, "rbac-"+r.Mode.Overlay)
-			checkMetricsAccess(ctx, t, admin, dec, l.metricsURL)
+			checkMetricsAccess(ctx, t, admin, dec, l.metricsURL, metricsRoots(ctx, t, admin, dec, l.certDir))
 			proc.stop(t)
 			if log := proc.log(); strings.Contains(strings.ToLower(log), "forbidden") {
 				t.Errorf("the binary was denied something:\n%s", grep(log, "forbidden"))
@@ -196,7 +196,7 @@ func freePorts(t *testing.T, n int) []int {
 
 // writeSelfSignedPair stands in for cert-manager: it writes a serving
 // certificate into dir, as the kubelet would mount it.
-func writeSelfSignedPair(t *testing.T, dir string) {
+func writeSelfSignedPair(t *testing.T, dir string, dnsNames []string) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -205,7 +205,7 @@ func writeSelfSignedPair(t *testing.T, dir string) {
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(1),
 		Subject:      pkix.Name{CommonName: "confighash-webhook"},
-		DNSNames:     []string{"localhost"},
+		DNSNames:     dnsNames,
 		NotBefore:    time.Now().Add(-time.Minute),
 		NotAfter:     time.Now().Add(time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,

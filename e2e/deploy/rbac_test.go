@@ -249,6 +249,12 @@ func writeAllowed(ns, resource, verb string, names []string, certMode string, mu
 			return false, "with cert-manager confighash keeps no certificate Secret"
 		}
 		return true, ""
+	case resource == "configmaps":
+		// Only the ConfigMap publishing the self-managed CA for scrapers.
+		if ns != Namespace || certMode != "self" {
+			return false, "ConfigMap writes are the CA bundle's, in confighash's namespace, with --cert-mode=self"
+		}
+		return verb == "create" || (verb == "update" && slices.Equal(names, []string{"confighash-ca-bundle"})), "created, then updated by name"
 	case resource == "mutatingwebhookconfigurations":
 		if certMode != "self" {
 			return false, "with cert-manager confighash does not inject the caBundle"

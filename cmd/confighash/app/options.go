@@ -36,11 +36,15 @@ type Options struct {
 	// needs to read Secrets nowhere else (Roles instead of a ClusterRole).
 	Namespaces []string
 
-	WebhookPort       int
-	WebhookHost       string
-	CertDir           string
-	CertMode          string
-	CertSecret        string
+	WebhookPort int
+	WebhookHost string
+	CertDir     string
+	CertMode    string
+	CertSecret  string
+	// CABundleConfigMap, with --cert-mode=self, is the ConfigMap the CA
+	// bundle is published in (key ca.crt), for scrapers of the metrics,
+	// which are served with the webhook's certificate. Empty: none.
+	CABundleConfigMap string
 	ServiceName       string
 	WebhookConfigName string
 	// WebhookURL switches on out-of-cluster mode: confighash registers its
@@ -112,6 +116,7 @@ func DefaultOptions() Options {
 		CertDir:           "/tmp/confighash/serving-certs",
 		CertMode:          CertModeSelf,
 		CertSecret:        "confighash-webhook-cert",
+		CABundleConfigMap: "confighash-ca-bundle",
 		ServiceName:       "confighash-webhook",
 		WebhookConfigName: "confighash",
 		HMACKeySecret:     "confighash-hmac-key",
@@ -148,12 +153,13 @@ func (o *Options) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "directory of the webhook's tls.crt and tls.key")
 	fs.StringVar(&o.CertMode, "cert-mode", o.CertMode, `"self": issue, renew and inject our own certificates; "external": serve the files in --cert-dir as they are (cert-manager)`)
 	fs.StringVar(&o.CertSecret, "cert-secret", o.CertSecret, "Secret holding the self-managed CA and serving certificate")
+	fs.StringVar(&o.CABundleConfigMap, "ca-bundle-configmap", o.CABundleConfigMap, `with --cert-mode=self: ConfigMap in --namespace to publish the CA bundle in (key ca.crt), for Prometheus to verify the metrics' certificate; "" publishes none`)
 	fs.StringVar(&o.ServiceName, "service-name", o.ServiceName, "Service in front of the webhook; names the self-managed certificate")
 	fs.StringVar(&o.WebhookConfigName, "webhook-config-name", o.WebhookConfigName, "MutatingWebhookConfiguration to inject the CA into (and, with --webhook-url, to create)")
 	fs.StringVar(&o.WebhookURL, "webhook-url", o.WebhookURL, "out-of-cluster mode: register the webhook at this https URL (e.g. https://127.0.0.1:9443) with a self-managed CA")
 	fs.StringVar(&o.HMACKeySecret, "hmac-key-secret", o.HMACKeySecret, "Secret holding the checksum HMAC key; created on first start")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, `metrics address; "0" disables`)
-	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "serve metrics over HTTPS to callers whose token may GET /metrics (checked with TokenReview and SubjectAccessReview); false serves plain HTTP to anyone")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "serve metrics over HTTPS, with the webhook's certificate from --cert-dir, to callers whose token may GET /metrics (checked with TokenReview and SubjectAccessReview); false serves plain HTTP to anyone")
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", o.HealthAddr, "address of /healthz and /readyz")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader to run the config-update hook; every replica serves the webhook")
 	fs.IntVar(&o.WebhookMaxInFlight, "webhook-max-in-flight", o.WebhookMaxInFlight, "admission requests handled at once; more wait briefly, then get 503 (the write passes unstamped)")

@@ -112,6 +112,12 @@ func Permissions(o Options) []Permission {
 		// strategic merge patch (never an update).
 		add(Permission{Resource: "secrets", Verbs: []string{"get", "update"}, OwnNamespace: true, Name: o.CertSecret, Why: "certs: CA and serving certificate"})
 		add(Permission{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations", Verbs: []string{"get", "patch"}, Name: o.WebhookConfigName, Why: "certs: caBundle injection"})
+		if o.CABundleConfigMap != "" {
+			// certs.publishCABundle: Get, Create when missing, Update with
+			// the read resourceVersion.
+			add(Permission{Resource: "configmaps", Verbs: []string{"create"}, OwnNamespace: true, Why: "certs: create the caBundle ConfigMap"})
+			add(Permission{Resource: "configmaps", Verbs: []string{"get", "update"}, OwnNamespace: true, Name: o.CABundleConfigMap, Why: "certs: publish the caBundle for metrics scrapers"})
+		}
 	}
 	if o.WebhookURL != "" {
 		// Out-of-cluster mode only; the shipped manifests never use it.

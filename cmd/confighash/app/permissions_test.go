@@ -153,6 +153,7 @@ func TestPermissionsCoverWhatTheCodeSends(t *testing.T) {
 	m := certs.New(c, certs.Options{
 		SecretKey:         certKey,
 		WebhookConfigName: cfgName,
+		CABundleConfigMap: o.CABundleConfigMap,
 		IPAddresses:       []net.IP{net.ParseIP("127.0.0.1")},
 		CertDir:           t.TempDir(),
 	})
@@ -166,6 +167,15 @@ func TestPermissionsCoverWhatTheCodeSends(t *testing.T) {
 			}
 			delete(s.Data, certs.SecretCertKey)
 			if err := base.Update(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+			// And the published bundle, so the check rewrites it.
+			cm := &corev1.ConfigMap{}
+			if err := base.Get(ctx, types.NamespacedName{Namespace: o.Namespace, Name: o.CABundleConfigMap}, cm); err != nil {
+				t.Fatal(err)
+			}
+			cm.Data[certs.ConfigMapCABundleKey] = "edited"
+			if err := base.Update(ctx, cm); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -183,7 +193,7 @@ func TestPermissionsCoverWhatTheCodeSends(t *testing.T) {
 	}
 	// Entries naming the objects these components own must all be used.
 	for _, p := range ps {
-		if p.Name != o.HMACKeySecret && p.Name != o.CertSecret && p.Name != cfgName {
+		if p.Name != o.HMACKeySecret && p.Name != o.CertSecret && p.Name != cfgName && p.Name != o.CABundleConfigMap {
 			continue
 		}
 		for _, v := range p.Verbs {

@@ -17,19 +17,18 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/confighash/confighash/certs"
 	"github.com/confighash/confighash/injection"
-	"github.com/confighash/confighash/metricsauth"
 	"github.com/confighash/confighash/sources"
 	"github.com/confighash/confighash/webhook"
 	"github.com/confighash/confighash/workload"
@@ -95,9 +94,19 @@ func Serve(ctx context.Context, o Options) error {
 		}
 	}
 
-	mgr, err := newManager(cfg, scheme, o, ep)
+	// The metrics serve the certificate files now in --cert-dir.
+	metricsCert, err := metricsCertWatcher(o)
 	if err != nil {
 		return err
+	}
+	mgr, err := newManager(cfg, scheme, o, ep, metricsCert)
+	if err != nil {
+		return err
+	}
+	if metricsCert != nil {
+		if err := mgr.Add(everyReplica{metricsCert}); err != nil {
+			return fmt.Errorf("adding the metrics certificate watcher: %w", err)
+		}
 	}
 	if certManager != nil {
 		if err := mgr.Add(certManager); err != nil {
@@ -138,26 +147,14 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// metricsOptions serves metrics over HTTPS (a self-signed certificate
-// controller-runtime generates) to callers the apiserver authenticates and
-// allows to GET /metrics, unless --metrics-secure=false.
-func metricsOptions(o Options) metricsserver.Options {
-	opts := metricsserver.Options{BindAddress: o.MetricsAddr}
-	if o.MetricsSecure {
-		opts.SecureServing = true
-		opts.FilterProvider = metricsauth.FilterProvider
-	}
-	return opts
-}
-
-func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhookEndpoint) (manager.Manager, error) {
+func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhookEndpoint, metricsCert *certwatcher.CertWatcher) (manager.Manager, error) {
 	server := ctrlwebhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}
 	if ep != nil {
 		server.Host, server.Port = ep.host, ep.port
 	}
 	mgr, err := ctrl.NewManager(cfg, manager.Options{
 		Scheme:                  scheme,
-		Metrics:                 metricsOptions(o),
+		Metrics:                 metricsOptions(o, metricsCert),
 		HealthProbeBindAddress:  o.HealthAddr,
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        "confighash.dev",
@@ -185,6 +182,7 @@ func newCertManager(live client.Client, o Options, ep *webhookEndpoint) *certs.M
 	co := certs.Options{
 		SecretKey:         types.NamespacedName{Namespace: o.Namespace, Name: o.CertSecret},
 		WebhookConfigName: o.WebhookConfigName,
+		CABundleConfigMap: o.CABundleConfigMap,
 		CertDir:           o.CertDir,
 		DNSNames: []string{
 			o.ServiceName + "." + o.Namespace + ".svc",
