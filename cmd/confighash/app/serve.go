@@ -221,10 +221,14 @@ func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, ke
 		}
 	}
 	// Cache misses are confirmed live, within a per-request budget and a
-	// short memory of confirmed misses (see sources.Reader).
+	// short memory of confirmed misses (see sources.Reader). What a live
+	// GET finds, source or namespace, present or absent, is remembered as
+	// briefly (see sources.RecentReads), so that callers naming what the
+	// cache lacks cost one GET per name and TTL, not one per request.
+	recent := sources.NewRecentReads(mgr.GetAPIReader(), sources.DefaultMissTTL, sources.DefaultRecentWeight, nil)
 	reader := sources.Reader{
 		Cache:         mgr.GetCache(),
-		Live:          mgr.GetAPIReader(),
+		Live:          recent,
 		LivePerLookup: o.LiveReadsPerRequest,
 		Misses:        sources.NewMisses(sources.DefaultMissTTL, sources.DefaultMissEntries, nil),
 	}
@@ -237,7 +241,7 @@ func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, ke
 		Kinds:   kinds,
 		// A namespace created a moment before its first workload may not
 		// be cached yet; the apiserver, which called us, already has it.
-		Namespaces: injection.CacheThenLive{Cache: mgr.GetCache(), Live: mgr.GetAPIReader()},
+		Namespaces: injection.CacheThenLive{Cache: mgr.GetCache(), Live: recent},
 	}
 	mgr.GetWebhookServer().Register(webhook.Path, webhook.Endpoint(h, webhook.Limits{MaxInFlight: o.WebhookMaxInFlight, Metrics: m}))
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
