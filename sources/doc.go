@@ -10,4 +10,8 @@
 // Everything that hashes goes through Slim first, the cache and the live
 // fallback alike, so there is exactly one way from an object to
 // hasher.Content.
+//
+// Live reads are bounded per admission (Reader) and remembered for two
+// seconds, misses and finds alike (Misses, RecentReads), so names the cache
+// lacks cost one GET per name and TTL whoever sends them.
 package sources

@@ -31,15 +31,7 @@ const (
 // informer cache missed too, so it cannot make a present source look absent
 // for longer than the informer takes to see it.
 type Misses struct {
-	ttl time.Duration
-	max int
-	now func() time.Time
-
-	mu sync.Mutex
-	at map[missKey]time.Time
-	// order is the insertion order, oldest first. With one TTL for all,
-	// the oldest insertion expires first, so eviction is from the front.
-	order []missEntry
+	m *memory[missKey, struct{}]
 }
 
 type missKey struct {
@@ -47,18 +39,10 @@ type missKey struct {
 	source    hasher.Source
 }
 
-type missEntry struct {
-	key missKey
-	at  time.Time
-}
-
 // NewMisses returns a negative cache holding at most max entries for ttl.
 // now is the clock; nil means time.Now.
 func NewMisses(ttl time.Duration, max int, now func() time.Time) *Misses {
-	if now == nil {
-		now = time.Now
-	}
-	return &Misses{ttl: ttl, max: max, now: now, at: map[missKey]time.Time{}}
+	return &Misses{newMemory[missKey, struct{}](ttl, max, now)}
 }
 
 // Recent reports whether s in namespace was confirmed missing within the TTL.
@@ -66,45 +50,104 @@ func (m *Misses) Recent(namespace string, s hasher.Source) bool {
 	if m == nil {
 		return false
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	at, ok := m.at[missKey{namespace, s}]
-	return ok && m.now().Sub(at) < m.ttl
+	_, ok := m.m.get(missKey{namespace, s})
+	return ok
 }
 
 // Add records that a live GET found s in namespace missing.
 func (m *Misses) Add(namespace string, s hasher.Source) {
-	if m == nil || m.max <= 0 {
+	if m == nil {
+		return
+	}
+	m.m.add(missKey{namespace, s}, struct{}{}, 1)
+}
+
+// Len is the number of entries held, expired or not.
+func (m *Misses) Len() int { return m.m.len() }
+
+// memory remembers values for a TTL, within a total weight: the short
+// memory Misses and RecentReads share. It is safe for concurrent use.
+type memory[K comparable, V any] struct {
+	ttl time.Duration
+	max int
+	now func() time.Time
+
+	mu     sync.Mutex
+	at     map[K]memoryEntry[V]
+	weight int
+	// order is the insertion order, oldest first. With one TTL for all,
+	// the oldest insertion expires first, so eviction is from the front.
+	order []memoryItem[K]
+}
+
+type memoryEntry[V any] struct {
+	v      V
+	at     time.Time
+	weight int
+}
+
+type memoryItem[K comparable] struct {
+	key K
+	at  time.Time
+}
+
+func newMemory[K comparable, V any](ttl time.Duration, max int, now func() time.Time) *memory[K, V] {
+	if now == nil {
+		now = time.Now
+	}
+	return &memory[K, V]{ttl: ttl, max: max, now: now, at: map[K]memoryEntry[V]{}}
+}
+
+// get returns the value held for k if it was added within the TTL.
+func (m *memory[K, V]) get(k K) (V, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.at[k]
+	if !ok || m.now().Sub(e.at) >= m.ttl {
+		var zero V
+		return zero, false
+	}
+	return e.v, true
+}
+
+// add holds v for k, at weight w; one heavier than the whole bound is not
+// held.
+func (m *memory[K, V]) add(k K, v V, w int) {
+	if w > m.max {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.now()
-	m.evict(now)
-	k := missKey{namespace, s}
-	m.at[k] = now
-	m.order = append(m.order, missEntry{k, now})
+	if old, ok := m.at[k]; ok {
+		m.weight -= old.weight
+		delete(m.at, k)
+	}
+	m.evict(now, w)
+	m.at[k] = memoryEntry[V]{v: v, at: now, weight: w}
+	m.weight += w
+	m.order = append(m.order, memoryItem[K]{k, now})
 }
 
-// Len is the number of entries held, expired or not.
-func (m *Misses) Len() int {
+func (m *memory[K, V]) len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.at)
 }
 
-// evict drops expired entries, then the oldest until there is room for one
-// (and the queue, which may hold stale duplicates, stays within twice the
-// bound). A key re-added later has a newer time in the map than its stale queue
-// entry, and that stale entry must not delete it.
-func (m *Misses) evict(now time.Time) {
+// evict drops expired entries, then the oldest until there is room for w
+// more (and the queue, which may hold stale duplicates, stays within twice
+// the bound). A key re-added later has a newer time in the map than its
+// stale queue entry, and that stale entry must not delete it.
+func (m *memory[K, V]) evict(now time.Time, w int) {
 	drop := 0
 	for drop < len(m.order) {
 		e := m.order[drop]
-		if now.Sub(e.at) < m.ttl && len(m.at) < m.max && len(m.order)-drop < 2*m.max {
+		if now.Sub(e.at) < m.ttl && m.weight+w <= m.max && len(m.order)-drop < 2*m.max {
 			break
 		}
-		if m.at[e.key].Equal(e.at) {
+		if cur, ok := m.at[e.key]; ok && cur.at.Equal(e.at) {
+			m.weight -= cur.weight
 			delete(m.at, e.key)
 		}
 		drop++

@@ -78,7 +78,7 @@ func TestMissesBounded(t *testing.T) {
 	if got := m.Len(); got > 100 {
 		t.Errorf("%d entries, want at most 100", got)
 	}
-	if got := len(m.order); got > 200 {
+	if got := len(m.m.order); got > 200 {
 		t.Errorf("queue of %d, want at most 200", got)
 	}
 }

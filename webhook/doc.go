@@ -26,4 +26,12 @@
 // what the handler would pass untouched: Pods and Jobs owned by a
 // controller, and workloads opted out by annotation. The handler checks both
 // itself all the same, for callers other than the apiserver.
+//
+// Anyone who reaches the port is also bounded before the handler runs
+// (Limits, Server): connections per source address at the listener, a
+// request body read in full within a memory budget (taken by declared
+// length, all or nothing, in the whole server and per address) and the
+// read timeout, and only then a slot for the work. A caller that trickles
+// its body holds a goroutine and its room in the budget, never a slot, so
+// slow callers cannot turn the apiserver's calls into 503s.
 package webhook

@@ -1,6 +1,9 @@
 package webhook
 
 import (
+	"context"
+	"errors"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -8,7 +11,8 @@ import (
 
 // Limit defaults.
 const (
-	// DefaultMaxInFlight is how many requests the endpoint handles at once.
+	// DefaultMaxInFlight is how many requests the endpoint handles at once,
+	// each from the moment its whole body has arrived until it is answered.
 	// One admission of an ordinary workload takes well under a millisecond,
 	// so 8 serve thousands a second; the bound is for the large ones. An
 	// UPDATE near the body limit costs about 5x its size in heap while it is
@@ -33,16 +37,38 @@ const (
 	DefaultQueueWait = 2 * time.Second
 )
 
-// Limits bound the memory and time any caller can make the webhook spend,
-// before the request body is read. Zero fields take the defaults.
+// Limits bound the memory and time any caller can make the webhook spend.
+// Zero fields take the defaults.
 type Limits struct {
+	// MaxInFlight bounds the requests handled at once: a slot is taken
+	// for the work only, once the whole body has arrived.
 	MaxInFlight  int
 	MaxBodyBytes int64
 	ReadTimeout  time.Duration
 	QueueWait    time.Duration
+	// MaxBufferedBytes bounds the bytes of request bodies held at once,
+	// by declared length, arrived or arriving, of requests not yet
+	// answered; MaxBufferedPerAddress bounds those of one source address.
+	// Both are raised to MaxBodyBytes if set lower, so that one body
+	// always fits.
+	MaxBufferedBytes      int64
+	MaxBufferedPerAddress int64
 	// Metrics, when set, counts the requests turned away.
 	Metrics *Metrics
 }
+
+// Buffer defaults.
+const (
+	// DefaultMaxBufferedBytes is nine bodies at the body limit. The work
+	// of MaxInFlight requests costs about 4x their body beyond the body
+	// itself (see DefaultMaxInFlight), so the endpoint's heap stays under
+	// 8 * 4 * 7 + 64 = 288 MiB whatever callers send.
+	DefaultMaxBufferedBytes = 64 << 20
+	// DefaultMaxBufferedPerAddress is two bodies at the body limit and
+	// some: one address, the apiserver's included, cannot hold more than
+	// a quarter of the budget, so three others can still be read in full.
+	DefaultMaxBufferedPerAddress = 16 << 20
+)
 
 func (l Limits) withDefaults() Limits {
 	if l.MaxInFlight <= 0 {
@@ -57,27 +83,66 @@ func (l Limits) withDefaults() Limits {
 	if l.QueueWait <= 0 {
 		l.QueueWait = DefaultQueueWait
 	}
+	if l.MaxBufferedBytes <= 0 {
+		l.MaxBufferedBytes = DefaultMaxBufferedBytes
+	}
+	if l.MaxBufferedPerAddress <= 0 {
+		l.MaxBufferedPerAddress = DefaultMaxBufferedPerAddress
+	}
+	// One body at the limit, plus the byte that shows its end, must fit.
+	l.MaxBufferedPerAddress = max(l.MaxBufferedPerAddress, l.MaxBodyBytes+1)
+	l.MaxBufferedBytes = max(l.MaxBufferedBytes, l.MaxBufferedPerAddress)
 	return l
 }
 
-// Wrap applies the limits in front of next. A request over the body limit is
-// refused by its declared length without being read; one that finds every
-// slot taken for QueueWait gets 503 without being read either. Neither is a
-// denial: the apiserver treats a failed call under failurePolicy Ignore as
-// "no opinion" and the write goes through unstamped.
+// Wrap applies the limits in front of next, in this order:
+//
+//   - a request declared over the body limit is refused unread (413);
+//   - the request takes room for its declared length from the buffer
+//     budget (503 when there is none before the read timeout), and its
+//     body is read in full, within the read timeout, without a slot: a
+//     caller that trickles its body holds a goroutine and its room, never
+//     a slot (408 when it does not arrive in time, 413 over the limit);
+//   - the request then waits up to QueueWait for a slot (503 if none);
+//   - next handles it, and the body's buffer is given back when it answers.
+//
+// No refusal is a denial: the apiserver treats a failed call under
+// failurePolicy Ignore as "no opinion" and the write goes through unstamped.
 func (l Limits) Wrap(next http.Handler) http.Handler {
 	l = l.withDefaults()
 	slots := make(chan struct{}, l.MaxInFlight)
+	bufs := newBuffers(l.MaxBufferedBytes, l.MaxBufferedPerAddress)
+	return l.wrap(next, slots, bufs)
+}
+
+func (l Limits) wrap(next http.Handler, slots chan struct{}, bufs *buffers) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > l.MaxBodyBytes {
 			l.Metrics.refused(refusedTooLarge)
 			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
 			return
 		}
-		// The deadline counts from arrival, so time spent queueing is part
-		// of it. A writer that does not support deadlines (a test
+		// The deadline counts from arrival, so the wait for buffer room is
+		// part of it. A writer that does not support deadlines (a test
 		// recorder) has no connection to hold open, so the error is moot.
-		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(l.ReadTimeout))
+		arrived := time.Now()
+		_ = http.NewResponseController(w).SetReadDeadline(arrived.Add(l.ReadTimeout))
+		ctx, cancel := context.WithDeadline(r.Context(), arrived.Add(l.ReadTimeout))
+		addr := sourceAddress(r.RemoteAddr)
+		// Room for the declared length and the byte that shows the end;
+		// chunked bodies declare none, so they take the limit, and are
+		// cut off there.
+		size := l.MaxBodyBytes
+		if r.ContentLength >= 0 {
+			size = r.ContentLength
+		}
+		chunks, held, err := bufs.readBody(ctx, addr, http.MaxBytesReader(w, r.Body, l.MaxBodyBytes), size+1)
+		cancel()
+		defer bufs.give(addr, held)
+		if err != nil {
+			l.refuseBody(w, err)
+			return
+		}
 		wait := time.NewTimer(l.QueueWait)
 		defer wait.Stop()
 		select {
@@ -91,8 +156,33 @@ func (l Limits) Wrap(next http.Handler) http.Handler {
 		case <-r.Context().Done():
 			return
 		}
-		// Chunked bodies declare no length; cut them off at the limit too.
-		r.Body = http.MaxBytesReader(w, r.Body, l.MaxBodyBytes)
+		r.Body = chunksReader(chunks)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// refuseBody answers a request whose body could not be read in full.
+func (l Limits) refuseBody(w http.ResponseWriter, err error) {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		l.Metrics.refused(refusedTooLarge)
+		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+	case errors.Is(err, errNoBuffer):
+		l.Metrics.refused(refusedNoBuffer)
+		w.Header().Set("Retry-After", strconv.Itoa(1))
+		http.Error(w, "too many request bodies buffered", http.StatusServiceUnavailable)
+	default:
+		l.Metrics.refused(refusedIncomplete)
+		http.Error(w, "request body incomplete", http.StatusRequestTimeout)
+	}
+}
+
+// sourceAddress is the IP a request came from, the key of the per-address
+// bounds; the port differs per connection, so it is dropped.
+func sourceAddress(remote string) string {
+	if host, _, err := net.SplitHostPort(remote); err == nil {
+		return host
+	}
+	return remote
 }

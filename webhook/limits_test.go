@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -207,4 +208,126 @@ func TestEndpointTimesOutSlowBodyHTTP2(t *testing.T) {
 	if took > 2*time.Second {
 		t.Errorf("took %v to give up on a stalled body (%v), want about %v", took, err, readTimeout)
 	}
+}
+
+// slowCaller connects to addr, sends the headers of a review of 1000 bytes
+// and one byte of it, and leaves the rest pending until the test ends.
+func slowCaller(t *testing.T, addr string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{", Path)
+}
+
+// entered signals each request that reached the endpoint, headers read.
+func entered(next http.Handler) (http.Handler, <-chan struct{}) {
+	ch := make(chan struct{}, 64)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ch <- struct{}{}
+		next.ServeHTTP(w, r)
+	}), ch
+}
+
+// A caller whose body trickles in holds no slot: with one slot, and slow
+// callers holding connections open mid-body, a whole review is still
+// answered. Before, the slot was taken once the headers arrived, the slow
+// callers kept it for the read timeout and the review got 503.
+func TestEndpointSlowBodyHoldsNoSlot(t *testing.T) {
+	const slow = 3
+	ep := Endpoint(newHandler(t, fakeSources{}), Limits{MaxInFlight: 1, QueueWait: 200 * time.Millisecond, ReadTimeout: 2 * time.Second})
+	h, in := entered(ep)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for range slow {
+		slowCaller(t, srv.Listener.Addr().String())
+		<-in
+	}
+	review := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1",` +
+		`"kind":{"group":"apps","version":"v1","kind":"Deployment"},"operation":"CREATE","object":` + string(mustJSON(deployment())) + `}}`
+	resp, err := http.Post(srv.URL+Path, "application/json", strings.NewReader(review))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("status %d with %d slow callers pending, want 200", resp.StatusCode, slow)
+	}
+}
+
+// Bodies are held within the buffer budget, in the whole server and per
+// source address.
+func TestEndpointBoundsBufferedBodies(t *testing.T) {
+	const bodySize = 100 << 10
+	tests := map[string]struct {
+		total, perAddress int64
+		callers           int
+		wantHandled       int
+	}{
+		// Two bodies fit the whole budget: two are read; the others wait
+		// for room until their read timeout.
+		"total":       {total: 2*bodySize + 2, perAddress: 10 * bodySize, callers: 5, wantHandled: 2},
+		"per address": {total: 10 * bodySize, perAddress: bodySize + 1, callers: 5, wantHandled: 1},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			h := &blocking{release: make(chan struct{})}
+			l := Limits{MaxInFlight: 10, MaxBodyBytes: bodySize, ReadTimeout: 300 * time.Millisecond}.withDefaults()
+			bufs := newBuffers(tc.total, tc.perAddress)
+			srv := l.wrap(WithStatusCodes(admitReadable(&admission.Webhook{Handler: h})), make(chan struct{}, l.MaxInFlight), bufs)
+			review := largeCreate(bodySize)
+			codes := make([]int, tc.callers)
+			var wg sync.WaitGroup
+			for i := range tc.callers {
+				wg.Go(func() {
+					req := httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(review))
+					req.Header.Set("Content-Type", "application/json")
+					rec := httptest.NewRecorder()
+					srv.ServeHTTP(rec, req)
+					codes[i] = rec.Code
+				})
+			}
+			// The rest give up after their read timeout; then release.
+			time.Sleep(time.Second)
+			close(h.release)
+			wg.Wait()
+			if got := bufs.highWater(); got > tc.total {
+				t.Errorf("%d bytes buffered at once, want at most %d", got, tc.total)
+			}
+			ok := 0
+			for _, c := range codes {
+				if c == http.StatusOK {
+					ok++
+				}
+			}
+			if ok != tc.wantHandled || int(h.most.Load()) != tc.wantHandled {
+				t.Errorf("codes %v, %d handled at once: want %d answered", codes, h.most.Load(), tc.wantHandled)
+			}
+		})
+	}
+}
+
+// A request waiting for room holds none, so that it cannot keep a body
+// that fits from being read.
+func TestBuffersWaitHoldingNothing(t *testing.T) {
+	bufs := newBuffers(100, 100)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, held, err := bufs.readBody(ctx, "a", strings.NewReader(""), 101); !errors.Is(err, errNoBuffer) || held != 0 {
+		t.Fatalf("readBody over the budget: held %d, %v; want 0, errNoBuffer", held, err)
+	}
+	chunks, held, err := bufs.readBody(t.Context(), "a", strings.NewReader("abc"), 100)
+	if err != nil || held != 100 || len(chunks) != 1 || string(chunks[0]) != "abc" {
+		t.Fatalf("readBody = %q, %d, %v; want [abc], 100, nil", chunks, held, err)
+	}
+}
+
+// largeCreate is a CREATE review of about size bytes.
+func largeCreate(size int) []byte {
+	head := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1","namespace":"ns",` +
+		`"kind":{"group":"apps","version":"v1","kind":"Deployment"},"operation":"CREATE","object":{"pad":"`
+	tail := `"}}}`
+	return []byte(head + strings.Repeat("x", max(0, size-len(head)-len(tail))) + tail)
 }

@@ -14,8 +14,10 @@ type Metrics struct {
 	Checksums prometheus.Counter
 	// Answers counts responses by what the handler did.
 	Answers *prometheus.CounterVec
-	// Refused counts requests the endpoint's limits turned away unread,
-	// by reason: too_large, busy. The apiserver admits those writes
+	// Refused counts requests the endpoint's limits turned away before
+	// handling them, by reason: too_large, busy (no slot), no_buffer (no
+	// room for the body), incomplete (the body did not arrive in time),
+	// connections (a connection over the per-address bound). The apiserver admits those writes
 	// unstamped (failurePolicy Ignore), so a rising count means missed stamps.
 	Refused *prometheus.CounterVec
 }
@@ -37,6 +39,13 @@ const (
 const (
 	refusedTooLarge = "too_large"
 	refusedBusy     = "busy"
+	// refusedNoBuffer: the body budget had no room before the read timeout.
+	refusedNoBuffer = "no_buffer"
+	// refusedIncomplete: the body did not arrive in full in time.
+	refusedIncomplete = "incomplete"
+	// refusedConnections: a connection over the per-address bound, closed
+	// at once.
+	refusedConnections = "connections"
 )
 
 // NewMetrics creates the series and registers them on reg.
@@ -52,7 +61,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"outcome"}),
 		Refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "confighash_webhook_refused_total",
-			Help: "Admission requests turned away unread by the endpoint's limits, by reason: too_large, busy.",
+			Help: "Admission requests turned away by the endpoint's limits before being handled, by reason: too_large, busy, no_buffer, incomplete, connections.",
 		}, []string{"reason"}),
 	}
 	if err := errors.Join(reg.Register(m.Checksums), reg.Register(m.Answers), reg.Register(m.Refused)); err != nil {

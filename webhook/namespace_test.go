@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"sync/atomic"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -18,10 +19,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/injection"
+	"github.com/confighash/confighash/sources"
 	"github.com/confighash/confighash/workload"
 )
 
@@ -160,3 +164,32 @@ func TestHandlerWithoutNamespaceReaderServesNothing(t *testing.T) {
 
 // Compile-time check that the test getter fits the handler.
 var _ injection.Getter = namespaces{}
+
+// A namespace the cache lacks costs one live GET per name and TTL, found
+// or not, however many requests name it: anyone who reaches the port can
+// name namespaces that do not exist, each of which used to cost a GET.
+func TestHandlerRemembersNamespaceReads(t *testing.T) {
+	for name, ns := range map[string]string{"missing": "nowhere", "found live only": "shop"} {
+		t.Run(name, func(t *testing.T) {
+			var gets atomic.Int64
+			live := interceptor.NewClient(fake.NewClientBuilder().WithObjects(
+				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop", Labels: injected}}).Build(),
+				interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+					gets.Add(1)
+					return c.Get(ctx, key, obj, opts...)
+				}})
+			h := newHandler(t, fakeSources{})
+			h.Namespaces = injection.CacheThenLive{Cache: namespaces{},
+				Live: sources.NewRecentReads(live, sources.DefaultMissTTL, sources.DefaultRecentWeight, nil)}
+			for range 20 {
+				d := deployment(func(d *appsv1.Deployment) { d.Namespace = ns })
+				req := request(admissionv1.Create, d, nil)
+				req.Namespace = ns
+				_ = h.Handle(context.Background(), req)
+			}
+			if got := gets.Load(); got != 1 {
+				t.Errorf("%d live GETs of namespace %s for 20 requests, want 1", got, ns)
+			}
+		})
+	}
+}

@@ -12,7 +12,8 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/confighash/confighash/webhook"
 )
 
 // livenessTimeout bounds one liveness check. It is below the probes'
@@ -23,7 +24,7 @@ const livenessTimeout = 3 * time.Second
 // addLiveness makes /healthz complete a TLS handshake with this replica's
 // own webhook server (see servesTLS).
 func addLiveness(mgr manager.Manager) error {
-	srv, ok := mgr.GetWebhookServer().(*ctrlwebhook.DefaultServer)
+	srv, ok := mgr.GetWebhookServer().(*webhook.Server)
 	if !ok {
 		return fmt.Errorf("liveness check: unexpected webhook server %T", mgr.GetWebhookServer())
 	}

@@ -67,6 +67,9 @@ type Options struct {
 	// body limit and read timeout are fixed by what the apiserver sends
 	// (see webhook.Limits).
 	WebhookMaxInFlight int
+	// WebhookMaxConnsPerAddress bounds the connections open at once from
+	// one source address; more are closed at once.
+	WebhookMaxConnsPerAddress int
 	// LiveReadsPerRequest bounds the live GETs one admission may make to
 	// confirm cache misses.
 	LiveReadsPerRequest int
@@ -135,9 +138,10 @@ func DefaultOptions() Options {
 		FlapQuiet:    time.Minute,
 		FlapMaxQuiet: 30 * time.Minute,
 
-		WebhookMaxInFlight:  webhook.DefaultMaxInFlight,
-		LiveReadsPerRequest: sources.DefaultLivePerLookup,
-		MemoryLimitRatio:    DefaultMemoryLimitRatio,
+		WebhookMaxInFlight:        webhook.DefaultMaxInFlight,
+		WebhookMaxConnsPerAddress: webhook.DefaultMaxConnsPerAddress,
+		LiveReadsPerRequest:       sources.DefaultLivePerLookup,
+		MemoryLimitRatio:          DefaultMemoryLimitRatio,
 
 		// No pod is meant to read Helm's release records.
 		IgnoreHelmReleaseSecrets: true,
@@ -163,6 +167,7 @@ func (o *Options) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", o.HealthAddr, "address of /healthz and /readyz")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader to run the config-update hook; every replica serves the webhook")
 	fs.IntVar(&o.WebhookMaxInFlight, "webhook-max-in-flight", o.WebhookMaxInFlight, "admission requests handled at once; more wait briefly, then get 503 (the write passes unstamped)")
+	fs.IntVar(&o.WebhookMaxConnsPerAddress, "webhook-max-connections-per-address", o.WebhookMaxConnsPerAddress, "connections the webhook keeps open from one source address; more are closed at once (the apiserver needs a few)")
 	fs.IntVar(&o.LiveReadsPerRequest, "live-reads-per-request", o.LiveReadsPerRequest, "live GETs one admission may make to confirm ConfigMaps and Secrets missing from the cache")
 	fs.BoolVar(&o.IgnoreHelmReleaseSecrets, "ignore-helm-release-secrets", o.IgnoreHelmReleaseSecrets, "leave Secrets of type helm.sh/release.v1 out of the Secret watch; the webhook still reads one a template names, live")
 	fs.Float64Var(&o.MemoryLimitRatio, "memory-limit-ratio", o.MemoryLimitRatio, "Go soft memory limit as a share of the container's cgroup memory limit; ignored when GOMEMLIMIT is set, 0 disables")
@@ -202,8 +207,8 @@ func (o *Options) validate() (*webhookEndpoint, error) {
 	if o.KubeAPIQPS <= 0 || o.KubeAPIBurst < 1 {
 		errs = append(errs, errors.New("--kube-api-qps must be > 0 and --kube-api-burst >= 1"))
 	}
-	if o.WebhookMaxInFlight < 1 || o.LiveReadsPerRequest < 1 || o.MemoryLimitRatio < 0 || o.MemoryLimitRatio > 1 {
-		errs = append(errs, errors.New("--webhook-max-in-flight and --live-reads-per-request must be >= 1, --memory-limit-ratio within [0, 1]"))
+	if o.WebhookMaxInFlight < 1 || o.WebhookMaxConnsPerAddress < 1 || o.LiveReadsPerRequest < 1 || o.MemoryLimitRatio < 0 || o.MemoryLimitRatio > 1 {
+		errs = append(errs, errors.New("--webhook-max-in-flight, --webhook-max-connections-per-address and --live-reads-per-request must be >= 1, --memory-limit-ratio within [0, 1]"))
 	}
 	if o.CoalesceWindow < 0 || o.WritesPerSecond <= 0 || o.FlapLimit < 1 || o.FlapWindow <= 0 {
 		errs = append(errs, errors.New("--coalesce-window must be >= 0, --writes-per-second > 0, --flap-limit >= 1 and --flap-window > 0"))

@@ -10,17 +10,18 @@ import (
 func TestRequestLimitFlags(t *testing.T) {
 	tests := map[string]struct {
 		args    []string
-		want    Options // only the three limit fields are compared
+		want    Options // only the limit fields are compared
 		wantErr string
 	}{
 		"defaults": {
-			want: Options{WebhookMaxInFlight: 8, LiveReadsPerRequest: 8, MemoryLimitRatio: 0.9},
+			want: Options{WebhookMaxInFlight: 8, WebhookMaxConnsPerAddress: 32, LiveReadsPerRequest: 8, MemoryLimitRatio: 0.9},
 		},
 		"set": {
-			args: []string{"--webhook-max-in-flight=2", "--live-reads-per-request=1", "--memory-limit-ratio=0"},
-			want: Options{WebhookMaxInFlight: 2, LiveReadsPerRequest: 1, MemoryLimitRatio: 0},
+			args: []string{"--webhook-max-in-flight=2", "--webhook-max-connections-per-address=3", "--live-reads-per-request=1", "--memory-limit-ratio=0"},
+			want: Options{WebhookMaxInFlight: 2, WebhookMaxConnsPerAddress: 3, LiveReadsPerRequest: 1, MemoryLimitRatio: 0},
 		},
 		"no slots":        {args: []string{"--webhook-max-in-flight=0"}, wantErr: "--webhook-max-in-flight"},
+		"no connections":  {args: []string{"--webhook-max-connections-per-address=0"}, wantErr: "--webhook-max-connections-per-address"},
 		"no live reads":   {args: []string{"--live-reads-per-request=0"}, wantErr: "--live-reads-per-request"},
 		"ratio above one": {args: []string{"--memory-limit-ratio=1.5"}, wantErr: "--memory-limit-ratio"},
 	}
@@ -42,10 +43,10 @@ func TestRequestLimitFlags(t *testing.T) {
 			if err != nil {
 				t.Fatalf("validate(): %v", err)
 			}
-			if o.WebhookMaxInFlight != tc.want.WebhookMaxInFlight || o.LiveReadsPerRequest != tc.want.LiveReadsPerRequest ||
-				o.MemoryLimitRatio != tc.want.MemoryLimitRatio {
-				t.Errorf("limits = %d, %d, %v; want %d, %d, %v", o.WebhookMaxInFlight, o.LiveReadsPerRequest, o.MemoryLimitRatio,
-					tc.want.WebhookMaxInFlight, tc.want.LiveReadsPerRequest, tc.want.MemoryLimitRatio)
+			if o.WebhookMaxInFlight != tc.want.WebhookMaxInFlight || o.WebhookMaxConnsPerAddress != tc.want.WebhookMaxConnsPerAddress ||
+				o.LiveReadsPerRequest != tc.want.LiveReadsPerRequest || o.MemoryLimitRatio != tc.want.MemoryLimitRatio {
+				t.Errorf("limits = %d, %d, %d, %v; want %d, %d, %d, %v", o.WebhookMaxInFlight, o.WebhookMaxConnsPerAddress, o.LiveReadsPerRequest, o.MemoryLimitRatio,
+					tc.want.WebhookMaxInFlight, tc.want.WebhookMaxConnsPerAddress, tc.want.LiveReadsPerRequest, tc.want.MemoryLimitRatio)
 			}
 		})
 	}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -94,12 +93,20 @@ func Serve(ctx context.Context, o Options) error {
 		}
 	}
 
+	// Each part registers its series, once, on the registry the manager's
+	// metrics server serves. The webhook's are made first: its server
+	// counts the connections it refuses.
+	reg := metrics.Registry
+	wm, err := webhook.NewMetrics(reg)
+	if err != nil {
+		return err
+	}
 	// The metrics serve the certificate files now in --cert-dir.
 	metricsCert, err := metricsCertWatcher(o)
 	if err != nil {
 		return err
 	}
-	mgr, err := newManager(cfg, scheme, o, ep, metricsCert)
+	mgr, err := newManager(cfg, scheme, o, ep, wm, metricsCert)
 	if err != nil {
 		return err
 	}
@@ -116,10 +123,7 @@ func Serve(ctx context.Context, o Options) error {
 			return fmt.Errorf("adding readiness check: %w", err)
 		}
 	}
-	// Each part registers its series, once, on the registry the manager's
-	// metrics server serves.
-	reg := metrics.Registry
-	if err := addWebhook(ctx, mgr, reg, key, o.policy(), kinds, o); err != nil {
+	if err := addWebhook(ctx, mgr, wm, key, o.policy(), kinds, o); err != nil {
 		return err
 	}
 	if err := addHook(ctx, mgr, reg, key, kinds, probe, o); err != nil {
@@ -147,7 +151,7 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhookEndpoint, metricsCert *certwatcher.CertWatcher) (manager.Manager, error) {
+func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhookEndpoint, wm *webhook.Metrics, metricsCert *certwatcher.CertWatcher) (manager.Manager, error) {
 	server := ctrlwebhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}
 	if ep != nil {
 		server.Host, server.Port = ep.host, ep.port
@@ -162,7 +166,9 @@ func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhook
 		// Release the lease on a clean stop so a new leader takes over at
 		// once during a rolling upgrade.
 		LeaderElectionReleaseOnCancel: true,
-		WebhookServer:                 ctrlwebhook.NewServer(server),
+		// controller-runtime's server, with connections bounded per
+		// source address (see webhook.Server).
+		WebhookServer: webhook.NewServer(server, o.WebhookMaxConnsPerAddress, wm),
 		Cache: cache.Options{
 			DefaultNamespaces: cacheNamespaces(o.Namespaces),
 			DefaultTransform:  cache.TransformStripManagedFields(),
@@ -202,7 +208,7 @@ func newCertManager(live client.Client, o Options, ep *webhookEndpoint) *certs.M
 
 // addWebhook registers the admission handler and the readiness checks that
 // say it can be called: its certificate is served and its caches are synced.
-func addWebhook(ctx context.Context, mgr manager.Manager, reg prometheus.Registerer, key []byte, policy injection.Policy, kinds workload.Registry, o Options) error {
+func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, key []byte, policy injection.Policy, kinds workload.Registry, o Options) error {
 	// Start the config informers now, so readiness covers their sync and
 	// the first admission request finds them warm.
 	// Namespaces too: the handler applies the injection policy to every
@@ -212,15 +218,15 @@ func addWebhook(ctx context.Context, mgr manager.Manager, reg prometheus.Registe
 			return fmt.Errorf("starting informer for %T: %w", obj, err)
 		}
 	}
-	m, err := webhook.NewMetrics(reg)
-	if err != nil {
-		return err
-	}
 	// Cache misses are confirmed live, within a per-request budget and a
-	// short memory of confirmed misses (see sources.Reader).
+	// short memory of confirmed misses (see sources.Reader). What a live
+	// GET finds, source or namespace, present or absent, is remembered as
+	// briefly (see sources.RecentReads), so that callers naming what the
+	// cache lacks cost one GET per name and TTL, not one per request.
+	recent := sources.NewRecentReads(mgr.GetAPIReader(), sources.DefaultMissTTL, sources.DefaultRecentWeight, nil)
 	reader := sources.Reader{
 		Cache:         mgr.GetCache(),
-		Live:          mgr.GetAPIReader(),
+		Live:          recent,
 		LivePerLookup: o.LiveReadsPerRequest,
 		Misses:        sources.NewMisses(sources.DefaultMissTTL, sources.DefaultMissEntries, nil),
 	}
@@ -233,7 +239,7 @@ func addWebhook(ctx context.Context, mgr manager.Manager, reg prometheus.Registe
 		Kinds:   kinds,
 		// A namespace created a moment before its first workload may not
 		// be cached yet; the apiserver, which called us, already has it.
-		Namespaces: injection.CacheThenLive{Cache: mgr.GetCache(), Live: mgr.GetAPIReader()},
+		Namespaces: injection.CacheThenLive{Cache: mgr.GetCache(), Live: recent},
 	}
 	mgr.GetWebhookServer().Register(webhook.Path, webhook.Endpoint(h, webhook.Limits{MaxInFlight: o.WebhookMaxInFlight, Metrics: m}))
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {

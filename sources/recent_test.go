@@ -1,0 +1,128 @@
+package sources
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/confighash/confighash/hasher"
+)
+
+// A source the cache lacks but a live GET finds (a Helm release Secret
+// left out of the watch, one created a moment ago) costs one GET per TTL,
+// as a missing one does, not one per admission.
+func TestReaderRemembersLiveReads(t *testing.T) {
+	found := hasher.Source{Kind: hasher.Secret, Name: "release"}
+	missing := hasher.Source{Kind: hasher.ConfigMap, Name: "gone"}
+	liveSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "release"}, Data: map[string][]byte{"release": []byte("v")}}
+	tests := map[string]struct {
+		src      hasher.Source
+		wantGets int64
+	}{
+		"found live": {src: found, wantGets: 1},
+		"missing":    {src: missing, wantGets: 1},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			now := time.Unix(1000, 0)
+			var gets atomic.Int64
+			live := NewRecentReads(countGets(fake.NewClientBuilder().WithObjects(liveSecret.DeepCopy()).Build(), &gets), DefaultMissTTL, DefaultRecentWeight, func() time.Time { return now })
+			r := Reader{Cache: fake.NewClientBuilder().Build(), Live: live}
+			var first hasher.Content
+			for i := range 5 {
+				c, ok, err := r.Lookup(context.Background(), "ns")(tc.src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ok != (tc.src == found) {
+					t.Fatalf("lookup %d: found %v", i, ok)
+				}
+				if i == 0 {
+					first = c
+				} else if c.Data["release"] != first.Data["release"] {
+					t.Errorf("lookup %d: remembered content differs from the live read's", i)
+				}
+			}
+			if got := gets.Load(); got != tc.wantGets {
+				t.Errorf("%d live GETs for 5 lookups, want %d", got, tc.wantGets)
+			}
+			now = now.Add(DefaultMissTTL)
+			if _, _, err := r.Lookup(context.Background(), "ns")(tc.src); err != nil {
+				t.Fatal(err)
+			}
+			if got := gets.Load(); got != tc.wantGets+1 {
+				t.Errorf("after the TTL: %d live GETs, want %d", got, tc.wantGets+1)
+			}
+		})
+	}
+}
+
+func TestRecentReads(t *testing.T) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "served", Labels: map[string]string{"a": "b"},
+		Annotations: map[string]string{"big": "not kept"}}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s"}, Data: map[string][]byte{"k": []byte("hunter2")}}
+	var gets atomic.Int64
+	r := NewRecentReads(countGets(fake.NewClientBuilder().WithObjects(ns, secret).Build(), &gets), time.Hour, 10, nil)
+	ctx := context.Background()
+	for range 3 {
+		var got corev1.Namespace
+		if err := r.Get(ctx, client.ObjectKey{Name: "served"}, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Labels["a"] != "b" {
+			t.Errorf("namespace labels %v", got.Labels)
+		}
+		if err := r.Get(ctx, client.ObjectKey{Name: "absent"}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
+			t.Errorf("absent namespace: %v, want NotFound", err)
+		}
+	}
+	if got := gets.Load(); got != 2 {
+		t.Errorf("%d GETs for 3 rounds of a found and a missing namespace, want 2", got)
+	}
+	// What is held is trimmed: no annotation of a namespace, no value of a
+	// Secret.
+	held, _ := r.m.get(recentKey{"namespaces", "", "served"})
+	if len(held.GetAnnotations()) != 0 {
+		t.Errorf("held namespace keeps annotations %v", held.GetAnnotations())
+	}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "s"}, &corev1.Secret{}); err != nil {
+		t.Fatal(err)
+	}
+	held, _ = r.m.get(recentKey{"secrets", "ns", "s"})
+	if s := held.(*corev1.Secret); string(s.Data["k"]) == "hunter2" || len(s.Data["k"]) != len(hasher.Digest{}) {
+		t.Errorf("held Secret keeps %q, want its digest", s.Data["k"])
+	}
+}
+
+// The memory stays within its weight, counted in keys: a source with more
+// keys than the whole bound is not held at all.
+func TestRecentReadsWeight(t *testing.T) {
+	data := map[string]string{}
+	for _, k := range []string{"a", "b", "c", "d", "e"} {
+		data[k] = k
+	}
+	big := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "big"}, Data: data}
+	var gets atomic.Int64
+	r := NewRecentReads(countGets(fake.NewClientBuilder().WithObjects(big).Build(), &gets), time.Hour, 4, nil)
+	for range 2 {
+		if err := r.Get(context.Background(), client.ObjectKeyFromObject(big), &corev1.ConfigMap{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := gets.Load(); got != 2 {
+		t.Errorf("%d GETs, want 2: a source over the weight is not held", got)
+	}
+	for _, n := range []string{"x1", "x2", "x3", "x4", "x5", "x6"} {
+		_ = r.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: n}, &corev1.ConfigMap{})
+	}
+	if got := r.m.len(); got > 4 {
+		t.Errorf("%d entries held, want at most 4", got)
+	}
+}
