@@ -43,6 +43,10 @@ type Handler struct {
 	Namespaces injection.Getter
 	// Kinds are the kinds stamped; nil means the built-in ones.
 	Kinds workload.Registry
+	// Callers, when set, limits every answer that depends on the request
+	// to the apiserver, identified by its client certificate; the HTTP
+	// handler must be wrapped by Callers.Identify.
+	Callers *Callers
 }
 
 // Handle answers one admission request.
@@ -58,6 +62,9 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.Response, outcome) {
 	if req.UID == "" {
 		return admission.Errored(http.StatusBadRequest, errors.New("AdmissionReview has no request uid")), answerError
+	}
+	if h.rejects(ctx) {
+		return unauthenticated()
 	}
 	// First, before decoding or looking anything up: in a namespace it does
 	// not serve, the handler says nothing that depends on the request.
