@@ -51,6 +51,12 @@ type Options struct {
 	// Progress, if set, receives progress lines of the node's slow first
 	// steps (installing packages, building images).
 	Progress io.Writer
+	// WebhookClientCert makes the API server present a client certificate
+	// (common name WebhookClientName, signed by the cluster CA, whose file
+	// is ControlPlane.CACert) to every webhook it calls, through
+	// --admission-control-config-file. A webhook that asks for no client
+	// certificate gets none, so this changes nothing for the others.
+	WebhookClientCert bool
 }
 
 // Phase is the duration of one step of Start, for spotting slow startups.
@@ -67,6 +73,9 @@ type ControlPlane struct {
 	Kubeconfig string
 	// Kubectl is the path of a kubectl binary matching the API server.
 	Kubectl string
+	// CACert is the path of the cluster CA's certificate, which also signs
+	// the client certificate of Options.WebhookClientCert.
+	CACert string
 
 	restConfig *rest.Config
 	client     kubernetes.Interface
@@ -157,6 +166,7 @@ func (cp *ControlPlane) start(ctx context.Context, bins Binaries, opts Options) 
 	if err != nil {
 		return err
 	}
+	cp.CACert = files.CACert
 	host := fmt.Sprintf("https://%s:%d", apiserverIP, apiserverPort)
 	kubeconfig, err := adminKubeconfig(host, keys)
 	if err != nil {
@@ -184,6 +194,13 @@ func (cp *ControlPlane) start(ctx context.Context, bins Binaries, opts Options) 
 	apiserverFlags := apiserverArgs(cp.Dir, etcdClientPort, apiserverPort, files)
 	if opts.Node {
 		apiserverFlags = append(apiserverFlags, nodeAPIServerArgs(files)...)
+	}
+	if opts.WebhookClientCert {
+		admission, err := writeAdmissionConfig(filepath.Join(cp.Dir, "pki"), files)
+		if err != nil {
+			return err
+		}
+		apiserverFlags = append(apiserverFlags, "--admission-control-config-file="+admission.Config)
 	}
 	steps := []step{
 		{name: "etcd", path: bins.Etcd, args: etcdArgs(cp.Dir, etcdClientPort, etcdPeerPort), timeout: etcdStartTimeout, ready: etcdHealthy(etcdClientPort)},
