@@ -86,17 +86,24 @@ func postReview(t *testing.T, hc *http.Client, url, ns string, spec corev1.PodSp
 	if err != nil {
 		t.Fatal(err)
 	}
+	return postAdmission(t, hc, url, admissionv1.AdmissionRequest{
+		Kind:      metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"},
+		Resource:  metav1.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
+		Name:      d.Name,
+		Namespace: ns,
+		Operation: admissionv1.Create,
+		Object:    runtime.RawExtension{Raw: obj},
+	})
+}
+
+// postAdmission sends req, with a fresh UID, as an AdmissionReview and
+// returns the webhook's response.
+func postAdmission(t *testing.T, hc *http.Client, url string, req admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	t.Helper()
+	req.UID = types.UID(fmt.Sprintf("e2e-%d", rand.Uint64()))
 	review, err := json.Marshal(admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-		Request: &admissionv1.AdmissionRequest{
-			UID:       types.UID(fmt.Sprintf("e2e-%d", rand.Uint64())),
-			Kind:      metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"},
-			Resource:  metav1.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
-			Name:      d.Name,
-			Namespace: ns,
-			Operation: admissionv1.Create,
-			Object:    runtime.RawExtension{Raw: obj},
-		},
+		Request:  &req,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -9,9 +9,7 @@ import (
 )
 
 // Version prefixes every checksum. It changes whenever the pre-image format
-// changes. A new version must not roll anything by itself: callers compare a
-// stored stamp of the previous version with that version's computation (see
-// legacy.go) and keep it while the content is unchanged.
+// changes (see Versioning in the package documentation).
 const Version = "v2"
 
 // Lookup returns a source's content and whether it exists. err is for
@@ -40,7 +38,7 @@ type Result struct {
 // Secrets in one namespace could test guesses of a Secret in another by
 // comparing stamps.
 func Checksum(key []byte, namespace string, refs []Reference, lookup Lookup) (Result, error) {
-	mac, res, err := compute(key, func(n int) *preimage { return newPreimage(namespace, n) }, refs, lookup)
+	mac, res, err := compute(key, namespace, refs, lookup)
 	if err != nil || mac == nil {
 		return res, err
 	}
@@ -48,10 +46,10 @@ func Checksum(key []byte, namespace string, refs []Reference, lookup Lookup) (Re
 	return res, nil
 }
 
-// compute is the part of Checksum that every format version shares: it
-// looks up each canonical ref, appends it to the pre-image start(n) begins,
-// and returns the HMAC (nil when there are no refs) and the missing sources.
-func compute(key []byte, start func(sources int) *preimage, refs []Reference, lookup Lookup) ([]byte, Result, error) {
+// compute looks up each canonical ref, appends it to the pre-image of
+// namespace, and returns the HMAC (nil when there are no refs) and the
+// missing sources.
+func compute(key []byte, namespace string, refs []Reference, lookup Lookup) ([]byte, Result, error) {
 	if len(key) == 0 {
 		return nil, Result{}, errors.New("hasher: empty HMAC key")
 	}
@@ -64,7 +62,7 @@ func compute(key []byte, start func(sources int) *preimage, refs []Reference, lo
 	}
 
 	var (
-		pre     = start(len(refs))
+		pre     = newPreimage(namespace, len(refs))
 		missing []Source
 	)
 	for _, ref := range refs {

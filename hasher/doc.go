@@ -73,10 +73,19 @@
 // with a new Version; the golden vectors in testdata/golden.json exist to
 // catch a change that was not.
 //
-// A new version must roll nothing by itself. Stamps of the previous version
-// ("v1:" + 64 hex, no namespace) are recognised by Compare as Legacy; the
-// caller then computes LegacyChecksumV1 and, while it still matches, keeps
-// the stored stamp, so the template changes only when the content does.
-// LegacyChecksumV1 is for that comparison only and is never written; its
-// vectors are pinned in the golden file too.
+// Stamps of the previous version ("v1:" + 64 hex) are not compared with
+// anything: Compare calls them Differs, like any stamp not of the current
+// format, so a workload that still carries one is re-stamped, and rolls,
+// once. Until this release a v1 stamp that still matched was kept; that
+// comparison was an oracle. v1 does not bind the namespace, and nobody can
+// tell confighash's own v1 stamps from copied ones: a stored stamp may have
+// been written while the webhook was not called (namespace unlabelled,
+// workload opted out), and a review POSTed to the webhook carries whatever
+// old object its caller wrote. With a v1 stamp copied from another
+// namespace and a same-named Secret holding a guess, "still current" meant
+// "right guess".
+//
+// A later version may keep v2 stamps across its upgrade by comparing them
+// with the v2 computation: v2 binds the namespace and the key, so a copied
+// v2 stamp matches only content of its own namespace.
 package hasher

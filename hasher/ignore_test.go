@@ -42,42 +42,31 @@ func TestChecksumIgnoredSource(t *testing.T) {
 	key := []byte("k")
 	refs := []Reference{whole(ConfigMap, "app"), whole(ConfigMap, "stamp")}
 	app := Content{Data: map[string]Digest{"a": DigestOf([]byte("1"))}}
-	sum := func(t *testing.T, stamp Content) (v2, v1 string) {
+	sum := func(t *testing.T, stamp Content) string {
 		t.Helper()
 		objects := map[Source]Content{{ConfigMap, "app"}: app, {ConfigMap, "stamp"}: stamp}
 		r, err := Checksum(key, "ns", refs, lookupFrom(objects))
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := LegacyChecksumV1(key, refs, lookupFrom(objects))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.Checksum, l.Checksum
+		return r.Checksum
 	}
 	at := func(v string, ignored bool) Content {
 		return Content{Data: map[string]Digest{"t": DigestOf([]byte(v))}, Ignored: ignored}
 	}
 	tests := map[string]struct {
-		a, b           Content
-		sameV2, sameV1 bool
+		a, b Content
+		same bool
 	}{
-		"an ignored source's content does not count":  {a: at("12:00", true), b: at("12:01", true), sameV2: true},
-		"ignoring a source changes the pre-image":     {a: at("12:00", false), b: at("12:00", true), sameV1: true},
+		"an ignored source's content does not count":  {a: at("12:00", true), b: at("12:01", true), same: true},
+		"ignoring a source changes the pre-image":     {a: at("12:00", false), b: at("12:00", true)},
 		"a counted source's content counts":           {a: at("12:00", false), b: at("12:01", false)},
-		"an ignored source differs from an empty one": {a: Content{Ignored: true}, b: Content{}, sameV1: true},
+		"an ignored source differs from an empty one": {a: Content{Ignored: true}, b: Content{}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			a2, a1 := sum(t, tc.a)
-			b2, b1 := sum(t, tc.b)
-			if (a2 == b2) != tc.sameV2 {
-				t.Errorf("v2 equal = %v, want %v", a2 == b2, tc.sameV2)
-			}
-			// v1 never honours the annotation: it must keep matching the
-			// stamps v1 releases wrote.
-			if (a1 == b1) != tc.sameV1 {
-				t.Errorf("v1 equal = %v, want %v", a1 == b1, tc.sameV1)
+			if a, b := sum(t, tc.a), sum(t, tc.b); (a == b) != tc.same {
+				t.Errorf("equal = %v, want %v", a == b, tc.same)
 			}
 		})
 	}

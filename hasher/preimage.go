@@ -33,17 +33,13 @@ type preimage struct {
 	buf []byte
 	// keys is scratch space for sorting map keys, reused across sources.
 	keys []string
-	// ignores is true for the formats that honour IgnoreAnnotation (v2).
-	// The legacy v1 format hashes an ignored source's content, as v1
-	// releases did, so that its stamps are still recognised.
-	ignores bool
 }
 
 // newPreimage starts a pre-image of the current version for sources read in
 // namespace. The namespace follows the header, length-prefixed like every
 // other string, so that no namespace/name split can be confused with another.
 func newPreimage(namespace string, sources int) *preimage {
-	p := &preimage{buf: make([]byte, 0, 1024), ignores: true}
+	p := &preimage{buf: make([]byte, 0, 1024)}
 	p.buf = append(p.buf, preimageHeader...)
 	p.appendString(namespace)
 	p.buf = binary.AppendUvarint(p.buf, uint64(sources))
@@ -64,7 +60,7 @@ func (p *preimage) addSource(ref Reference, c Content, found bool) {
 		p.buf = append(p.buf, scopeKeys)
 	}
 	switch {
-	case found && c.Ignored && p.ignores:
+	case found && c.Ignored:
 		// A fixed marker rather than nothing: the source stays in the
 		// count and its place, so ignoring it is one defined pre-image,
 		// and a stamp never depends on content its owner said to ignore.

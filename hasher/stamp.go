@@ -15,9 +15,6 @@ const (
 	// whether the content changed cannot be told. Re-stamping now would roll
 	// the workload for nothing; keep it until a change is seen.
 	OtherKey
-	// Legacy: the stored stamp has the previous format; compare it with
-	// LegacyChecksumV1 to tell.
-	Legacy
 )
 
 func (v Verdict) String() string {
@@ -26,22 +23,21 @@ func (v Verdict) String() string {
 		return "same"
 	case OtherKey:
 		return "other-key"
-	case Legacy:
-		return "legacy"
 	}
 	return "differs"
 }
 
 // Compare classifies stored against fresh, a stamp Checksum returned (or ""
-// when the template reads nothing).
+// when the template reads nothing). A stored stamp not of the current format
+// (a legacy v1 stamp, or anything else Checksum does not write) Differs: it
+// is never compared with content (see Versioning in the package
+// documentation).
 func Compare(stored, fresh string) Verdict {
 	switch {
 	case stored == fresh:
 		return Same
 	case stored == "" || fresh == "":
 		return Differs
-	case strings.HasPrefix(stored, LegacyVersion+":"):
-		return Legacy
 	}
 	if id, ok := StampKeyID(stored); ok {
 		if freshID, _ := StampKeyID(fresh); id != freshID {

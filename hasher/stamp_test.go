@@ -32,7 +32,7 @@ func TestCompare(t *testing.T) {
 		"same":                        {stored: fresh, fresh: fresh, want: Same},
 		"content changed":             {stored: content, fresh: fresh, want: Differs},
 		"another key":                 {stored: rekeyed, fresh: fresh, want: OtherKey},
-		"legacy v1":                   {stored: legacy, fresh: fresh, want: Legacy},
+		"legacy v1 is a change":       {stored: legacy, fresh: fresh, want: Differs},
 		"not stamped":                 {stored: "", fresh: fresh, want: Differs},
 		"reads nothing any more":      {stored: fresh, fresh: "", want: Differs},
 		"legacy, reads nothing":       {stored: legacy, fresh: "", want: Differs},
@@ -61,22 +61,5 @@ func TestChecksumCarriesKeyID(t *testing.T) {
 	}
 	if got := Compare(old, now); got != OtherKey {
 		t.Errorf("Compare(stamp under the old key, stamp under the new) = %s, want other-key", got)
-	}
-}
-
-// TestLegacyChecksumV1IgnoresNamespace documents why v1 is never written: it
-// gives the same stamp for the same content in every namespace.
-func TestLegacyChecksumV1IgnoresNamespace(t *testing.T) {
-	refs := []Reference{whole(Secret, "db")}
-	lookup := lookupFrom(map[Source]Content{{Secret, "db"}: dataOf("p", "hunter2")})
-	v1, err := LegacyChecksumV1([]byte(testKey), refs, lookup)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !regexp.MustCompile(`^v1:[0-9a-f]{64}$`).MatchString(v1.Checksum) {
-		t.Fatalf("LegacyChecksumV1 = %q, want v1: and 64 hex digits", v1.Checksum)
-	}
-	if got := Compare(v1.Checksum, (scenario{refs: refs, objects: map[Source]Content{{Secret, "db"}: dataOf("p", "hunter2")}}).checksum(t).Checksum); got != Legacy {
-		t.Errorf("Compare(v1, v2) = %s, want legacy", got)
 	}
 }

@@ -40,7 +40,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"kind"}),
 		Kept: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "confighash_stamps_kept_total",
-			Help: "Re-checks that kept a stamp made by an older format (legacy-v1) or under another HMAC key (other-key) instead of rolling, by kind and reason.",
+			Help: "Re-checks that kept a stamp made under another HMAC key (other-key) instead of rolling, by kind and reason.",
 		}, []string{"kind", "reason"}),
 	}
 	if err := errors.Join(reg.Register(m.Restamps), reg.Register(m.Holds), reg.Register(m.Checksums),

@@ -22,5 +22,5 @@ func TestNewMetricsRegistersOnce(t *testing.T) {
 	m.held("Deployment")
 	m.checksum()
 	m.missing("Deployment")
-	m.kept("Deployment", keptLegacy)
+	m.kept("Deployment", keptOtherKey)
 }

@@ -2,7 +2,6 @@ package restamp
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,19 +14,20 @@ import (
 // another HMAC key. It names key IDs only, never content.
 const ReasonKeyChanged = "KeyChanged"
 
-// Reasons a differing stamp is kept, as metric labels.
-const (
-	keptLegacy   = "legacy-v1"
-	keptOtherKey = "other-key"
-)
+// keptOtherKey is the metric label of a differing stamp kept because it was
+// made under another HMAC key.
+const keptOtherKey = "other-key"
 
 // stale reports whether the stored stamp must give way to fresh. A stamp
-// that differs only because confighash changed (a new stamp format, a new
-// HMAC key) is kept: replacing it would roll every workload at once although
-// no pod would read anything new.
+// that differs only because confighash's HMAC key changed is kept: replacing
+// it would roll every workload at once although no pod would read anything
+// new.
 //
-//   - A legacy v1 stamp is compared with the v1 checksum of the same content
-//     and kept while it matches; the next real change writes v2.
+//   - A legacy v1 stamp, or any other not of the current format, is never
+//     compared with content (hasher.Compare calls it Differs): it is
+//     re-stamped, rolling the workload once. confighash cannot tell its own
+//     v1 stamps from ones copied from another namespace, and keeping a
+//     matching one would tell the copier whether a guess was right.
 //   - A stamp under another key cannot be compared at all. On a re-check
 //     (the start-up replay, a template write) it is kept and reported. On a
 //     change to a source seen live it is re-stamped under the current key,
@@ -37,16 +37,6 @@ const (
 func (r *reconciler) stale(ctx context.Context, obj client.Object, req Request, refs []hasher.Reference, lookup hasher.Lookup, stored, fresh string) (bool, error) {
 	switch hasher.Compare(stored, fresh) {
 	case hasher.Same:
-		return false, nil
-	case hasher.Legacy:
-		v1, err := hasher.LegacyChecksumV1(r.key, refs, lookup)
-		if err != nil {
-			return false, fmt.Errorf("computing legacy v1 checksum: %w", err)
-		}
-		if v1.Checksum != stored {
-			return true, nil
-		}
-		r.metrics.kept(req.Kind, keptLegacy)
 		return false, nil
 	case hasher.OtherKey:
 		if !req.Recheck && !r.readUnchanged(req, refs, lookup, fresh) {
@@ -60,6 +50,11 @@ func (r *reconciler) stale(ctx context.Context, obj client.Object, req Request, 
 		log.FromContext(ctx).Info("stamp made under another HMAC key; keeping it until its config changes",
 			"stampKeyID", storedID, "keyID", freshID)
 		return false, nil
+	}
+	if _, ok := hasher.StampKeyID(stored); !ok {
+		// Not stamped, or a stamp confighash does not write: nothing to
+		// keep, and no ignore switch can make a v2 checksum equal it.
+		return true, nil
 	}
 	kept, err := r.keepAcrossIgnore(ctx, req, refs, lookup, stored)
 	return !kept, err

@@ -2,6 +2,7 @@ package restamp
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,9 +21,14 @@ import (
 	"github.com/confighash/confighash/workload"
 )
 
-// stampsOf computes, for a workload in ns reading configmap/app whole with
-// data, the legacy v1 stamp and the v2 stamp under key.
-func stampsOf(t *testing.T, key []byte, ns string, data map[string]string) (v1, v2 string) {
+// legacyV1 is the v1 stamp (releases before v2) of a workload reading
+// configmap/app whole with {k: v2} under hookKey, as LegacyChecksumV1 of
+// 35034ec computed it: a v1 stamp that still matches the content.
+const legacyV1 = "v1:6d2d36fc613261017f61949728d8dc07b9c2e6fc0a80f091d33ee2f2852dfeb0"
+
+// stampOf computes the stamp of a workload in ns reading configmap/app
+// whole with data, under key.
+func stampOf(t *testing.T, key []byte, ns string, data map[string]string) string {
 	t.Helper()
 	spec := envFromCM("app")
 	refs, err := hasher.References(&spec, nil)
@@ -32,26 +38,24 @@ func stampsOf(t *testing.T, key []byte, ns string, data map[string]string) (v1, 
 	lookup := func(hasher.Source) (hasher.Content, bool, error) {
 		return hasher.ConfigMapContent(&corev1.ConfigMap{Data: data}), true, nil
 	}
-	legacy, err := hasher.LegacyChecksumV1(key, refs, lookup)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cur, err := hasher.Checksum(key, ns, refs, lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return legacy.Checksum, cur.Checksum
+	return cur.Checksum
 }
 
-// TestReconcileKeepsStampsOnlyConfighashChanged: a new stamp format or a new
-// HMAC key changes the stamp the content gives, but no pod would read
-// anything new, so nothing may roll; a real change still does.
+// TestReconcileKeepsStampsOnlyConfighashChanged: a new HMAC key changes the
+// stamp the content gives, but no pod would read anything new, so nothing
+// may roll; a real change still does. A legacy v1 stamp is not compared at
+// all, even when it matches the content (it may have been copied from
+// another namespace, and the keep-or-re-stamp answer would test a guess of
+// that namespace's Secrets): it is re-stamped, once.
 func TestReconcileKeepsStampsOnlyConfighashChanged(t *testing.T) {
 	data := map[string]string{"k": "v2"}
 	otherKey := []byte("another-key-another-key-another!")
-	legacyNow, current := stampsOf(t, hookKey, "ns", data)
-	legacyOld, _ := stampsOf(t, hookKey, "ns", map[string]string{"k": "v1"})
-	_, otherKeyStamp := stampsOf(t, otherKey, "ns", data)
+	current := stampOf(t, hookKey, "ns", data)
+	otherKeyStamp := stampOf(t, otherKey, "ns", data)
 	live := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 	replay := live
 	replay.Recheck = true
@@ -66,21 +70,17 @@ func TestReconcileKeepsStampsOnlyConfighashChanged(t *testing.T) {
 		wantEvent string // prefix; "" means none
 		wantKept  map[string]float64
 	}{
-		"legacy v1 stamp of the current content, start-up replay": {
-			stamp: legacyNow, req: replay, wantStamp: legacyNow,
-			wantKept: map[string]float64{keptLegacy: 1},
-		},
-		"legacy v1 stamp of the current content, a source event": {
-			// An edit that left what the pods read as it was.
-			stamp: legacyNow, req: live, wantStamp: legacyNow,
-			wantKept: map[string]float64{keptLegacy: 1},
-		},
-		"legacy v1 stamp of older content is re-stamped in v2": {
-			stamp: legacyOld, req: live, wantStamp: current,
+		"legacy v1 stamp of the current content, start-up replay: re-stamped in v2": {
+			stamp: legacyV1, req: replay, wantStamp: current,
 			wantEvent: "Normal ConfigChanged",
 		},
-		"legacy v1 stamp of older content, caught up at start-up": {
-			stamp: legacyOld, req: replay, wantStamp: current,
+		"legacy v1 stamp of the current content, a source event: re-stamped in v2": {
+			// An edit that left what the pods read as it was.
+			stamp: legacyV1, req: live, before: data, wantStamp: current,
+			wantEvent: "Normal ConfigChanged",
+		},
+		"some other legacy v1 stamp is re-stamped in v2": {
+			stamp: "v1:" + strings.Repeat("0", 64), req: live, wantStamp: current,
 			wantEvent: "Normal ConfigChanged",
 		},
 		"stamp under another key, start-up replay: kept, and said so": {
@@ -146,7 +146,7 @@ func TestReconcileKeepsStampsOnlyConfighashChanged(t *testing.T) {
 				t.Errorf("%d patches, want %d", patches, wantPatches)
 			}
 			expectOneEvent(t, rec, tc.wantEvent)
-			for _, reason := range []string{keptLegacy, keptOtherKey} {
+			for _, reason := range []string{"legacy-v1", keptOtherKey} {
 				if got := counterValue(t, metrics.Kept.WithLabelValues("Deployment", reason)); got != tc.wantKept[reason] {
 					t.Errorf("kept{reason=%s} = %v, want %v", reason, got, tc.wantKept[reason])
 				}

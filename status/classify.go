@@ -18,13 +18,14 @@ const CheckInstallHint = "run `confighash status --check-install`"
 //     workload whose pods could not start;
 //   - unknown: the checksum the sources give now could not be obtained,
 //     or the stamp was made under another HMAC key;
+//   - stale: the stamp is not of the format confighash writes (a legacy v1
+//     stamp; see formatReason);
 //   - held: the stamp differs from it, and the workload carries the hook's
 //     flap hold annotation (confighash.dev/hold);
 //   - current: the stamp differs from it, and a source is ignored (see
 //     ignoredReason);
 //   - stale: the stamp differs from it (or there is no stamp yet);
-//   - current: the stamp is what the sources give now (for a legacy v1
-//     stamp: the webhook found it still matches; see StoredVerifier).
+//   - current: the stamp is what the sources give now.
 func Classify(w *Workload) (State, string) {
 	if w.Injection.State == InjectionOff {
 		return StateNotInjected, w.Injection.Reason

@@ -215,7 +215,6 @@ func stampAll(ctx context.Context, o Options, objs []client.Object, ws []Workloa
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			stamp(ctx, o.Stamper, obj, w)
-			verifyLegacy(ctx, o.Stamper, obj, w)
 		})
 	}
 	wg.Wait()

@@ -9,12 +9,9 @@
 // and the API server does not persist. A status user therefore needs no
 // access to confighash's Secrets.
 //
-// That fresh stamp always has the current format, so it cannot show that a
-// legacy v1 stamp, which the hook keeps while the content is unchanged, is
-// still current. For such a stamp status also sends a server-side dry-run
-// UPDATE of the workload carrying confighash.dev/verify-stamp, and the
-// webhook answers with the stamp the hook would leave: the stored one if it
-// still matches. A stamp made under another HMAC key is reported as unknown:
+// A stamp not of the current format (a legacy v1 stamp) is reported as
+// stale without asking anything more: the hook compares it with nothing and
+// re-stamps it. A stamp made under another HMAC key is reported as unknown:
 // nobody can compare it with the content any more.
 //
 // Collect and CheckInstall gather facts into plain structs (Report and

@@ -22,10 +22,21 @@
 // namespace it does not serve it answers allowed, with no patch and one
 // fixed message, so the answer reveals nothing about that namespace.
 //
+// With Callers set (--webhook-client-ca-file), only the apiserver, known by
+// the client certificate it presents, gets an answer that depends on the
+// request; anyone else gets one fixed answer (see Callers). Without it, any
+// caller that reaches the port is answered for every served namespace.
+//
+// No answer ever compares content with a stamp confighash did not store
+// itself: a stamp not of the current format (a legacy v1 stamp) is treated as
+// no stamp, and no write keeps one (see foreign).
+//
 // The configuration's matchConditions keep the apiserver from calling for
 // what the handler would pass untouched: Pods and Jobs owned by a
 // controller, and workloads opted out by annotation. The handler checks both
-// itself all the same, for callers other than the apiserver.
+// itself all the same, for callers other than the apiserver; a foreign stamp
+// stored on an opted-out workload is left there (nothing compares it) and
+// replaced when the workload opts back in.
 //
 // Anyone who reaches the port is also bounded before the handler runs
 // (Limits, Server): connections per source address at the listener, a

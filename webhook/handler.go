@@ -43,6 +43,10 @@ type Handler struct {
 	Namespaces injection.Getter
 	// Kinds are the kinds stamped; nil means the built-in ones.
 	Kinds workload.Registry
+	// Callers, when set, limits every answer that depends on the request
+	// to the apiserver, identified by its client certificate; the HTTP
+	// handler must be wrapped by Callers.Identify.
+	Callers *Callers
 }
 
 // Handle answers one admission request.
@@ -58,6 +62,9 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.Response, outcome) {
 	if req.UID == "" {
 		return admission.Errored(http.StatusBadRequest, errors.New("AdmissionReview has no request uid")), answerError
+	}
+	if h.rejects(ctx) {
+		return unauthenticated()
 	}
 	// First, before decoding or looking anything up: in a namespace it does
 	// not serve, the handler says nothing that depends on the request.
@@ -80,7 +87,7 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 		return unhandled(ctx, fmt.Errorf("decoding %s: %w", kind.GVK.Kind, err), "decoding the object"), answerError
 	}
 	if workload.OptedOut(obj.GetAnnotations()) {
-		return admission.Allowed("opted out by annotation " + workload.InjectionAnnotation), answerKept
+		return h.optedOut(ctx, kind, obj, req)
 	}
 	if !kind.Mutable && metav1.GetControllerOf(obj) != nil {
 		// Created from a template that was stamped already.
@@ -103,9 +110,6 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 		// one) is a template change like any other.
 		if ot, ok := kind.PodTemplate(oldObj); ok {
 			old = &ot
-			if verifying(req, obj) && sameTemplate(ot, t) {
-				return h.verifyStored(ctx, req.Namespace, kind, obj, t, ot)
-			}
 			if sameTemplate(ot, t) {
 				if resp, o, ok := keepStamp(kind, ot, t, req); ok {
 					return resp, o
@@ -145,16 +149,18 @@ var keptStampWarning = workload.Warning("kept the stored " + workload.ChecksumAn
 // holding a stamp copied from a live object would roll pods back to an old
 // ReplicaSet on every sync, under a stamp that no longer says what they read.
 // ok is false for the one case left to the caller: someone else stamping an
-// unstamped template, which gets a fresh checksum like any template change.
+// unstamped template, which gets a fresh checksum like any template change,
+// and a stored stamp confighash does not write (foreign), which is no stamp:
+// a fresh one replaces it, on a write that changes nothing else too.
 // The request's options are decoded only when the stamp changed: the common
 // no-op write (a re-apply) costs no extra parsing.
 func keepStamp(kind workload.Kind, old, t workload.Template, req admission.Request) (resp admission.Response, o outcome, ok bool) {
 	switch {
-	case t.Checksum() == old.Checksum():
+	case t.Checksum() == old.Checksum() && !foreign(old.Checksum()):
 		return admission.Allowed("template unchanged"), answerKept, true
 	case currentFormat(t.Checksum()) && writtenByConfighash(req):
 		return admission.Allowed("re-stamped by confighash"), answerKept, true
-	case old.Checksum() == "":
+	case old.Checksum() == "" || foreign(old.Checksum()):
 		return admission.Response{}, "", false
 	case t.Checksum() == "":
 		// Dropped: kubectl replace, server-side apply of a manifest without
@@ -183,7 +189,7 @@ func writtenByConfighash(req admission.Request) bool {
 // checksum computes the stamp for a new or changed template. On UPDATE with
 // a required source missing it returns the previous stamp: the template
 // change rolls the pods anyway, and a fresh stamp would only record a config
-// that is gone.
+// that is gone. A previous stamp confighash does not write is not kept.
 func (h *Handler) checksum(ctx context.Context, ns string, obj client.Object, t workload.Template, old *workload.Template) (string, []string, error) {
 	refs, refErr := hasher.References(t.Spec, obj.GetAnnotations())
 	var warnings []string
@@ -191,7 +197,11 @@ func (h *Handler) checksum(ctx context.Context, ns string, obj client.Object, t 
 		warnings = append(warnings, workload.Warning(oneLine(refErr)))
 	}
 	if limit := workload.MaxSources; len(refs) > limit {
-		return t.Checksum(), append(warnings, workload.Warning(fmt.Sprintf("template reads %d sources, more than the limit of %d; not stamped", len(refs), limit))), nil
+		kept := t.Checksum()
+		if foreign(kept) {
+			kept = ""
+		}
+		return kept, append(warnings, workload.Warning(fmt.Sprintf("template reads %d sources, more than the limit of %d; not stamped", len(refs), limit))), nil
 	}
 	h.Metrics.checksum()
 	res, err := hasher.Checksum(h.Key, ns, refs, h.Sources.Lookup(ctx, ns))
@@ -204,7 +214,7 @@ func (h *Handler) checksum(ctx context.Context, ns string, obj client.Object, t 
 			names[i] = s.String()
 		}
 		msg := workload.Warning("required sources missing: " + strings.Join(names, ", "))
-		if old != nil {
+		if old != nil && !foreign(old.Checksum()) {
 			return old.Checksum(), append(warnings, msg+"; keeping the previous stamp"), nil
 		}
 		warnings = append(warnings, msg)

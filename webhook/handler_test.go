@@ -158,11 +158,6 @@ func TestHandle(t *testing.T) {
 		return r.Checksum
 	}
 	current, stale := sum(present), sum(changed)
-	refs, _ := hasher.References(&deployment().Spec.Template.Spec, nil)
-	legacy, err := hasher.LegacyChecksumV1(testKey, refs, present.Lookup(context.Background(), "ns"))
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	tests := map[string]struct {
 		src       fakeSources
@@ -204,18 +199,20 @@ func TestHandle(t *testing.T) {
 		// confighash never writes v1; one arriving as a stamp-only write was
 		// copied, maybe from another namespace, and must not get in.
 		"a legacy v1 stamp under confighash's manager is undone": {
-			src: present, req: byManager(workload.FieldManager, request(admissionv1.Update, deployment(withStamp(legacy.Checksum)), deployment(withStamp(current)))),
+			src: present, req: byManager(workload.FieldManager, request(admissionv1.Update, deployment(withStamp(copiedV1)), deployment(withStamp(current)))),
 			wantStamp: current, wantPatch: true, wantWarn: "kept the stored confighash.dev/checksum",
 		},
-		"a stored legacy v1 stamp is kept on a no-op write": {
-			src: changed, req: request(admissionv1.Update, deployment(), deployment(withStamp(legacy.Checksum))),
-			wantStamp: legacy.Checksum, wantPatch: true,
+		// Nothing compares a v1 stamp any more (see foreign): a stored one
+		// is no stamp, so even a no-op write replaces it.
+		"a stored legacy v1 stamp gives way to a fresh one on a no-op write": {
+			src: changed, req: request(admissionv1.Update, deployment(), deployment(withStamp(copiedV1))),
+			wantStamp: stale, wantPatch: true,
 		},
 		"create carrying a legacy v1 stamp gets a v2 stamp": {
 			// Never kept on CREATE, even when it matches: the answer would
 			// tell whether a v1 stamp copied from elsewhere fits this
 			// namespace's content.
-			src: present, req: request(admissionv1.Create, deployment(withStamp(legacy.Checksum)), nil),
+			src: present, req: request(admissionv1.Create, deployment(withStamp(copiedV1)), nil),
 			wantStamp: current, wantPatch: true,
 		},
 		"the hook's first stamp of an unstamped workload passes through": {

@@ -33,6 +33,8 @@ const (
 	answerRestored outcome = "restored"
 	answerKept     outcome = "unchanged"
 	answerError    outcome = "error"
+	// answerUnauthenticated: the caller is not the apiserver (see Callers).
+	answerUnauthenticated outcome = "unauthenticated"
 )
 
 // Refusal reasons.
@@ -57,7 +59,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}),
 		Answers: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "confighash_webhook_answers_total",
-			Help: "Admission answers by outcome: stamped, restored, unchanged, error.",
+			Help: "Admission answers by outcome: stamped, restored, unchanged, error, unauthenticated (the caller presented no accepted client certificate, see --webhook-client-ca-file).",
 		}, []string{"outcome"}),
 		Refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "confighash_webhook_refused_total",

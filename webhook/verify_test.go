@@ -2,10 +2,13 @@ package webhook
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -13,8 +16,30 @@ import (
 	"github.com/confighash/confighash/workload"
 )
 
+// copiedV1 is the v1 stamp (a format of releases before v2, which did not
+// bind the namespace) of deployment()'s template reading cfg = {k: v} under
+// testKey, as LegacyChecksumV1 of 35034ec computed it. It stands for a stamp
+// copied from a workload in another namespace whose cfg holds "v".
+const copiedV1 = "v1:c71657e48ad208917585923004098886bdc671b59f29e42f6f9b09fc9e30a6ac"
+
+// verifyMarker sets the annotation with which `confighash status` releases
+// before this one asked about the stored stamp (confighash.dev/verify-stamp).
+// It means nothing now; the cases below show it changes no answer.
 func verifyMarker(d *appsv1.Deployment) {
-	d.Annotations = map[string]string{workload.VerifyStampAnnotation: "true"}
+	d.Annotations = map[string]string{"confighash.dev/verify-stamp": "true"}
+}
+
+func optedOut(d *appsv1.Deployment) {
+	d.Annotations = map[string]string{workload.InjectionAnnotation: workload.InjectionDisabled}
+}
+
+// overSourceLimit makes the template read more sources than are stamped.
+func overSourceLimit(d *appsv1.Deployment) {
+	c := &d.Spec.Template.Spec.Containers[0]
+	for i := range workload.MaxSources + 1 {
+		c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: fmt.Sprintf("cm-%d", i)}}})
+	}
 }
 
 func dryRun(req admission.Request) admission.Request {
@@ -22,21 +47,24 @@ func dryRun(req admission.Request) admission.Request {
 	return req
 }
 
-// TestVerifyStored: `confighash status` asks about the stored stamp with a
-// dry-run UPDATE, and gets the stamp the hook would leave, so a legacy v1
-// stamp that still matches counts as current there too.
+// TestVerifyStored: no request makes the webhook compare content with a
+// stamp it did not store itself. Whoever POSTs a review to the webhook writes
+// the old object too, so "the stored stamp" in a request is whatever the
+// caller says it is. The caller here owns a served namespace and puts a guess
+// of another namespace's cfg into a same-named ConfigMap; copiedV1 is that
+// other namespace's v1 stamp. For every request shape, the answer is the one
+// a wrong guess gets: a fresh v2 stamp of what this namespace holds (or, for
+// an opted-out workload, no stamp), never the v1 stamp back. Before, a
+// dry-run UPDATE with the verify marker and copiedV1 as the old object's
+// stamp was answered with copiedV1 ("stored stamp is current") exactly for
+// the right guess.
 func TestVerifyStored(t *testing.T) {
 	cfg := hasher.Source{Kind: hasher.ConfigMap, Name: "cfg"}
-	present := fakeSources{cfg: {"k": "v"}}
-	changed := fakeSources{cfg: {"k": "v2"}}
-	refs, _ := hasher.References(&deployment().Spec.Template.Spec, nil)
-	v1 := func(src fakeSources) string {
-		r, err := hasher.LegacyChecksumV1(testKey, refs, src.Lookup(context.Background(), "ns"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.Checksum
+	guesses := map[string]fakeSources{
+		"right guess": {cfg: {"k": "v"}},
+		"wrong guess": {cfg: {"k": "v2"}},
 	}
+	refs, _ := hasher.References(&deployment().Spec.Template.Spec, nil)
 	v2 := func(src fakeSources) string {
 		r, err := hasher.Checksum(testKey, "ns", refs, src.Lookup(context.Background(), "ns"))
 		if err != nil {
@@ -44,54 +72,114 @@ func TestVerifyStored(t *testing.T) {
 		}
 		return r.Checksum
 	}
-	legacy := v1(present)
+	const fresh, none = "fresh", "none"
 
 	tests := map[string]struct {
-		src       fakeSources
-		req       admission.Request
-		wantStamp string
+		req  admission.Request
+		want string // fresh: the v2 stamp of the namespace's content; none: no stamp
 	}{
-		"stored legacy stamp still matches: kept": {
-			src:       present,
-			req:       dryRun(request(admissionv1.Update, deployment(verifyMarker, withStamp(legacy)), deployment(withStamp(legacy)))),
-			wantStamp: legacy,
+		// The request `confighash status` used to send, but as a direct
+		// POST: the caller wrote the old object.
+		"verify marker, the copied stamp as the old object's": {
+			req:  dryRun(request(admissionv1.Update, deployment(verifyMarker, withStamp(copiedV1)), deployment(withStamp(copiedV1)))),
+			want: fresh,
 		},
-		"stored legacy stamp of older content: the fresh stamp": {
-			src:       changed,
-			req:       dryRun(request(admissionv1.Update, deployment(verifyMarker, withStamp(legacy)), deployment(withStamp(legacy)))),
-			wantStamp: v2(changed),
+		"verify marker, the copied stamp in the object only": {
+			req:  dryRun(request(admissionv1.Update, deployment(verifyMarker, withStamp(copiedV1)), deployment())),
+			want: fresh,
 		},
-		"stored v2 stamp of older content: the fresh stamp": {
-			src:       changed,
-			req:       dryRun(request(admissionv1.Update, deployment(verifyMarker, withStamp(v2(present))), deployment(withStamp(v2(present))))),
-			wantStamp: v2(changed),
+		"not a dry run: a no-op write keeps no v1 stamp": {
+			req:  request(admissionv1.Update, deployment(withStamp(copiedV1)), deployment(withStamp(copiedV1))),
+			want: fresh,
 		},
-		"stored v2 stamp, current": {
-			src:       present,
-			req:       dryRun(request(admissionv1.Update, deployment(verifyMarker, withStamp(v2(present))), deployment(withStamp(v2(present))))),
-			wantStamp: v2(present),
+		"a stamp-only write to v1 under confighash's manager": {
+			req:  byManager(workload.FieldManager, request(admissionv1.Update, deployment(withStamp(copiedV1)), deployment())),
+			want: fresh,
 		},
-		// The caller's stamp is never compared: v1 does not bind the
-		// namespace, so that would test a stamp copied from elsewhere.
-		"a legacy stamp the request carries is not compared": {
-			src:       present,
-			req:       dryRun(request(admissionv1.Update, deployment(verifyMarker, withStamp(legacy)), deployment(withStamp(v2(changed))))),
-			wantStamp: v2(present),
+		"a dropped v1 stamp is not restored": {
+			req:  request(admissionv1.Update, deployment(), deployment(withStamp(copiedV1))),
+			want: fresh,
 		},
-		"not a dry run: the marker means nothing": {
-			src:       changed,
-			req:       request(admissionv1.Update, deployment(verifyMarker, withStamp(legacy)), deployment(withStamp(legacy))),
-			wantStamp: legacy,
+		"a changed stamp is not restored to v1": {
+			req:  request(admissionv1.Update, deployment(withStamp("v2:0000000000000000:00")), deployment(withStamp(copiedV1))),
+			want: fresh,
+		},
+		"create": {
+			req:  request(admissionv1.Create, deployment(withStamp(copiedV1)), nil),
+			want: fresh,
+		},
+		"a template over the source limit is not stamped, and keeps no v1 stamp": {
+			req:  request(admissionv1.Create, deployment(overSourceLimit, withStamp(copiedV1)), nil),
+			want: none,
+		},
+		// Opted back in with no template change: the stamp came in while
+		// the webhook did not stamp (opted out, or namespace unlabelled).
+		"opted back in, the template unchanged": {
+			req:  request(admissionv1.Update, deployment(withStamp(copiedV1)), deployment(optedOut, withStamp(copiedV1))),
+			want: fresh,
+		},
+		// Opted out: confighash stamps nothing, and lets no v1 stamp in.
+		"opted out, create": {
+			req:  request(admissionv1.Create, deployment(optedOut, withStamp(copiedV1)), nil),
+			want: none,
+		},
+		"opted out, update that sets it": {
+			req:  request(admissionv1.Update, deployment(optedOut, withStamp(copiedV1)), deployment(optedOut)),
+			want: none,
+		},
+		"opted out, update that opts out and sets it": {
+			req:  request(admissionv1.Update, deployment(optedOut, withStamp(copiedV1)), deployment(withStamp(v2(guesses["wrong guess"])))),
+			want: none,
 		},
 	}
 	for name, tc := range tests {
+		for guess, src := range guesses {
+			t.Run(name+"/"+guess, func(t *testing.T) {
+				resp := newHandler(t, src).Handle(context.Background(), tc.req)
+				if !resp.Allowed {
+					t.Fatalf("denied: %v", resp.Result)
+				}
+				want := ""
+				if tc.want == fresh {
+					want = v2(src)
+				}
+				if got := stampOf(t, tc.req, resp); got != want {
+					t.Errorf("stamp = %q (%s), want %q", got, resp.Result.Message, want)
+				}
+			})
+		}
+	}
+}
+
+// TestMissingSourceKeepsNoV1Stamp: a template change with a required source
+// missing keeps the previous stamp, unless confighash did not write it.
+func TestMissingSourceKeepsNoV1Stamp(t *testing.T) {
+	req := request(admissionv1.Update, deployment(withImage("nginx"), withStamp(copiedV1)), deployment(withStamp(copiedV1)))
+	resp := newHandler(t, fakeSources{}).Handle(context.Background(), req)
+	refs, _ := hasher.References(&deployment().Spec.Template.Spec, nil)
+	want, err := hasher.Checksum(testKey, "ns", refs, fakeSources{}.Lookup(context.Background(), "ns"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stampOf(t, req, resp); got != want.Checksum {
+		t.Errorf("stamp = %q, want the fresh %q", got, want.Checksum)
+	}
+	if !strings.Contains(strings.Join(resp.Warnings, "\n"), "required sources missing") {
+		t.Errorf("warnings %q, want the missing source named", resp.Warnings)
+	}
+}
+
+// TestOptedOutStoredStampUntouched: an opted-out workload is never touched,
+// so a stamp it already holds, of whatever format, stays on a write that
+// keeps it; nothing compares it with content.
+func TestOptedOutStoredStampUntouched(t *testing.T) {
+	src := fakeSources{{Kind: hasher.ConfigMap, Name: "cfg"}: {"k": "v"}}
+	for name, stamp := range map[string]string{"v1": copiedV1, "v2": "v2:0000000000000000:00"} {
 		t.Run(name, func(t *testing.T) {
-			resp := newHandler(t, tc.src).Handle(context.Background(), tc.req)
-			if !resp.Allowed {
-				t.Fatalf("denied: %v", resp.Result)
-			}
-			if got := stampOf(t, tc.req, resp); got != tc.wantStamp {
-				t.Errorf("stamp = %q, want %q", got, tc.wantStamp)
+			req := request(admissionv1.Update, deployment(optedOut, withStamp(stamp), withImage("nginx")), deployment(optedOut, withStamp(stamp)))
+			resp := newHandler(t, src).Handle(context.Background(), req)
+			if !resp.Allowed || len(resp.Patches) > 0 {
+				t.Errorf("answer = allowed %v, patches %v; want allowed, no patch", resp.Allowed, resp.Patches)
 			}
 		})
 	}

@@ -15,12 +15,6 @@ const (
 	// InjectionEnabled is the opt-in value of InjectionLabel.
 	InjectionEnabled = "enabled"
 
-	// VerifyStampAnnotation on the object of a dry-run UPDATE asks the
-	// webhook for the stamp the hook would leave on the stored object: the
-	// stored stamp if it is still current (a legacy v1 stamp included),
-	// else a fresh one. `confighash status` sends it; it is never stored.
-	VerifyStampAnnotation = "confighash.dev/verify-stamp"
-
 	// FieldManager is the field manager of every confighash write. The
 	// webhook lets a write change nothing but the stamp only when it comes
 	// under this name: that is the hook's re-stamp.

@@ -52,6 +52,12 @@ type Options struct {
 	// steps (installing packages, building images), and of any step of
 	// Stop that is slow or gives up.
 	Progress io.Writer
+	// WebhookClientCert makes the API server present a client certificate
+	// (common name WebhookClientName, signed by the cluster CA, whose file
+	// is ControlPlane.CACert) to every webhook it calls, through
+	// --admission-control-config-file. A webhook that asks for no client
+	// certificate gets none, so this changes nothing for the others.
+	WebhookClientCert bool
 }
 
 // Phase is the duration of one step of Start, for spotting slow startups.
@@ -68,6 +74,9 @@ type ControlPlane struct {
 	Kubeconfig string
 	// Kubectl is the path of a kubectl binary matching the API server.
 	Kubectl string
+	// CACert is the path of the cluster CA's certificate, which also signs
+	// the client certificate of Options.WebhookClientCert.
+	CACert string
 
 	restConfig *rest.Config
 	client     kubernetes.Interface
@@ -159,6 +168,7 @@ func (cp *ControlPlane) start(ctx context.Context, bins Binaries, opts Options) 
 	if err != nil {
 		return err
 	}
+	cp.CACert = files.CACert
 	host := fmt.Sprintf("https://%s:%d", apiserverIP, apiserverPort)
 	kubeconfig, err := adminKubeconfig(host, keys)
 	if err != nil {
@@ -186,6 +196,13 @@ func (cp *ControlPlane) start(ctx context.Context, bins Binaries, opts Options) 
 	apiserverFlags := apiserverArgs(cp.Dir, etcdClientPort, apiserverPort, files)
 	if opts.Node {
 		apiserverFlags = append(apiserverFlags, nodeAPIServerArgs(files)...)
+	}
+	if opts.WebhookClientCert {
+		admission, err := writeAdmissionConfig(filepath.Join(cp.Dir, "pki"), files)
+		if err != nil {
+			return err
+		}
+		apiserverFlags = append(apiserverFlags, "--admission-control-config-file="+admission.Config)
 	}
 	steps := []step{
 		{name: "etcd", path: bins.Etcd, args: etcdArgs(cp.Dir, etcdClientPort, etcdPeerPort), timeout: etcdStartTimeout, ready: etcdHealthy(etcdClientPort)},

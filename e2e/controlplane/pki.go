@@ -31,6 +31,13 @@ type pki struct {
 	ServingKey  []byte
 	AdminCert   []byte
 	AdminKey    []byte
+	// WebhookClientCert and WebhookClientKey are the client pair the API
+	// server presents to the webhooks it calls, when
+	// Options.WebhookClientCert asks for it (see admissionConfig). It is
+	// signed by the CA, as the admin pair is, and told apart from it by
+	// its common name, WebhookClientName.
+	WebhookClientCert []byte
+	WebhookClientKey  []byte
 	// ServiceAccountKey signs ServiceAccount tokens (apiserver) and legacy
 	// token Secrets (controller-manager); ServiceAccountPublicKey verifies
 	// them. The public half is a separate PKIX file because the API server's
@@ -45,7 +52,14 @@ type pkiFiles struct {
 	// AdminCert and AdminKey are the system:masters client pair; the API
 	// server presents it to the kubelet.
 	AdminCert, AdminKey string
+	// WebhookClientCert and WebhookClientKey are the pair the API server
+	// presents to webhooks when Options.WebhookClientCert is set.
+	WebhookClientCert, WebhookClientKey string
 }
+
+// WebhookClientName is the common name of the client certificate the API
+// server presents to webhooks (Options.WebhookClientCert).
+const WebhookClientName = "kube-apiserver-webhook-client"
 
 // servingSANs are the names a client may use for the API server: loopback for
 // us, the in-cluster names and the first service IP (of serviceCIDR) for
@@ -112,6 +126,22 @@ func newPKI() (*pki, error) {
 		return nil, fmt.Errorf("signing admin certificate: %w", err)
 	}
 
+	webhookClientKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generating webhook client key: %w", err)
+	}
+	webhookClientDER, _, err := sign(&x509.Certificate{
+		// No group: this identity is for webhooks, not for the API.
+		Subject:     pkix.Name{CommonName: WebhookClientName},
+		NotBefore:   now.Add(-time.Hour),
+		NotAfter:    now.Add(certValidity),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}, caCert, webhookClientKey.Public(), caKey)
+	if err != nil {
+		return nil, fmt.Errorf("signing webhook client certificate: %w", err)
+	}
+
 	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("generating service-account key: %w", err)
@@ -127,11 +157,12 @@ func newPKI() (*pki, error) {
 		CACert:                  pemBlock("CERTIFICATE", caDER),
 		ServingCert:             pemBlock("CERTIFICATE", servingDER),
 		AdminCert:               pemBlock("CERTIFICATE", adminDER),
+		WebhookClientCert:       pemBlock("CERTIFICATE", webhookClientDER),
 	}
 	for _, k := range []struct {
 		dst *[]byte
 		key *ecdsa.PrivateKey
-	}{{&p.CAKey, caKey}, {&p.ServingKey, servingKey}, {&p.AdminKey, adminKey}, {&p.ServiceAccountKey, saKey}} {
+	}{{&p.CAKey, caKey}, {&p.ServingKey, servingKey}, {&p.AdminKey, adminKey}, {&p.WebhookClientKey, webhookClientKey}, {&p.ServiceAccountKey, saKey}} {
 		der, err := x509.MarshalPKCS8PrivateKey(k.key)
 		if err != nil {
 			return nil, fmt.Errorf("encoding private key: %w", err)
@@ -179,6 +210,8 @@ func (p *pki) write(dir string) (pkiFiles, error) {
 		ServiceAccountPublicKey: filepath.Join(pkiDir, "service-account.pub"),
 		AdminCert:               filepath.Join(pkiDir, "admin.crt"),
 		AdminKey:                filepath.Join(pkiDir, "admin.key"),
+		WebhookClientCert:       filepath.Join(pkiDir, "webhook-client.crt"),
+		WebhookClientKey:        filepath.Join(pkiDir, "webhook-client.key"),
 	}
 	for path, data := range map[string][]byte{
 		files.CACert:                    p.CACert,
@@ -187,6 +220,8 @@ func (p *pki) write(dir string) (pkiFiles, error) {
 		files.ServingKey:                p.ServingKey,
 		files.AdminCert:                 p.AdminCert,
 		files.AdminKey:                  p.AdminKey,
+		files.WebhookClientCert:         p.WebhookClientCert,
+		files.WebhookClientKey:          p.WebhookClientKey,
 		files.ServiceAccountKey:         p.ServiceAccountKey,
 		files.ServiceAccountPublicKey:   p.ServiceAccountPublicKey,
 	} {

@@ -31,6 +31,13 @@ type Env struct {
 	Client     client.Client
 	// Confighash starts and stops confighash itself.
 	Confighash Runner
+	// WebhookClientCA, when set, is the CA file of the client certificate
+	// the API server presents to webhooks, whose common name is
+	// WebhookClientName: pass both to confighash's --webhook-client-ca-file
+	// and --webhook-client-names. Empty on a cluster whose API server was
+	// not set up so (CONFIGHASH_E2E_KUBECONFIG).
+	WebhookClientCA   string
+	WebhookClientName string
 
 	stop func() error
 }
@@ -60,7 +67,9 @@ func Setup(ctx context.Context, progress io.Writer) (*Env, error) {
 		return nil, err
 	}
 	fmt.Fprintf(progress, "starting local control plane (etcd %s, kube-apiserver %s)…\n", controlplane.EtcdVersion, controlplane.KubernetesVersion)
-	cp, err := controlplane.Start(ctx, bins, controlplane.Options{})
+	// The certificate goes only to webhooks that ask for one: confighash
+	// does only when a spec passes it --webhook-client-ca-file.
+	cp, err := controlplane.Start(ctx, bins, controlplane.Options{WebhookClientCert: true})
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +77,11 @@ func Setup(ctx context.Context, progress io.Writer) (*Env, error) {
 	if err != nil {
 		return nil, joinStop(err, cp.Stop)
 	}
-	bin := filepath.Join(root, "bin", "confighash")
+	env.WebhookClientCA, env.WebhookClientName = cp.CACert, controlplane.WebhookClientName
+	// In the control plane's own directory, not bin/: worktrees of one
+	// repository share bin/, and a spec that restarts confighash must
+	// start the binary built from its own tree.
+	bin := filepath.Join(cp.Dir, "confighash")
 	if err := buildConfighash(ctx, root, bin); err != nil {
 		return nil, joinStop(err, cp.Stop)
 	}

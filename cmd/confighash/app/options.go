@@ -50,6 +50,16 @@ type Options struct {
 	// WebhookURL switches on out-of-cluster mode: confighash registers its
 	// own webhook configuration with this URL and a self-managed CA.
 	WebhookURL string
+	// WebhookClientCAFile, when set, limits the webhook's answers to the
+	// apiserver: only a caller presenting a client certificate signed by
+	// one of these CAs (with one of WebhookClientNames, when set) gets an
+	// answer that depends on its request. Anyone else who reaches the port
+	// could otherwise learn, from the answers, which Secrets exist in a
+	// served namespace (see webhook.Callers).
+	WebhookClientCAFile string
+	// WebhookClientNames are the common names or DNS names accepted in the
+	// caller's certificate; empty accepts any the CAs signed.
+	WebhookClientNames []string
 
 	HMACKeySecret string
 
@@ -161,6 +171,8 @@ func (o *Options) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ServiceName, "service-name", o.ServiceName, "Service in front of the webhook; names the self-managed certificate")
 	fs.StringVar(&o.WebhookConfigName, "webhook-config-name", o.WebhookConfigName, "MutatingWebhookConfiguration to inject the CA into (and, with --webhook-url, to create)")
 	fs.StringVar(&o.WebhookURL, "webhook-url", o.WebhookURL, "out-of-cluster mode: register the webhook at this https URL (e.g. https://127.0.0.1:9443) with a self-managed CA")
+	fs.StringVar(&o.WebhookClientCAFile, "webhook-client-ca-file", o.WebhookClientCAFile, "PEM CA bundle for the client certificate the apiserver presents to webhooks (its admission configuration's kubeConfigFile); when set, a caller without such a certificate is answered allowed, unstamped, with a warning that names nothing; read at start")
+	fs.StringSliceVar(&o.WebhookClientNames, "webhook-client-names", o.WebhookClientNames, "common names or DNS names accepted in that client certificate (comma list); empty accepts any certificate the --webhook-client-ca-file CAs signed")
 	fs.StringVar(&o.HMACKeySecret, "hmac-key-secret", o.HMACKeySecret, "Secret holding the checksum HMAC key; created on first start")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, `metrics address; "0" disables`)
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "serve metrics over HTTPS, with the webhook's certificate from --cert-dir, to callers whose token may GET /metrics (checked with TokenReview and SubjectAccessReview); false serves plain HTTP to anyone")
@@ -212,6 +224,9 @@ func (o *Options) validate() (*webhookEndpoint, error) {
 	}
 	if o.CoalesceWindow < 0 || o.WritesPerSecond <= 0 || o.FlapLimit < 1 || o.FlapWindow <= 0 {
 		errs = append(errs, errors.New("--coalesce-window must be >= 0, --writes-per-second > 0, --flap-limit >= 1 and --flap-window > 0"))
+	}
+	if len(o.WebhookClientNames) > 0 && o.WebhookClientCAFile == "" {
+		errs = append(errs, errors.New("--webhook-client-names needs --webhook-client-ca-file"))
 	}
 	if o.CoalesceMax < o.CoalesceWindow {
 		errs = append(errs, errors.New("--coalesce-max must be >= --coalesce-window"))

@@ -44,6 +44,11 @@ func Serve(ctx context.Context, o Options) error {
 	if err != nil {
 		return usageError{err}
 	}
+	// Before anything is written: an unreadable CA bundle stops us here.
+	auth, err := loadClientAuth(o)
+	if err != nil {
+		return err
+	}
 	logger := zap.New(zap.UseFlagOptions(&o.Zap))
 	// controller-runtime's own components log through its package logger.
 	ctrl.SetLogger(logger)
@@ -106,7 +111,7 @@ func Serve(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := newManager(cfg, scheme, o, ep, wm, metricsCert)
+	mgr, err := newManager(cfg, scheme, o, ep, wm, metricsCert, auth)
 	if err != nil {
 		return err
 	}
@@ -123,7 +128,7 @@ func Serve(ctx context.Context, o Options) error {
 			return fmt.Errorf("adding readiness check: %w", err)
 		}
 	}
-	if err := addWebhook(ctx, mgr, wm, key, o.policy(), kinds, o); err != nil {
+	if err := addWebhook(ctx, mgr, wm, key, o.policy(), kinds, o, auth.webhookCallers()); err != nil {
 		return err
 	}
 	if err := addHook(ctx, mgr, reg, key, kinds, probe, o); err != nil {
@@ -151,8 +156,8 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhookEndpoint, wm *webhook.Metrics, metricsCert *certwatcher.CertWatcher) (manager.Manager, error) {
-	server := ctrlwebhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}
+func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhookEndpoint, wm *webhook.Metrics, metricsCert *certwatcher.CertWatcher, auth *clientAuth) (manager.Manager, error) {
+	server := ctrlwebhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir, TLSOpts: auth.tlsOpts()}
 	if ep != nil {
 		server.Host, server.Port = ep.host, ep.port
 	}
@@ -208,7 +213,7 @@ func newCertManager(live client.Client, o Options, ep *webhookEndpoint) *certs.M
 
 // addWebhook registers the admission handler and the readiness checks that
 // say it can be called: its certificate is served and its caches are synced.
-func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, key []byte, policy injection.Policy, kinds workload.Registry, o Options) error {
+func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, key []byte, policy injection.Policy, kinds workload.Registry, o Options, callers *webhook.Callers) error {
 	// Start the config informers now, so readiness covers their sync and
 	// the first admission request finds them warm.
 	// Namespaces too: the handler applies the injection policy to every
@@ -240,8 +245,9 @@ func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, ke
 		// A namespace created a moment before its first workload may not
 		// be cached yet; the apiserver, which called us, already has it.
 		Namespaces: injection.CacheThenLive{Cache: mgr.GetCache(), Live: recent},
+		Callers:    callers,
 	}
-	mgr.GetWebhookServer().Register(webhook.Path, webhook.Endpoint(h, webhook.Limits{MaxInFlight: o.WebhookMaxInFlight, Metrics: m}))
+	mgr.GetWebhookServer().Register(webhook.Path, callers.Identify(webhook.Endpoint(h, webhook.Limits{MaxInFlight: o.WebhookMaxInFlight, Metrics: m})))
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 		return fmt.Errorf("adding readiness check: %w", err)
 	}
