@@ -95,8 +95,12 @@ func Serve(ctx context.Context, o Options) error {
 		}
 	}
 
-	mgr, err := newManager(cfg, scheme, o, ep)
+	sc := newSourceCache(ctx, o)
+	mgr, err := newManager(cfg, scheme, o, ep, sc)
 	if err != nil {
+		return err
+	}
+	if err := sc.start(ctx, mgr); err != nil {
 		return err
 	}
 	if certManager != nil {
@@ -110,7 +114,7 @@ func Serve(ctx context.Context, o Options) error {
 	// Each part registers its series, once, on the registry the manager's
 	// metrics server serves.
 	reg := metrics.Registry
-	if err := addWebhook(ctx, mgr, reg, key, o.policy(), kinds, o); err != nil {
+	if err := addWebhook(ctx, mgr, reg, key, o.policy(), kinds, o, sc); err != nil {
 		return err
 	}
 	if err := addHook(ctx, mgr, reg, key, kinds, probe, o); err != nil {
@@ -150,7 +154,7 @@ func metricsOptions(o Options) metricsserver.Options {
 	return opts
 }
 
-func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhookEndpoint) (manager.Manager, error) {
+func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhookEndpoint, sc *sourceCache) (manager.Manager, error) {
 	server := ctrlwebhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}
 	if ep != nil {
 		server.Host, server.Port = ep.host, ep.port
@@ -169,11 +173,9 @@ func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhook
 		Cache: cache.Options{
 			DefaultNamespaces: cacheNamespaces(o.Namespaces),
 			DefaultTransform:  cache.TransformStripManagedFields(),
-			ByObject: map[client.Object]cache.ByObject{
-				&corev1.ConfigMap{}: {Transform: sources.Slim},
-				&corev1.Secret{}:    sources.SecretCache(o.IgnoreHelmReleaseSecrets),
-			},
+			ByObject:          sc.byObject(o.IgnoreHelmReleaseSecrets),
 		},
+		NewClient: sc.newClient,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
@@ -204,7 +206,7 @@ func newCertManager(live client.Client, o Options, ep *webhookEndpoint) *certs.M
 
 // addWebhook registers the admission handler and the readiness checks that
 // say it can be called: its certificate is served and its caches are synced.
-func addWebhook(ctx context.Context, mgr manager.Manager, reg prometheus.Registerer, key []byte, policy injection.Policy, kinds workload.Registry, o Options) error {
+func addWebhook(ctx context.Context, mgr manager.Manager, reg prometheus.Registerer, key []byte, policy injection.Policy, kinds workload.Registry, o Options, sc *sourceCache) error {
 	// Start the config informers now, so readiness covers their sync and
 	// the first admission request finds them warm.
 	// Namespaces too: the handler applies the injection policy to every
@@ -218,12 +220,14 @@ func addWebhook(ctx context.Context, mgr manager.Manager, reg prometheus.Registe
 	if err != nil {
 		return err
 	}
-	// Cache misses are confirmed live, within a per-request budget and a
-	// short memory of confirmed misses (see sources.Reader).
+	// Cache misses, and placeholders not filled yet, are read live,
+	// within a per-request budget and a short memory of confirmed misses
+	// (see sources.Reader).
 	reader := sources.Reader{
-		Cache:         mgr.GetCache(),
+		Cache:         sc.reader(mgr),
 		Live:          mgr.GetAPIReader(),
 		LivePerLookup: o.LiveReadsPerRequest,
+		MaxKeys:       o.MaxSourceKeys,
 		Misses:        sources.NewMisses(sources.DefaultMissTTL, sources.DefaultMissEntries, nil),
 	}
 	h := &webhook.Handler{
