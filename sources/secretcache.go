@@ -11,7 +11,7 @@ import (
 // receive, decode and digest every one on each list and each upgrade.
 const HelmReleaseType = "helm.sh/release.v1"
 
-// SecretCache is how the informer caches Secrets: slimmed by s, and, with
+// SecretCache is how the informer caches Secrets: slimmed, and, with
 // ignoreHelmReleases, without Helm's release Secrets, which the apiserver
 // then never sends (a field selector, so they are filtered before the
 // list is encoded, not after it is decoded).
@@ -24,7 +24,12 @@ const HelmReleaseType = "helm.sh/release.v1"
 // (a SourceMissing warning), an optional one is hashed as absent and the
 // workload rolls once. Turn the selector off
 // (--ignore-helm-release-secrets=false) for such workloads.
-func SecretCache(s Slimmer, ignoreHelmReleases bool) cache.ByObject {
+func SecretCache(ignoreHelmReleases bool) cache.ByObject {
+	return Slimmer{}.SecretCache(ignoreHelmReleases)
+}
+
+// SecretCache is the package's SecretCache, slimmed by s.
+func (s Slimmer) SecretCache(ignoreHelmReleases bool) cache.ByObject {
 	b := cache.ByObject{Transform: s.Slim}
 	if ignoreHelmReleases {
 		b.Field = fields.OneTermNotEqualSelector("type", HelmReleaseType)

@@ -11,7 +11,7 @@ func TestSecretCache(t *testing.T) {
 		"every secret cached":           {ignore: false, want: ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			b := SecretCache(Slimmer{}, tc.ignore)
+			b := SecretCache(tc.ignore)
 			got := ""
 			if b.Field != nil {
 				got = b.Field.String()

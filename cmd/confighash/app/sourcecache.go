@@ -51,7 +51,7 @@ func (sc *sourceCache) serves(namespace string) bool {
 func (sc *sourceCache) byObject(ignoreHelmReleases bool) map[client.Object]cache.ByObject {
 	return map[client.Object]cache.ByObject{
 		&corev1.ConfigMap{}: {Transform: sc.slimmer.Slim},
-		&corev1.Secret{}:    sources.SecretCache(sc.slimmer, ignoreHelmReleases),
+		&corev1.Secret{}:    sc.slimmer.SecretCache(ignoreHelmReleases),
 	}
 }
 
