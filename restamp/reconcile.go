@@ -2,6 +2,7 @@ package restamp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -79,7 +80,17 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 	r.metrics.checksum()
 	lookup := sources.Reader{Cache: r.client}.Lookup(ctx, req.Namespace)
 	res, err := hasher.Checksum(r.key, req.Namespace, refs, lookup)
+	if notHeld := (*sources.NotHeldError)(nil); errors.As(err, &notHeld) && notHeld.Reason == sources.TooManyKeys {
+		// The webhook does not stamp such a reader either; until the
+		// source shrinks (its update event brings us back), keep the stamp.
+		r.changes.take(req)
+		r.events.Eventf(obj, nil, corev1.EventTypeWarning, workload.ReasonSourceTooLarge, "Restamp",
+			"%s has more keys than the limit of --max-source-keys; not rolling", notHeld.Source)
+		return reconcile.Result{}, nil
+	}
 	if err != nil {
+		// A source not held yet (its namespace became served a moment
+		// ago) is retried with backoff, once the fill has read it.
 		return reconcile.Result{}, fmt.Errorf("computing checksum: %w", err)
 	}
 	if len(res.Missing) > 0 {

@@ -2,14 +2,73 @@
 //
 // The informer cache keeps them slimmed: every value is replaced by its
 // SHA-256 digest, and metadata that can carry values (annotations such as
-// kubectl's last-applied-configuration, managedFields) is dropped. Memory
-// therefore grows with the number of keys, not with Secret bytes, and no
+// kubectl's last-applied-configuration, managedFields) is dropped. No
 // Secret value stays in the process. The webhook and the config-update hook
 // read the same cache, so they compute the same checksum.
 //
 // Everything that hashes goes through Slim first, the cache and the live
 // fallback alike, so there is exactly one way from an object to
 // hasher.Content.
+//
+// # Memory is bounded per object
+//
+// The apiserver bounds a source's values, not its keys: a ConfigMap of
+// 120,000 empty values passes, and held as one digest per key it cost
+// about 19 MiB. In cluster-wide mode the cache sees every namespace, so a
+// few dozen of those, anywhere, used to crash every replica. Two rules now
+// bound what an object costs, whoever created it:
+//
+//   - A source of a namespace confighash does not serve (injection.Policy)
+//     is cached as a placeholder: its identity (name, namespace, UID,
+//     resourceVersion, timestamps) and a marker, nothing of its content.
+//     The transform asks the Namespace cache, which it waits for, so the
+//     first list is not slimmed against namespaces that have not arrived.
+//   - A source with more than MaxKeys keys (--max-source-keys, default
+//     DefaultMaxKeys) is a placeholder too, wherever it is. A workload that
+//     reads one is treated like a template over workload.MaxSources: the
+//     webhook leaves its stamp as it is and says which source, by name, in
+//     a warning; the hook does not re-stamp it and raises a SourceTooLarge
+//     Event. Never a crash, never a stamp from partial content. The live
+//     reads apply the same bound (Reader.MaxKeys), so the webhook and the
+//     hook agree on every source.
+//
+// A held source keeps one raw 32-byte digest per key, all of an object's
+// digests in one backing array (two allocations an object, not one per
+// key), and ConfigMap keys in BinaryData only (binaryData's keys behind
+// binaryKey): raw bytes in a string field would not survive a JSON round
+// trip.
+//
+// # A placeholder is never content
+//
+// Content refuses a placeholder with a *NotHeldError, so a checksum is
+// never computed from content that is not there; in particular a
+// placeholder is never hashed as an absent (optional) source, which would
+// roll the workload to a wrong stamp.
+//
+// A namespace that becomes served after its sources were cached (it is
+// labelled, or its Namespace arrives after them) has placeholders until
+// each source next changes, when the transform holds its digests. Until
+// then:
+//
+//   - The Filler reads the namespace's ConfigMaps and Secrets once, live, in
+//     small pages, and Fills holds them. Fills.Reader, which the webhook's
+//     cache reads and the manager's client (the hook's) read through, puts
+//     a held copy in place of the placeholder only when it is of the same
+//     version (UID and resourceVersion). A fill is dropped when the
+//     informer sees its source change or go, or the namespace stop being
+//     served. A failed fill is retried with backoff.
+//   - Before the fill has landed, the webhook reads a placeholder live,
+//     within its live-read budget (LivePerLookup). Out of budget, the
+//     lookup fails: the webhook admits the write as it is, with a warning
+//     that the source is not cached yet; the hook's re-stamp fails and is
+//     retried with backoff, and succeeds once the fill has landed. Either
+//     way the stamp does not change on unknown content.
+//
+// A namespace that stops being served keeps what the cache holds of its
+// sources until each changes (or confighash restarts); no new digests are
+// taken there.
+//
+// # Live reads
 //
 // Live reads are bounded per admission (Reader) and remembered for two
 // seconds, misses and finds alike (Misses, RecentReads), so names the cache

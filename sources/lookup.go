@@ -38,6 +38,10 @@ type Reader struct {
 	LivePerLookup int
 	// Misses, when set, remembers confirmed misses across lookups.
 	Misses *Misses
+	// MaxKeys is the key bound applied to sources read live; it must be
+	// the cache's (Slimmer.MaxKeys), so that a source is held or refused
+	// alike whichever way it is read. Zero means DefaultMaxKeys.
+	MaxKeys int
 }
 
 // DefaultLivePerLookup is the live GETs one admission may cause. The race
@@ -50,6 +54,11 @@ const DefaultLivePerLookup = 8
 
 // Lookup returns a hasher.Lookup for sources in namespace. Its live budget
 // is its own: one Lookup per admission makes the bound per request.
+//
+// A placeholder (see Slimmer) is never taken for content. One of a
+// namespace that was not served when it was cached is read live, within
+// the same budget; without budget, or over the key bound, the lookup fails
+// with a *NotHeldError, and the caller leaves the stamp as it is.
 func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 	budget := r.LivePerLookup
 	if budget <= 0 {
@@ -58,24 +67,46 @@ func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 	if r.Live == nil || cacheOnly(ctx) {
 		budget = 0
 	}
+	slimmer := Slimmer{MaxKeys: r.MaxKeys}
+	live := func(key client.ObjectKey, s hasher.Source) (client.Object, error) {
+		budget--
+		// A fresh object: decoding into the placeholder would merge its
+		// marker into the live object.
+		obj, err := newObject(s.Kind)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.Live.Get(ctx, key, obj); err != nil {
+			return nil, err
+		}
+		slim, err := slimmer.Slim(obj)
+		if err != nil {
+			return nil, err
+		}
+		return slim.(client.Object), nil
+	}
 	return func(s hasher.Source) (hasher.Content, bool, error) {
 		key := client.ObjectKey{Namespace: namespace, Name: s.Name}
 		obj, err := newObject(s.Kind)
 		if err != nil {
 			return hasher.Content{}, false, err
 		}
-		err = r.Cache.Get(ctx, key, obj)
-		if apierrors.IsNotFound(err) && budget > 0 && !r.Misses.Recent(namespace, s) {
-			budget--
-			err = r.Live.Get(ctx, key, obj)
+		// Read only, never changed: no copy of the cached object.
+		err = r.Cache.Get(ctx, key, obj, client.UnsafeDisableDeepCopy)
+		switch {
+		case apierrors.IsNotFound(err) && budget > 0 && !r.Misses.Recent(namespace, s):
+			var found client.Object
+			found, err = live(key, s)
 			switch {
 			case apierrors.IsNotFound(err):
 				r.Misses.Add(namespace, s)
 			case err == nil:
-				var slim any
-				if slim, err = Slim(obj); err == nil {
-					obj = slim.(client.Object)
-				}
+				obj = found
+			}
+		case err == nil && budget > 0 && placeholder(obj) == NotServed:
+			var found client.Object
+			if found, err = live(key, s); err == nil {
+				obj = found
 			}
 		}
 		switch {

@@ -25,7 +25,12 @@ const HelmReleaseType = "helm.sh/release.v1"
 // workload rolls once. Turn the selector off
 // (--ignore-helm-release-secrets=false) for such workloads.
 func SecretCache(ignoreHelmReleases bool) cache.ByObject {
-	b := cache.ByObject{Transform: Slim}
+	return Slimmer{}.SecretCache(ignoreHelmReleases)
+}
+
+// SecretCache is the package's SecretCache, slimmed by s.
+func (s Slimmer) SecretCache(ignoreHelmReleases bool) cache.ByObject {
+	b := cache.ByObject{Transform: s.Slim}
 	if ignoreHelmReleases {
 		b.Field = fields.OneTermNotEqualSelector("type", HelmReleaseType)
 	}

@@ -159,17 +159,17 @@ func TestSlimConfigMap(t *testing.T) {
 			}
 			checkSlimMeta(t, slim.ObjectMeta, orig.ObjectMeta)
 			checkNoValues(t, slim, tc.values...)
-			if len(slim.Data) != len(orig.Data) || len(slim.BinaryData) != len(orig.BinaryData) {
-				t.Errorf("keys not kept: data %v binaryData %v", slim.Data, slim.BinaryData)
+			if slim.Data != nil || len(slim.BinaryData) != len(orig.Data)+len(orig.BinaryData) {
+				t.Errorf("keys not kept, all in binaryData: data %v binaryData %v", slim.Data, slim.BinaryData)
 			}
 			for k := range orig.Data {
-				if len(slim.Data[k]) != 64 || strings.ToLower(slim.Data[k]) != slim.Data[k] {
-					t.Errorf("data[%q] = %q, want 64 lowercase hex digits", k, slim.Data[k])
+				if len(slim.BinaryData[k]) != 32 {
+					t.Errorf("digest of data[%q] has %d bytes, want 32", k, len(slim.BinaryData[k]))
 				}
 			}
 			for k := range orig.BinaryData {
-				if len(slim.BinaryData[k]) != 32 {
-					t.Errorf("binaryData[%q] has %d bytes, want a 32-byte digest", k, len(slim.BinaryData[k]))
+				if len(slim.BinaryData[binaryKey+k]) != 32 {
+					t.Errorf("digest of binaryData[%q] has %d bytes, want 32", k, len(slim.BinaryData[binaryKey+k]))
 				}
 			}
 
@@ -458,20 +458,20 @@ func TestContentRejectsUnslimmed(t *testing.T) {
 			obj:     nil,
 			wantErr: "was not slimmed",
 		},
-		"slimmed configmap with a plain value": {
+		"slimmed configmap with a value in data": {
 			obj: corrupt(t, &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"k": "v"}},
-				func(c *corev1.ConfigMap) { c.Data["k"] = "hello world" }),
-			wantErr: `configmap ns/c key "k": not a slimmed digest`,
+				func(c *corev1.ConfigMap) { c.Data = map[string]string{"k": "hello world"} }),
+			wantErr: `configmap ns/c: data holds values, not digests`,
 		},
-		"slimmed configmap with short hex": {
+		"slimmed configmap with a short digest": {
 			obj: corrupt(t, &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"k": "v"}},
-				func(c *corev1.ConfigMap) { c.Data["k"] = "abcd" }),
+				func(c *corev1.ConfigMap) { c.BinaryData["k"] = []byte("ab") }),
 			wantErr: `configmap ns/c key "k": not a slimmed digest: 2 bytes`,
 		},
-		"slimmed configmap with short binaryData": {
+		"slimmed configmap with a short binaryData digest": {
 			obj: corrupt(t, &corev1.ConfigMap{ObjectMeta: meta, BinaryData: map[string][]byte{"b": {1}}},
-				func(c *corev1.ConfigMap) { c.BinaryData["b"] = []byte("raw") }),
-			wantErr: `configmap ns/c binaryData: key "b": not a slimmed digest: 3 bytes`,
+				func(c *corev1.ConfigMap) { c.BinaryData[binaryKey+"b"] = []byte("raw") }),
+			wantErr: `configmap ns/c key "!b": not a slimmed digest: 3 bytes`,
 		},
 		"slimmed secret with a raw value": {
 			obj: corrupt(t, &corev1.Secret{ObjectMeta: meta, Data: map[string][]byte{"password": {1}}},

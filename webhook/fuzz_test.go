@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -11,12 +13,16 @@ import (
 	"unicode/utf8"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/sources"
 	"github.com/confighash/confighash/workload"
 )
 
@@ -32,9 +38,70 @@ const (
 	allocFixed   = 16 << 20
 )
 
+// fuzzCache holds, slimmed as the informer would, small sources and wide
+// ones: "wide" at the key bound, and "big" (a ConfigMap and a Secret) of
+// 120,000 empty values, which the apiserver accepts. Its Get hands out
+// the cached object itself, as the real cache does for the Reader, so the
+// memory check measures what a lookup costs, not a copy made for a test.
+func fuzzCache(t testing.TB) cachedSources {
+	t.Helper()
+	keys := func(n int) map[string]string {
+		m := make(map[string]string, n)
+		for i := range n {
+			m[fmt.Sprintf("k%06d", i)] = ""
+		}
+		return m
+	}
+	bytesOf := func(in map[string]string) map[string][]byte {
+		m := make(map[string][]byte, len(in))
+		for k, v := range in {
+			m[k] = []byte(v)
+		}
+		return m
+	}
+	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: "ns"} }
+	c := cachedSources{}
+	for _, obj := range []client.Object{
+		&corev1.ConfigMap{ObjectMeta: meta("cfg"), Data: map[string]string{"a": "1"}},
+		&corev1.Secret{ObjectMeta: meta("db"), Data: map[string][]byte{"password": []byte("x")}},
+		&corev1.ConfigMap{ObjectMeta: meta("wide"), Data: keys(sources.DefaultMaxKeys)},
+		&corev1.Secret{ObjectMeta: meta("wide"), Data: bytesOf(keys(sources.DefaultMaxKeys))},
+		&corev1.ConfigMap{ObjectMeta: meta("big"), Data: keys(120000)},
+		&corev1.Secret{ObjectMeta: meta("big"), Data: bytesOf(keys(120000))},
+	} {
+		slim, err := sources.Slim(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c[fmt.Sprintf("%T/%s", obj, obj.GetName())] = slim.(client.Object)
+	}
+	return c
+}
+
+// cachedSources is a read-only cache keyed by type and name.
+type cachedSources map[string]client.Object
+
+func (c cachedSources) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	held, ok := c[fmt.Sprintf("%T/%s", obj, key.Name)]
+	if !ok || key.Namespace != "ns" {
+		return apierrors.NewNotFound(schema.GroupResource{}, key.Name)
+	}
+	switch o := obj.(type) {
+	case *corev1.ConfigMap:
+		*o = *held.(*corev1.ConfigMap)
+	case *corev1.Secret:
+		*o = *held.(*corev1.Secret)
+	}
+	return nil
+}
+
+func (c cachedSources) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return errors.New("not listed")
+}
+
 // FuzzAdmission sends AdmissionReviews built from random fields and random
 // objects (or, with raw, random bytes as the whole body) to the handler and
-// through the served endpoint. No input may panic, deny a request that has a
+// through the served endpoint, over a cache holding sources of many keys. No input may panic, deny a request that has a
 // UID, patch more than the stamp, or allocate more than linearly in its size. Seeds are in
 // testdata/fuzz/FuzzAdmission.
 func FuzzAdmission(f *testing.F) {
@@ -43,10 +110,8 @@ func FuzzAdmission(f *testing.F) {
 		kinds = append(kinds, metav1.GroupVersionKind(k.GVK))
 	}
 	ops := []admissionv1.Operation{admissionv1.Create, admissionv1.Update, admissionv1.Delete, admissionv1.Connect}
-	h := newHandler(f, fakeSources{
-		{Kind: hasher.ConfigMap, Name: "cfg"}: {"a": "1"},
-		{Kind: hasher.Secret, Name: "db"}:     {"password": "x"},
-	})
+	h := newHandler(f, nil)
+	h.Sources = sources.Reader{Cache: fuzzCache(f)}
 	srv := endpoint(&admission.Webhook{Handler: h, RecoverPanic: ptr.To(false)}, Limits{})
 
 	f.Fuzz(func(t *testing.T, raw bool, uid string, kind, op uint8, dryRun bool, object, oldObject []byte) {

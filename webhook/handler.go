@@ -205,6 +205,11 @@ func (h *Handler) checksum(ctx context.Context, ns string, obj client.Object, t 
 	}
 	h.Metrics.checksum()
 	res, err := hasher.Checksum(h.Key, ns, refs, h.Sources.Lookup(ctx, ns))
+	if notHeld := (*sources.NotHeldError)(nil); errors.As(err, &notHeld) {
+		// Content the cache does not hold is never hashed as if absent:
+		// the template is left as it is, as over the sources bound.
+		return t.Checksum(), append(warnings, workload.Warning(notHeldMessage(notHeld))), nil
+	}
 	if err != nil {
 		return "", nil, err
 	}
@@ -220,6 +225,15 @@ func (h *Handler) checksum(ctx context.Context, ns string, obj client.Object, t 
 		warnings = append(warnings, msg)
 	}
 	return res.Checksum, warnings, nil
+}
+
+// notHeldMessage names the source and the bound, never content. The
+// caller may create pods in the namespace, and so read the source anyway.
+func notHeldMessage(e *sources.NotHeldError) string {
+	if e.Reason == sources.TooManyKeys {
+		return fmt.Sprintf("%s has more keys than the limit of --max-source-keys; not stamped", e.Source)
+	}
+	return fmt.Sprintf("%s is not cached yet (its namespace became served a moment ago); not stamped, the next change of the template or of its sources stamps it", e.Source)
 }
 
 // oneLine flattens errors.Join output, since a warning is one header line.

@@ -14,4 +14,7 @@ const (
 	ReasonFlapHold = "FlapHold"
 	// ReasonSourceMissing: a required source is missing; not rolled.
 	ReasonSourceMissing = "SourceMissing"
+	// ReasonSourceTooLarge: a source has more keys than confighash holds
+	// (--max-source-keys); not re-stamped.
+	ReasonSourceTooLarge = "SourceTooLarge"
 )

@@ -87,6 +87,10 @@ type Options struct {
 	// out of the Secret watch: Helm keeps thousands, no pod reads them, and
 	// the informer would decode and digest each (see sources.SecretCache).
 	IgnoreHelmReleaseSecrets bool
+	// MaxSourceKeys bounds the keys of one ConfigMap or Secret whose
+	// digests are cached; a source with more is not stamped (see
+	// sources.Slimmer).
+	MaxSourceKeys int
 	// MemoryLimitRatio is the share of the container's memory limit given
 	// to the Go collector as its soft limit, unless GOMEMLIMIT is set.
 	MemoryLimitRatio float64
@@ -151,6 +155,7 @@ func DefaultOptions() Options {
 		WebhookMaxInFlight:        webhook.DefaultMaxInFlight,
 		WebhookMaxConnsPerAddress: webhook.DefaultMaxConnsPerAddress,
 		LiveReadsPerRequest:       sources.DefaultLivePerLookup,
+		MaxSourceKeys:             sources.DefaultMaxKeys,
 		MemoryLimitRatio:          DefaultMemoryLimitRatio,
 
 		// No pod is meant to read Helm's release records.
@@ -182,6 +187,7 @@ func (o *Options) bind(fs *pflag.FlagSet) {
 	fs.IntVar(&o.WebhookMaxConnsPerAddress, "webhook-max-connections-per-address", o.WebhookMaxConnsPerAddress, "connections the webhook keeps open from one source address; more are closed at once (the apiserver needs a few)")
 	fs.IntVar(&o.LiveReadsPerRequest, "live-reads-per-request", o.LiveReadsPerRequest, "live GETs one admission may make to confirm ConfigMaps and Secrets missing from the cache")
 	fs.BoolVar(&o.IgnoreHelmReleaseSecrets, "ignore-helm-release-secrets", o.IgnoreHelmReleaseSecrets, "leave Secrets of type helm.sh/release.v1 out of the Secret watch; the webhook still reads one a template names, live")
+	fs.IntVar(&o.MaxSourceKeys, "max-source-keys", o.MaxSourceKeys, "keys one ConfigMap or Secret may have and still be read: a workload reading one with more is not stamped or re-stamped (a warning says which); bounds the cache's memory per source")
 	fs.Float64Var(&o.MemoryLimitRatio, "memory-limit-ratio", o.MemoryLimitRatio, "Go soft memory limit as a share of the container's cgroup memory limit; ignored when GOMEMLIMIT is set, 0 disables")
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "queries per second to the apiserver, all requests together")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of queries to the apiserver")
@@ -221,6 +227,9 @@ func (o *Options) validate() (*webhookEndpoint, error) {
 	}
 	if o.WebhookMaxInFlight < 1 || o.WebhookMaxConnsPerAddress < 1 || o.LiveReadsPerRequest < 1 || o.MemoryLimitRatio < 0 || o.MemoryLimitRatio > 1 {
 		errs = append(errs, errors.New("--webhook-max-in-flight, --webhook-max-connections-per-address and --live-reads-per-request must be >= 1, --memory-limit-ratio within [0, 1]"))
+	}
+	if o.MaxSourceKeys < 1 {
+		errs = append(errs, errors.New("--max-source-keys must be >= 1"))
 	}
 	if o.CoalesceWindow < 0 || o.WritesPerSecond <= 0 || o.FlapLimit < 1 || o.FlapWindow <= 0 {
 		errs = append(errs, errors.New("--coalesce-window must be >= 0, --writes-per-second > 0, --flap-limit >= 1 and --flap-window > 0"))

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/confighash/confighash/sources"
 )
 
 func TestRequestLimitFlags(t *testing.T) {
@@ -24,6 +26,7 @@ func TestRequestLimitFlags(t *testing.T) {
 		"no connections":  {args: []string{"--webhook-max-connections-per-address=0"}, wantErr: "--webhook-max-connections-per-address"},
 		"no live reads":   {args: []string{"--live-reads-per-request=0"}, wantErr: "--live-reads-per-request"},
 		"ratio above one": {args: []string{"--memory-limit-ratio=1.5"}, wantErr: "--memory-limit-ratio"},
+		"no source keys":  {args: []string{"--max-source-keys=0"}, wantErr: "--max-source-keys"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -49,5 +52,26 @@ func TestRequestLimitFlags(t *testing.T) {
 					tc.want.WebhookMaxInFlight, tc.want.WebhookMaxConnsPerAddress, tc.want.LiveReadsPerRequest, tc.want.MemoryLimitRatio)
 			}
 		})
+	}
+}
+
+// TestMaxSourceKeysFlag: the key bound defaults to the sources package's,
+// and the flag reaches the cache's transform and the live reads alike.
+func TestMaxSourceKeysFlag(t *testing.T) {
+	o := DefaultOptions()
+	if o.MaxSourceKeys != sources.DefaultMaxKeys {
+		t.Errorf("default --max-source-keys = %d, want %d", o.MaxSourceKeys, sources.DefaultMaxKeys)
+	}
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.bind(fs)
+	if err := fs.Parse([]string{"--max-source-keys=5000"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.validate(); err != nil {
+		t.Fatal(err)
+	}
+	sc := newSourceCache(t.Context(), o)
+	if sc.slimmer.MaxKeys != 5000 {
+		t.Errorf("transform bound %d, want 5000", sc.slimmer.MaxKeys)
 	}
 }

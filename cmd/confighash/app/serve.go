@@ -111,8 +111,12 @@ func Serve(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := newManager(cfg, scheme, o, ep, wm, metricsCert, auth)
+	sc := newSourceCache(ctx, o)
+	mgr, err := newManager(cfg, scheme, o, ep, wm, metricsCert, auth, sc)
 	if err != nil {
+		return err
+	}
+	if err := sc.start(ctx, mgr); err != nil {
 		return err
 	}
 	if metricsCert != nil {
@@ -128,7 +132,7 @@ func Serve(ctx context.Context, o Options) error {
 			return fmt.Errorf("adding readiness check: %w", err)
 		}
 	}
-	if err := addWebhook(ctx, mgr, wm, key, o.policy(), kinds, o, auth.webhookCallers()); err != nil {
+	if err := addWebhook(ctx, mgr, wm, key, o.policy(), kinds, o, auth.webhookCallers(), sc); err != nil {
 		return err
 	}
 	if err := addHook(ctx, mgr, reg, key, kinds, probe, o); err != nil {
@@ -156,7 +160,7 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhookEndpoint, wm *webhook.Metrics, metricsCert *certwatcher.CertWatcher, auth *clientAuth) (manager.Manager, error) {
+func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhookEndpoint, wm *webhook.Metrics, metricsCert *certwatcher.CertWatcher, auth *clientAuth, sc *sourceCache) (manager.Manager, error) {
 	server := ctrlwebhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir, TLSOpts: auth.tlsOpts()}
 	if ep != nil {
 		server.Host, server.Port = ep.host, ep.port
@@ -177,11 +181,9 @@ func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhook
 		Cache: cache.Options{
 			DefaultNamespaces: cacheNamespaces(o.Namespaces),
 			DefaultTransform:  cache.TransformStripManagedFields(),
-			ByObject: map[client.Object]cache.ByObject{
-				&corev1.ConfigMap{}: {Transform: sources.Slim},
-				&corev1.Secret{}:    sources.SecretCache(o.IgnoreHelmReleaseSecrets),
-			},
+			ByObject:          sc.byObject(o.IgnoreHelmReleaseSecrets),
 		},
+		NewClient: sc.newClient,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
@@ -213,7 +215,7 @@ func newCertManager(live client.Client, o Options, ep *webhookEndpoint) *certs.M
 
 // addWebhook registers the admission handler and the readiness checks that
 // say it can be called: its certificate is served and its caches are synced.
-func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, key []byte, policy injection.Policy, kinds workload.Registry, o Options, callers *webhook.Callers) error {
+func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, key []byte, policy injection.Policy, kinds workload.Registry, o Options, callers *webhook.Callers, sc *sourceCache) error {
 	// Start the config informers now, so readiness covers their sync and
 	// the first admission request finds them warm.
 	// Namespaces too: the handler applies the injection policy to every
@@ -223,16 +225,18 @@ func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, ke
 			return fmt.Errorf("starting informer for %T: %w", obj, err)
 		}
 	}
-	// Cache misses are confirmed live, within a per-request budget and a
-	// short memory of confirmed misses (see sources.Reader). What a live
-	// GET finds, source or namespace, present or absent, is remembered as
-	// briefly (see sources.RecentReads), so that callers naming what the
-	// cache lacks cost one GET per name and TTL, not one per request.
+	// Cache misses, and placeholders not filled yet, are read live,
+	// within a per-request budget and a short memory of confirmed misses
+	// (see sources.Reader). What a live GET finds, source or namespace,
+	// present or absent, is remembered as briefly (see
+	// sources.RecentReads), so that callers naming what the cache lacks
+	// cost one GET per name and TTL, not one per request.
 	recent := sources.NewRecentReads(mgr.GetAPIReader(), sources.DefaultMissTTL, sources.DefaultRecentWeight, nil)
 	reader := sources.Reader{
-		Cache:         mgr.GetCache(),
+		Cache:         sc.reader(mgr),
 		Live:          recent,
 		LivePerLookup: o.LiveReadsPerRequest,
+		MaxKeys:       o.MaxSourceKeys,
 		Misses:        sources.NewMisses(sources.DefaultMissTTL, sources.DefaultMissEntries, nil),
 	}
 	h := &webhook.Handler{
