@@ -33,7 +33,12 @@ const DefaultRecentWeight = 32768
 // Code that wants a fresh read must use the live reader itself.
 type RecentReads struct {
 	client.Reader
-	m *memory[recentKey, client.Object]
+	// Slimmer slims what is remembered. Its MaxKeys must be the cache's
+	// and Reader's, or a remembered source over DefaultMaxKeys would come
+	// back as a placeholder where a fresh GET gives its digests. The zero
+	// value applies DefaultMaxKeys.
+	Slimmer Slimmer
+	m       *memory[recentKey, client.Object]
 }
 
 type recentKey struct {
@@ -66,7 +71,7 @@ func (r *RecentReads) Get(ctx context.Context, key client.ObjectKey, obj client.
 	case apierrors.IsNotFound(err):
 		r.m.add(k, nil, 1)
 	case err == nil:
-		keep, w, err := trimmed(obj)
+		keep, w, err := trimmed(r.Slimmer, obj)
 		if err != nil {
 			return err
 		}
@@ -88,7 +93,7 @@ func recentKind(obj client.Object) (string, bool) {
 }
 
 // trimmed is what is remembered of obj, and its weight.
-func trimmed(obj client.Object) (client.Object, int, error) {
+func trimmed(s Slimmer, obj client.Object) (client.Object, int, error) {
 	switch o := obj.(type) {
 	case *corev1.Namespace:
 		keep := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
@@ -97,7 +102,7 @@ func trimmed(obj client.Object) (client.Object, int, error) {
 		}}
 		return keep.DeepCopy(), 1 + len(o.Labels), nil
 	case *corev1.ConfigMap, *corev1.Secret:
-		slim, err := Slim(obj)
+		slim, err := s.Slim(obj)
 		if err != nil {
 			return nil, 0, err
 		}

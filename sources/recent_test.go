@@ -2,6 +2,7 @@ package sources
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -124,5 +125,29 @@ func TestRecentReadsWeight(t *testing.T) {
 	}
 	if got := r.m.len(); got > 4 {
 		t.Errorf("%d entries held, want at most 4", got)
+	}
+}
+
+// A remembered source is slimmed under the same key bound as the cache: one
+// with more keys than DefaultMaxKeys, under a higher --max-source-keys,
+// comes back from memory with its digests, as a fresh GET gives them.
+func TestRecentReadsKeepsTheKeyBound(t *testing.T) {
+	data := make(map[string]string, DefaultMaxKeys+1)
+	for i := range DefaultMaxKeys + 1 {
+		data[fmt.Sprintf("k%d", i)] = "v"
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wide"}, Data: data}
+	var gets atomic.Int64
+	r := NewRecentReads(countGets(fake.NewClientBuilder().WithObjects(cm).Build(), &gets), time.Hour, 4*DefaultMaxKeys, nil)
+	r.Slimmer = Slimmer{MaxKeys: 2 * DefaultMaxKeys}
+	reader := Reader{Cache: fake.NewClientBuilder().Build(), Live: r, MaxKeys: 2 * DefaultMaxKeys}
+	for i := range 2 {
+		c, found, err := reader.Lookup(context.Background(), "ns")(hasher.Source{Kind: hasher.ConfigMap, Name: "wide"})
+		if err != nil || !found || len(c.Data) != DefaultMaxKeys+1 {
+			t.Fatalf("lookup %d: %d keys, found %v, err %v; want %d keys", i, len(c.Data), found, err, DefaultMaxKeys+1)
+		}
+	}
+	if got := gets.Load(); got != 1 {
+		t.Errorf("%d GETs, want 1: the second lookup is answered from memory", got)
 	}
 }

@@ -232,6 +232,7 @@ func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, ke
 	// sources.RecentReads), so that callers naming what the cache lacks
 	// cost one GET per name and TTL, not one per request.
 	recent := sources.NewRecentReads(mgr.GetAPIReader(), sources.DefaultMissTTL, sources.DefaultRecentWeight, nil)
+	recent.Slimmer = sources.Slimmer{MaxKeys: o.MaxSourceKeys}
 	reader := sources.Reader{
 		Cache:         sc.reader(mgr),
 		Live:          recent,
