@@ -24,7 +24,9 @@ import (
 // Live GETs are bounded, because a caller controls how many sources a
 // template names: at most LivePerLookup per Lookup (one admission), none
 // for a source confirmed missing within the Misses TTL, and none at all
-// under a context marked CacheOnly (dry-run). A miss left unconfirmed counts
+// under a context marked CacheOnly (dry-run). Under a context marked
+// PreferLive, the same budget reads sources live first, cache misses or not
+// (preferlive.go). A miss left unconfirmed counts
 // as missing; should the source exist after all, its informer event brings
 // the hook, which re-stamps.
 type Reader struct {
@@ -58,24 +60,28 @@ func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 	if r.Live == nil || cacheOnly(ctx) {
 		budget = 0
 	}
+	prefer := preferLive(ctx)
 	return func(s hasher.Source) (hasher.Content, bool, error) {
 		key := client.ObjectKey{Namespace: namespace, Name: s.Name}
 		obj, err := newObject(s.Kind)
 		if err != nil {
 			return hasher.Content{}, false, err
 		}
-		err = r.Cache.Get(ctx, key, obj)
-		if apierrors.IsNotFound(err) && budget > 0 && !r.Misses.Recent(namespace, s) {
+		if prefer && budget > 0 && !r.Misses.Recent(namespace, s) {
+			// Live first (PreferLive). A failed read is no worse than the
+			// cache: fall back to it rather than fail the lookup.
 			budget--
-			err = r.Live.Get(ctx, key, obj)
-			switch {
-			case apierrors.IsNotFound(err):
-				r.Misses.Add(namespace, s)
-			case err == nil:
-				var slim any
-				if slim, err = Slim(obj); err == nil {
-					obj = slim.(client.Object)
-				}
+			live, liveErr := r.getLive(ctx, namespace, s, key)
+			if liveErr == nil || apierrors.IsNotFound(liveErr) {
+				obj, err = live, liveErr
+			} else {
+				err = r.Cache.Get(ctx, key, obj)
+			}
+		} else {
+			err = r.Cache.Get(ctx, key, obj)
+			if apierrors.IsNotFound(err) && budget > 0 && !r.Misses.Recent(namespace, s) {
+				budget--
+				obj, err = r.getLive(ctx, namespace, s, key)
 			}
 		}
 		switch {
@@ -90,6 +96,25 @@ func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 		c, err := Content(obj)
 		return c, err == nil, err
 	}
+}
+
+// getLive reads s live, slimmed like the cache, and remembers a miss.
+func (r Reader) getLive(ctx context.Context, namespace string, s hasher.Source, key client.ObjectKey) (client.Object, error) {
+	obj, err := newObject(s.Kind)
+	if err != nil {
+		return nil, err
+	}
+	err = r.Live.Get(ctx, key, obj)
+	switch {
+	case apierrors.IsNotFound(err):
+		r.Misses.Add(namespace, s)
+	case err == nil:
+		var slim any
+		if slim, err = Slim(obj); err == nil {
+			obj = slim.(client.Object)
+		}
+	}
+	return obj, err
 }
 
 func newObject(k hasher.Kind) (client.Object, error) {
