@@ -103,6 +103,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		Quiet: o.FlapQuiet, MaxQuiet: o.FlapMaxQuiet, MaxEntries: MaxFlapEntries})
 	r := &reconciler{
 		client:  mgr.GetClient(),
+		live:    mgr.GetAPIReader(),
 		key:     o.Key,
 		kinds:   w,
 		budget:  rate.NewLimiter(rate.Limit(o.WritesPerSecond), max(o.Burst, 1)),
