@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,6 +34,8 @@ type Env struct {
 	Confighash Runner
 
 	stop func() error
+	// another makes a further local confighash; nil against a cluster.
+	another func(name string) (*localRunner, error)
 }
 
 // Runner controls the confighash under test.
@@ -77,6 +80,13 @@ func Setup(ctx context.Context, progress io.Writer) (*Env, error) {
 		return nil, joinStop(err, cp.Stop)
 	}
 	env.Confighash = local
+	env.another = func(name string) (*localRunner, error) {
+		dir := filepath.Join(cp.Dir, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("creating %s: %w", dir, err)
+		}
+		return newLocalRunner(bin, cp.Kubeconfig, dir)
+	}
 	env.stop = func() error {
 		stopErr := local.Stop(context.Background())
 		if err := cp.Stop(); err != nil {
@@ -142,4 +152,16 @@ func (e *Env) ConfighashPID() int {
 		return l.PID()
 	}
 	return 0
+}
+
+// AnotherConfighash returns a further confighash process beside
+// Env.Confighash, for specs that run several replicas: it has its own
+// ports, log (LogPath) and certificate directory under the control plane's
+// directory, named name, and the same binary and flags. The caller starts
+// and stops it. It needs the local control plane.
+func (e *Env) AnotherConfighash(name string) (Runner, error) {
+	if e.another == nil {
+		return nil, errors.New("another confighash needs the local control plane")
+	}
+	return e.another(name)
 }
