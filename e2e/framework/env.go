@@ -71,7 +71,10 @@ func Setup(ctx context.Context, progress io.Writer) (*Env, error) {
 	if err != nil {
 		return nil, joinStop(err, cp.Stop)
 	}
-	bin := filepath.Join(root, "bin", "confighash")
+	// In the run's own directory, not bin/: worktrees may share bin/ (a
+	// symlink to one build of the control plane), and two runs building into
+	// it would test each other's confighash.
+	bin := filepath.Join(cp.Dir, "confighash")
 	if err := buildConfighash(ctx, root, bin); err != nil {
 		return nil, joinStop(err, cp.Stop)
 	}
