@@ -9,6 +9,11 @@
 // (flap.go). The hold is also written on the workload's own metadata
 // (HoldAnnotation), so that a new leader honours it.
 //
+// Every template change is re-checked a moment later (enqueue.go), because
+// the webhook stamped it from the answering replica's view, which may lag;
+// a re-check writes only once a live read confirms what its cache says
+// (stampcheck.go), so that it never rolls a workload by itself.
+//
 // Only the leader runs it. It writes only the stamp, with a merge patch under
 // the field manager "confighash", and only when the stamp differs. The
 // webhook passes a write that changes nothing but the stamp through only

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -127,12 +126,23 @@ func forEachItem(list client.ObjectList, fn func(client.Object)) error {
 }
 
 // recheckFor builds the handler that re-checks a workload shortly after it
-// is created or its pod spec changes. The source handler finds readers in
-// the cache's index, and a workload admitted a moment before a config
-// change may not be in that index yet when the change arrives: without
-// this, it would keep a stamp of the old content. The delay lets the
-// caches of all replicas converge first, so the re-check does not act on a
-// view older than the one the webhook stamped with.
+// is created or its template changes. Two reasons:
+//
+//   - The source handler finds readers in the cache's index, and a workload
+//     admitted a moment before a config change may not be in that index yet
+//     when the change arrives: without this, it would keep a stamp of the
+//     old content.
+//   - The webhook stamps every template change (a metadata-only one too:
+//     kubectl rollout restart, Helm's checksum/config annotation) from the
+//     answering replica's view, which may lag. It reads live within a
+//     budget, but past the budget, or when a live read fails, a lagging
+//     replica stores an old stamp; unchecked, a later revert of the config
+//     would roll nothing and the pods would keep the new content.
+//
+// The delay lets the caches of all replicas converge first, so the re-check
+// does not act on a view older than the one the webhook stamped with; and a
+// re-check that would re-stamp confirms the content live first
+// (confirmLive), so that a lagging leader cannot roll anything by itself.
 //
 // With replay, the watch's initial list is re-checked too: a custom kind's
 // watch starts after the sources' start-up replay, which therefore found
@@ -150,24 +160,28 @@ func recheckFor(kind workload.Kind, delay time.Duration, replay bool) handler.Ty
 			}
 		},
 		UpdateFunc: func(_ context.Context, ev event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[Request]) {
-			if readsChanged(kind, ev.ObjectOld, ev.ObjectNew) {
+			if templateChanged(kind, ev.ObjectOld, ev.ObjectNew) {
 				add(ev.ObjectNew, q)
 			}
 		},
 	}
 }
 
-// readsChanged reports whether an update may have changed what the
-// workload reads: its pod spec or its include/exclude annotations. The
-// hook's own re-stamps change neither.
-func readsChanged(kind workload.Kind, oldObj, newObj client.Object) bool {
+// templateChanged reports whether an update was stamped by the webhook
+// (its pod template changed in anything but the stamp, spec or metadata) or
+// may have changed what the workload reads or whether it is served (its
+// include, exclude or injection annotations). The hook's own writes (a
+// re-stamp, a hold annotation), status writes and the rest of the
+// workload's metadata change none of these, so they re-check nothing.
+func templateChanged(kind workload.Kind, oldObj, newObj client.Object) bool {
 	ot, ok1 := kind.PodTemplate(oldObj)
 	nt, ok2 := kind.PodTemplate(newObj)
-	if !ok1 || !ok2 {
-		return false
+	if ok1 != ok2 {
+		// A custom object that got a template, or lost it.
+		return true
 	}
 	oa, na := oldObj.GetAnnotations(), newObj.GetAnnotations()
-	return !equality.Semantic.DeepEqual(ot.Spec, nt.Spec) ||
+	return (ok1 && !workload.SameTemplate(ot, nt)) ||
 		oa[hasher.IncludeAnnotation] != na[hasher.IncludeAnnotation] ||
 		oa[hasher.ExcludeAnnotation] != na[hasher.ExcludeAnnotation] ||
 		oa[workload.InjectionAnnotation] != na[workload.InjectionAnnotation]

@@ -188,12 +188,20 @@ func TestHandlerEnqueuesReaders(t *testing.T) {
 	}
 }
 
-func TestReadsChanged(t *testing.T) {
+// TestTemplateChanged: every update the webhook stamped (any change of the
+// pod template but the stamp, metadata included) is re-checked, and so is
+// one that may change what the workload reads; the hook's own writes and
+// status or workload metadata are not. Before, only pod-spec changes were,
+// so a rollout restart or a Helm checksum/config annotation stamped by a
+// lagging replica kept an old stamp.
+func TestTemplateChanged(t *testing.T) {
 	base := func() *appsv1.Deployment {
 		return &appsv1.Deployment{
 			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"},
-			Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-				Containers: []corev1.Container{{Name: "c", Image: "a"}}}}},
+			Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"},
+					Annotations: map[string]string{workload.ChecksumAnnotation: "v2:k:old"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "a"}}}}},
 		}
 	}
 	tests := map[string]struct {
@@ -201,20 +209,30 @@ func TestReadsChanged(t *testing.T) {
 		want   bool
 	}{
 		"nothing": {func(*appsv1.Deployment) {}, false},
-		"only the stamp": {func(d *appsv1.Deployment) {
-			d.Spec.Template.Annotations = map[string]string{"confighash.dev/checksum": "v1:x"}
+		"only the stamp (the hook's re-stamp)": {func(d *appsv1.Deployment) {
+			d.Spec.Template.Annotations[workload.ChecksumAnnotation] = "v2:k:new"
 		}, false},
-		"replicas": {func(d *appsv1.Deployment) { d.Spec.Replicas = new(int32(3)) }, false},
-		"pod spec": {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "b" }, true},
-		"include":  {func(d *appsv1.Deployment) { d.Annotations = map[string]string{"confighash.dev/include": "configmap/x"} }, true},
-		"opt-out":  {func(d *appsv1.Deployment) { d.Annotations = map[string]string{"confighash.dev/injection": "disabled"} }, true},
+		"hold annotation": {func(d *appsv1.Deployment) {
+			d.Annotations = map[string]string{HoldAnnotation: "v1 since=2030-01-02T03:04:05Z level=0 quiet=1m0s"}
+		}, false},
+		"workload label":  {func(d *appsv1.Deployment) { d.Labels = map[string]string{"team": "x"} }, false},
+		"replicas":        {func(d *appsv1.Deployment) { d.Spec.Replicas = new(int32(3)) }, false},
+		"status":          {func(d *appsv1.Deployment) { d.Status.ReadyReplicas = 1 }, false},
+		"pod spec":        {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "b" }, true},
+		"rollout restart": {func(d *appsv1.Deployment) { d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] = "now" }, true},
+		"helm checksum annotation": {func(d *appsv1.Deployment) {
+			d.Spec.Template.Annotations["checksum/config"] = "abc"
+		}, true},
+		"template label": {func(d *appsv1.Deployment) { d.Spec.Template.Labels["version"] = "2" }, true},
+		"include":        {func(d *appsv1.Deployment) { d.Annotations = map[string]string{"confighash.dev/include": "configmap/x"} }, true},
+		"opt-out":        {func(d *appsv1.Deployment) { d.Annotations = map[string]string{"confighash.dev/injection": "disabled"} }, true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			n := base()
 			tc.mutate(n)
-			if got := readsChanged(deploymentKind(t), base(), n); got != tc.want {
-				t.Errorf("readsChanged = %v, want %v", got, tc.want)
+			if got := templateChanged(deploymentKind(t), base(), n); got != tc.want {
+				t.Errorf("templateChanged = %v, want %v", got, tc.want)
 			}
 		})
 	}

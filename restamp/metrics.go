@@ -14,7 +14,8 @@ type Metrics struct {
 	Checksums prometheus.Counter
 	Missing   *prometheus.CounterVec
 	// Kept counts differing stamps left alone because only confighash
-	// changed (format or HMAC key), not the content; see stale.
+	// changed (format or HMAC key), not the content (see stale), or
+	// because the cache was behind the apiserver (see confirmLive).
 	Kept *prometheus.CounterVec
 }
 
@@ -40,7 +41,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"kind"}),
 		Kept: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "confighash_stamps_kept_total",
-			Help: "Re-checks that kept a stamp made under another HMAC key (other-key) instead of rolling, by kind and reason.",
+			Help: "Re-checks that kept a stamp made under another HMAC key (other-key), or from content newer than this replica's cache (cache-behind), instead of rolling, by kind and reason.",
 		}, []string{"kind", "reason"}),
 	}
 	if err := errors.Join(reg.Register(m.Restamps), reg.Register(m.Holds), reg.Register(m.Checksums),

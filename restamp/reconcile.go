@@ -24,6 +24,8 @@ import (
 // reconciler re-checks one workload's stamp.
 type reconciler struct {
 	client  client.Client // cached reads, live writes
+	live    client.Reader // confirms a re-check before it writes; nil: unconfirmed
+	maxKeys int           // the key bound of live reads (sources.Reader.MaxKeys)
 	key     []byte
 	kinds   *watched
 	budget  *rate.Limiter
@@ -118,6 +120,12 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 
 	if err := r.budget.Wait(ctx); err != nil {
 		return reconcile.Result{}, fmt.Errorf("waiting for write budget: %w", err)
+	}
+	if ok, err := r.confirmLive(ctx, req, refs, res.Checksum); !ok || err != nil {
+		if err == nil {
+			r.changes.take(req)
+		}
+		return reconcile.Result{}, err
 	}
 	if err := r.patch(ctx, obj, t, res.Checksum); err != nil {
 		return reconcile.Result{}, err

@@ -65,6 +65,10 @@ type Options struct {
 	// says when a custom one is served; it is required when Kinds has one.
 	Kinds workload.Registry
 	Probe Probe
+	// MaxSourceKeys is the cache's key bound (--max-source-keys), applied
+	// to the live reads that confirm a re-check too; zero means
+	// sources.DefaultMaxKeys.
+	MaxSourceKeys int
 }
 
 // Setup indexes the workload kinds by the sources they read and adds the
@@ -103,6 +107,8 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		Quiet: o.FlapQuiet, MaxQuiet: o.FlapMaxQuiet, MaxEntries: MaxFlapEntries})
 	r := &reconciler{
 		client:  mgr.GetClient(),
+		live:    mgr.GetAPIReader(),
+		maxKeys: o.MaxSourceKeys,
 		key:     o.Key,
 		kinds:   w,
 		budget:  rate.NewLimiter(rate.Limit(o.WritesPerSecond), max(o.Burst, 1)),

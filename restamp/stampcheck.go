@@ -2,21 +2,25 @@ package restamp
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/sources"
 )
 
 // ReasonKeyChanged is the warning on a workload whose stamp was made under
 // another HMAC key. It names key IDs only, never content.
 const ReasonKeyChanged = "KeyChanged"
 
-// keptOtherKey is the metric label of a differing stamp kept because it was
-// made under another HMAC key.
-const keptOtherKey = "other-key"
+// Reasons a differing stamp is kept, as metric labels.
+const (
+	keptOtherKey    = "other-key"
+	keptCacheBehind = "cache-behind"
+)
 
 // stale reports whether the stored stamp must give way to fresh. A stamp
 // that differs only because confighash's HMAC key changed is kept: replacing
@@ -58,4 +62,34 @@ func (r *reconciler) stale(ctx context.Context, obj client.Object, req Request, 
 	}
 	kept, err := r.keepAcrossIgnore(ctx, req, refs, lookup, stored)
 	return !kept, err
+}
+
+// confirmLive reports whether a re-check may write fresh, the stamp the
+// cache gives. A change to a source comes from this cache, which is then
+// current for that source; a re-check does not (it follows a template
+// write, or the start-up replay), and the cache may still lag a config write
+// the stored stamp was made from: the webhook reads live when it stamps a
+// template change. So before a re-check re-stamps, its sources are read
+// again, live first (sources.PreferLive, within the default live-read
+// budget), and the write goes ahead only if they give the same stamp. If
+// they do not, the cache has an event still to come, which brings the hook
+// back with that content; writing now would roll the pods for nothing, and
+// likely once more when the event arrives. It runs after the write budget
+// is granted, so its reads go no faster than the hook's writes.
+func (r *reconciler) confirmLive(ctx context.Context, req Request, refs []hasher.Reference, fresh string) (bool, error) {
+	if !req.Recheck || r.live == nil {
+		return true, nil
+	}
+	r.metrics.checksum()
+	lookup := sources.Reader{Cache: r.client, Live: r.live, MaxKeys: r.maxKeys}.Lookup(sources.PreferLive(ctx), req.Namespace)
+	res, err := hasher.Checksum(r.key, req.Namespace, refs, lookup)
+	if err != nil {
+		return false, fmt.Errorf("confirming checksum live: %w", err)
+	}
+	if res.Checksum == fresh && len(res.Missing) == 0 {
+		return true, nil
+	}
+	r.metrics.kept(req.Kind, keptCacheBehind)
+	log.FromContext(ctx).Info("re-check found the cache behind the apiserver; not re-stamping until its event arrives")
+	return false, nil
 }

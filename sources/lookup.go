@@ -24,7 +24,9 @@ import (
 // Live GETs are bounded, because a caller controls how many sources a
 // template names: at most LivePerLookup per Lookup (one admission), none
 // for a source confirmed missing within the Misses TTL, and none at all
-// under a context marked CacheOnly (dry-run). A miss left unconfirmed counts
+// under a context marked CacheOnly (dry-run). Under a context marked
+// PreferLive, the same budget reads sources live first, cache misses or not
+// (preferlive.go). A miss left unconfirmed counts
 // as missing; should the source exist after all, its informer event brings
 // the hook, which re-stamps.
 type Reader struct {
@@ -68,45 +70,35 @@ func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 		budget = 0
 	}
 	slimmer := Slimmer{MaxKeys: r.MaxKeys}
-	live := func(key client.ObjectKey, s hasher.Source) (client.Object, error) {
-		budget--
-		// A fresh object: decoding into the placeholder would merge its
-		// marker into the live object.
-		obj, err := newObject(s.Kind)
-		if err != nil {
-			return nil, err
-		}
-		if err := r.Live.Get(ctx, key, obj); err != nil {
-			return nil, err
-		}
-		slim, err := slimmer.Slim(obj)
-		if err != nil {
-			return nil, err
-		}
-		return slim.(client.Object), nil
-	}
+	prefer := preferLive(ctx)
 	return func(s hasher.Source) (hasher.Content, bool, error) {
 		key := client.ObjectKey{Namespace: namespace, Name: s.Name}
 		obj, err := newObject(s.Kind)
 		if err != nil {
 			return hasher.Content{}, false, err
 		}
-		// Read only, never changed: no copy of the cached object.
-		err = r.Cache.Get(ctx, key, obj, client.UnsafeDisableDeepCopy)
-		switch {
-		case apierrors.IsNotFound(err) && budget > 0 && !r.Misses.Recent(namespace, s):
-			var found client.Object
-			found, err = live(key, s)
-			switch {
-			case apierrors.IsNotFound(err):
-				r.Misses.Add(namespace, s)
-			case err == nil:
-				obj = found
+		if prefer && budget > 0 && !r.Misses.Recent(namespace, s) {
+			// Live first (PreferLive). A failed read is no worse than the
+			// cache: fall back to it rather than fail the lookup.
+			budget--
+			found, liveErr := r.getLive(ctx, namespace, s, key, slimmer)
+			if liveErr == nil || apierrors.IsNotFound(liveErr) {
+				obj, err = found, liveErr
+			} else {
+				err = r.Cache.Get(ctx, key, obj, client.UnsafeDisableDeepCopy)
 			}
-		case err == nil && budget > 0 && placeholder(obj) == NotServed:
-			var found client.Object
-			if found, err = live(key, s); err == nil {
-				obj = found
+		} else {
+			// Read only, never changed: no copy of the cached object.
+			err = r.Cache.Get(ctx, key, obj, client.UnsafeDisableDeepCopy)
+			switch {
+			case apierrors.IsNotFound(err) && budget > 0 && !r.Misses.Recent(namespace, s):
+				budget--
+				obj, err = r.getLive(ctx, namespace, s, key, slimmer)
+			case err == nil && budget > 0 && placeholder(obj) == NotServed:
+				// A fresh object: decoding into the placeholder would merge
+				// its marker into the live object.
+				budget--
+				obj, err = r.getLive(ctx, namespace, s, key, slimmer)
 			}
 		}
 		switch {
@@ -121,6 +113,26 @@ func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 		c, err := Content(obj)
 		return c, err == nil, err
 	}
+}
+
+// getLive reads s live into a fresh object, slimmed like the cache (under
+// the same key bound), and remembers a miss.
+func (r Reader) getLive(ctx context.Context, namespace string, s hasher.Source, key client.ObjectKey, slimmer Slimmer) (client.Object, error) {
+	obj, err := newObject(s.Kind)
+	if err != nil {
+		return nil, err
+	}
+	err = r.Live.Get(ctx, key, obj)
+	switch {
+	case apierrors.IsNotFound(err):
+		r.Misses.Add(namespace, s)
+	case err == nil:
+		var slim any
+		if slim, err = slimmer.Slim(obj); err == nil {
+			obj = slim.(client.Object)
+		}
+	}
+	return obj, err
 }
 
 func newObject(k hasher.Kind) (client.Object, error) {

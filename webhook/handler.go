@@ -110,7 +110,7 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 		// one) is a template change like any other.
 		if ot, ok := kind.PodTemplate(oldObj); ok {
 			old = &ot
-			if sameTemplate(ot, t) {
+			if workload.SameTemplate(ot, t) {
 				if resp, o, ok := keepStamp(kind, ot, t, req); ok {
 					return resp, o
 				}
@@ -118,10 +118,20 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 		}
 	}
 
-	if req.DryRun != nil && *req.DryRun {
+	switch {
+	case req.DryRun != nil && *req.DryRun:
 		// A dry-run changes nothing: the cache is good enough, and no one
 		// allowed only to dry-run may turn admissions into live reads.
 		ctx = sources.CacheOnly(ctx)
+	case kind.Mutable:
+		// A new or changed template of a kind the hook re-stamps (a
+		// metadata-only change such as kubectl rollout restart included):
+		// this stamp rolls the pods, so read the sources live, within the
+		// live-read budget. A cache that has not yet seen a config write
+		// made a moment before (Helm writes the ConfigMap, then the
+		// Deployment) would stamp the old content, and the hook's
+		// correction would be a second rollout.
+		ctx = sources.PreferLive(ctx)
 	}
 	sum, warnings, err := h.checksum(ctx, req.Namespace, obj, t, old)
 	if err != nil {

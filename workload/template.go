@@ -4,6 +4,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -90,6 +91,27 @@ func (t Template) Checksum() string {
 		return ""
 	}
 	return t.Meta.Annotations[ChecksumAnnotation]
+}
+
+// SameTemplate reports whether two pod templates differ in nothing but the
+// stamp. Objects from admission come defaulted, and those from an informer
+// were defaulted when stored, so a plain semantic comparison is enough.
+func SameTemplate(a, b Template) bool {
+	return equality.Semantic.DeepEqual(a.Spec, b.Spec) &&
+		equality.Semantic.DeepEqual(withoutStamp(a), withoutStamp(b))
+}
+
+func withoutStamp(t Template) metav1.ObjectMeta {
+	if t.Meta == nil {
+		return metav1.ObjectMeta{}
+	}
+	m := *t.Meta.DeepCopy()
+	delete(m.Annotations, ChecksumAnnotation)
+	if len(m.Annotations) == 0 {
+		// A template whose only annotation was the stamp equals one with none.
+		m.Annotations = nil
+	}
+	return m
 }
 
 // SetChecksum writes the stamp; an empty sum removes it.

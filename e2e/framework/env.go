@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -40,6 +41,8 @@ type Env struct {
 	WebhookClientName string
 
 	stop func() error
+	// another makes a further local confighash; nil against a cluster.
+	another func(name string) (*localRunner, error)
 }
 
 // Runner controls the confighash under test.
@@ -78,9 +81,9 @@ func Setup(ctx context.Context, progress io.Writer) (*Env, error) {
 		return nil, joinStop(err, cp.Stop)
 	}
 	env.WebhookClientCA, env.WebhookClientName = cp.CACert, controlplane.WebhookClientName
-	// In the control plane's own directory, not bin/: worktrees of one
-	// repository share bin/, and a spec that restarts confighash must
-	// start the binary built from its own tree.
+	// In the run's own directory, not bin/: worktrees may share bin/ (a
+	// symlink to one build of the control plane), and two runs building into
+	// it would test each other's confighash.
 	bin := filepath.Join(cp.Dir, "confighash")
 	if err := buildConfighash(ctx, root, bin); err != nil {
 		return nil, joinStop(err, cp.Stop)
@@ -90,6 +93,13 @@ func Setup(ctx context.Context, progress io.Writer) (*Env, error) {
 		return nil, joinStop(err, cp.Stop)
 	}
 	env.Confighash = local
+	env.another = func(name string) (*localRunner, error) {
+		dir := filepath.Join(cp.Dir, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("creating %s: %w", dir, err)
+		}
+		return newLocalRunner(bin, cp.Kubeconfig, dir)
+	}
 	env.stop = func() error {
 		stopErr := local.Stop(context.Background())
 		if err := cp.Stop(); err != nil {
@@ -155,4 +165,16 @@ func (e *Env) ConfighashPID() int {
 		return l.PID()
 	}
 	return 0
+}
+
+// AnotherConfighash returns a further confighash process beside
+// Env.Confighash, for specs that run several replicas: it has its own
+// ports, log (LogPath) and certificate directory under the control plane's
+// directory, named name, and the same binary and flags. The caller starts
+// and stops it. It needs the local control plane.
+func (e *Env) AnotherConfighash(name string) (Runner, error) {
+	if e.another == nil {
+		return nil, errors.New("another confighash needs the local control plane")
+	}
+	return e.another(name)
 }

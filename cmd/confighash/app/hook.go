@@ -31,6 +31,7 @@ func addHook(ctx context.Context, mgr manager.Manager, reg prometheus.Registerer
 		// not on CPU, so a few more workers than cores pay off.
 		Workers: 8,
 		// The webhook's policy: never kube-system nor our own namespace.
-		Policy: o.policy(),
+		Policy:        o.policy(),
+		MaxSourceKeys: o.MaxSourceKeys,
 	})
 }

@@ -1,0 +1,208 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/confighash/confighash/e2e/controlplane"
+	"github.com/confighash/confighash/e2e/framework"
+	"github.com/confighash/confighash/workload"
+)
+
+// cacheLag is how far the lagging replica's ConfigMap informer runs behind:
+// well beyond what the specs need between a config write and the template
+// write that races it, well within their patience.
+const cacheLag = 12 * time.Second
+
+// laggingReplicas runs two replicas in place of env.Confighash: first a
+// leader with current caches, which runs the hook, then a replica whose
+// ConfigMap watch lags by cacheLag (laggingKubeconfig). The last replica
+// started registers its URL, so the apiserver sends every admission to the
+// lagging one. laggingArgs are further flags for it.
+func laggingReplicas(t *testing.T, laggingArgs ...string) {
+	t.Helper()
+	stopConfighash(t)
+	since := time.Now().Add(-time.Second) // the lease's times are whole seconds
+	anotherConfighash(t, "leader", "--leader-elect")
+	waitLeader(t, since)
+	anotherConfighash(t, "lagging", append([]string{"--kubeconfig=" + laggingKubeconfig(t, "configmaps", cacheLag), "--leader-elect"}, laggingArgs...)...)
+}
+
+// anotherConfighash starts a further local replica, stopped when the spec
+// ends; its log is shown when the spec fails.
+func anotherConfighash(t *testing.T, name string, args ...string) {
+	t.Helper()
+	r, err := env.AnotherConfighash(name)
+	if err != nil {
+		t.Skip(err.Error())
+	}
+	if err := r.Start(specContext(t), args...); err != nil {
+		t.Fatalf("starting confighash %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if l, ok := r.(interface{ LogPath() string }); ok && t.Failed() {
+			if text, err := controlplane.TailFile(l.LogPath(), 80); err == nil {
+				t.Logf("--- last lines of %s ---\n%s", l.LogPath(), text)
+			}
+		}
+		if err := r.Stop(context.Background()); err != nil {
+			t.Errorf("stopping confighash %s: %v", name, err)
+		}
+	})
+}
+
+// waitLeader waits until a replica renewed confighash's lease after since.
+func waitLeader(t *testing.T, since time.Time) {
+	t.Helper()
+	lease := &coordinationv1.Lease{}
+	err := wait.PollUntilContextTimeout(specContext(t), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: framework.Namespace, Name: "confighash.dev"}, lease); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		s := lease.Spec
+		return s.HolderIdentity != nil && *s.HolderIdentity != "" && s.RenewTime != nil && !s.RenewTime.Time.Before(since), nil
+	})
+	if err != nil {
+		t.Fatalf("no replica took the lease: %v (lease %+v)", err, lease.Spec)
+	}
+}
+
+// revisionOf is the Deployment's rollout revision.
+func revisionOf(t *testing.T, d *appsv1.Deployment) int {
+	t.Helper()
+	if err := env.Client.Get(specContext(t), client.ObjectKeyFromObject(d), d); err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(d.Annotations["deployment.kubernetes.io/revision"])
+	return n
+}
+
+// dryRunStamp is the stamp a server-side dry-run of a Deployment of spec
+// gets: the answering replica's cache, read alone.
+func dryRunStamp(t *testing.T, ns string, spec corev1.PodSpec) string {
+	t.Helper()
+	d := deploymentOf(ns, "dry-run", spec)
+	if err := env.Client.Create(specContext(t), d, client.DryRunAll); err != nil {
+		t.Fatal(err)
+	}
+	return d.Spec.Template.Annotations[workload.ChecksumAnnotation]
+}
+
+// TestLaggingReplicaStampIsRechecked: a kubectl rollout restart (a change of
+// the template's metadata only) answered by a replica whose cache has not
+// seen the last config change gets the old stamp, here because the template
+// reads more sources than its live budget (--live-reads-per-request=1; the
+// live read goes to a-same, sorted first). The hook re-checks that template
+// change and puts the stamp of what the pods read back, so a later revert
+// of the config rolls them. Before, only pod-spec changes were re-checked:
+// the old stamp stayed, and the revert rolled nothing.
+func TestLaggingReplicaStampIsRechecked(t *testing.T) {
+	ns := namespace(t, true)
+	create(t, configMap(ns, "a-same", map[string]string{"k": "1"}))
+	cfg := configMap(ns, "b-cfg", map[string]string{"k": "v1"})
+	create(t, cfg)
+	spec := podSpec("a-same", "unused")
+	spec.Containers[0].Env = nil
+	spec.Containers[0].EnvFrom = append(spec.Containers[0].EnvFrom, corev1.EnvFromSource{
+		ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "b-cfg"}}})
+	d := deploymentOf(ns, "app", spec)
+	create(t, d)
+	v1 := expectedChecksum(t, ns, &spec, nil)
+	waitStamp(t, d, v1)
+
+	laggingReplicas(t, "--live-reads-per-request=1")
+	update(t, cfg, func() { cfg.Data = map[string]string{"k": "v2"} })
+	v2 := expectedChecksum(t, ns, &spec, nil)
+	waitStamp(t, d, v2) // the leader's hook
+
+	kubectl(t, "", "-n", ns, "rollout", "restart", "deployment/app")
+	// The premise, read before the hook's re-check is due (its coalescing
+	// window plus restamp.RecheckDelay, 3 s).
+	if got := stampOf(t, d); got != v1 {
+		t.Fatalf("premise: the lagging replica stamped the restart %q, want the old content's %q; the spec shows nothing", got, v1)
+	}
+	waitStamp(t, d, v2)
+
+	rev := revisionOf(t, d)
+	update(t, cfg, func() { cfg.Data = map[string]string{"k": "v1"} })
+	waitStamp(t, d, v1)
+	expectRevision(t, ns, "app", rev+1)
+}
+
+// TestHelmUpgradeWithLaggingReplicaRollsOnce: a Helm-style upgrade that
+// changes a ConfigMap and the Deployment that reads it (its checksum/config
+// annotation, as Helm charts do) writes the two back to back, in Helm's
+// order (ConfigMaps before Deployments) and as Helm does (strategic merge
+// patches). The replica answering the Deployment's admission has not seen
+// the ConfigMap write; it reads live when it stamps a template change, so
+// the upgrade is exactly one rollout. Before, it stamped the old content
+// from its cache, and the hook's re-stamp for the ConfigMap was a second
+// rollout. Plain client writes stand in for the Helm SDK, which the module
+// does not depend on.
+func TestHelmUpgradeWithLaggingReplicaRollsOnce(t *testing.T) {
+	ns := namespace(t, true)
+	cfg := configMap(ns, "cfg", map[string]string{"k": "v1"})
+	create(t, cfg)
+	spec := podSpec("cfg", "unused")
+	spec.Containers[0].Env = nil
+	d := deploymentOf(ns, "app", spec)
+	d.Spec.Template.Annotations = map[string]string{"checksum/config": sha("v1")}
+	create(t, d)
+	v1 := expectedChecksum(t, ns, &spec, nil)
+	waitStamp(t, d, v1)
+	expectReplicaSets(t, ns, "app", 1)
+
+	laggingReplicas(t)
+	start := time.Now()
+	strategicPatch(t, &corev1.ConfigMap{}, ns, "cfg", map[string]any{"data": map[string]any{"k": "v2"}})
+	strategicPatch(t, &appsv1.Deployment{}, ns, "app", map[string]any{"spec": map[string]any{"template": map[string]any{
+		"metadata": map[string]any{"annotations": map[string]any{"checksum/config": sha("v2")}}}}})
+	t.Logf("ConfigMap and Deployment written within %s", time.Since(start).Round(time.Millisecond))
+	if got := dryRunStamp(t, ns, spec); got != v1 {
+		t.Fatalf("premise: the lagging replica's cache gives %q, want the old content's %q; the spec shows nothing", got, v1)
+	}
+
+	v2 := expectedChecksum(t, ns, &spec, nil)
+	waitStamp(t, d, v2)
+	time.Sleep(settle) // room for the hook's re-stamp, had it one to make
+	n := len(replicaSetNames(t, ns, "app")) - 1
+	t.Logf("Helm-style upgrade (ConfigMap, then Deployment): %d rollout(s)", n)
+	if n != 1 {
+		t.Fatalf("the upgrade rolled %d times, want 1", n)
+	}
+	expectReplicaSets(t, ns, "app", 2)
+}
+
+func sha(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// strategicPatch writes body to the named object as a strategic merge
+// patch, the way Helm applies an upgrade.
+func strategicPatch(t *testing.T, obj client.Object, ns, name string, body map[string]any) {
+	t.Helper()
+	raw, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj.SetNamespace(ns)
+	obj.SetName(name)
+	if err := env.Client.Patch(specContext(t), obj, client.RawPatch(types.StrategicMergePatchType, raw), client.FieldOwner("helm")); err != nil {
+		t.Fatalf("patching %s: %v", name, err)
+	}
+}
