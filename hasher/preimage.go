@@ -37,13 +37,16 @@ type preimage struct {
 	// The legacy v1 format hashes an ignored source's content, as v1
 	// releases did, so that its stamps are still recognised.
 	ignores bool
+	// envSkipsBinary is true for the formats that leave binaryData out for
+	// an EnvOnly reader (v2); v1 hashed it, and is kept as it was.
+	envSkipsBinary bool
 }
 
 // newPreimage starts a pre-image of the current version for sources read in
 // namespace. The namespace follows the header, length-prefixed like every
 // other string, so that no namespace/name split can be confused with another.
 func newPreimage(namespace string, sources int) *preimage {
-	p := &preimage{buf: make([]byte, 0, 1024), ignores: true}
+	p := &preimage{buf: make([]byte, 0, 1024), ignores: true, envSkipsBinary: true}
 	p.buf = append(p.buf, preimageHeader...)
 	p.appendString(namespace)
 	p.buf = binary.AppendUvarint(p.buf, uint64(sources))
@@ -74,6 +77,14 @@ func (p *preimage) addSource(ref Reference, c Content, found bool) {
 		p.buf = append(p.buf, statePresent)
 	default:
 		p.buf = append(p.buf, stateAbsent)
+	}
+	if ref.EnvOnly && p.envSkipsBinary {
+		// What an env-only reader reads is the ConfigMap without its
+		// binaryData, and it is encoded exactly as such a ConfigMap: a
+		// listed key found only there is missing, as the kubelet finds it.
+		// The bytes say what the pods read, so they stay unambiguous, and
+		// for a ConfigMap without binaryData they are what they always were.
+		c.BinaryData = nil
 	}
 
 	if ref.AllKeys {

@@ -19,6 +19,11 @@ type Reference struct {
 	// Optional is true only if every read of this source is optional, since
 	// a single required read is enough for the pod to need the object.
 	Optional bool
+	// EnvOnly is true for a ConfigMap that only env valueFrom and envFrom
+	// read. The kubelet builds env from data alone, so its binaryData is
+	// not read, and is left out of the checksum. One volume or projection
+	// of it (or the include annotation) reads binaryData too.
+	EnvOnly bool
 }
 
 // References lists what spec reads, one Reference per Source, sorted by Kind
@@ -39,7 +44,7 @@ func References(spec *corev1.PodSpec, annotations map[string]string) ([]Referenc
 
 	include, errs := parseSourceList(IncludeAnnotation, annotations[IncludeAnnotation], nil)
 	for _, src := range include {
-		set.addWhole(src, false)
+		set.addWhole(src, read{})
 	}
 	exclude, errs := parseSourceList(ExcludeAnnotation, annotations[ExcludeAnnotation], errs)
 
