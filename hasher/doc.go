@@ -14,7 +14,8 @@
 // listed in items), in containers and init containers. Things that are not
 // workload configuration, such as imagePullSecrets or service account token
 // projections, are ignored. The confighash.dev/include and
-// confighash.dev/exclude annotations add or drop whole sources by hand.
+// confighash.dev/exclude annotations add or drop whole sources by hand; an
+// included source is optional (see IncludeAnnotation).
 //
 // The kubelet builds env from a ConfigMap's data alone: a ConfigMap that
 // only env valueFrom and envFrom read (Reference.EnvOnly) contributes no

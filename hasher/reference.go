@@ -31,7 +31,8 @@ type Reference struct {
 // documentation.
 //
 // annotations may carry IncludeAnnotation and ExcludeAnnotation. Included
-// sources are read whole and required; excluded sources are dropped entirely,
+// sources are read whole and optional (see IncludeAnnotation); excluded
+// sources are dropped entirely,
 // whoever reads them. Malformed annotation entries are skipped rather than
 // failing the whole call, because one typo should not stop the rest of the
 // workload's config from being tracked: the returned refs are usable even
@@ -44,7 +45,9 @@ func References(spec *corev1.PodSpec, annotations map[string]string) ([]Referenc
 
 	include, errs := parseSourceList(IncludeAnnotation, annotations[IncludeAnnotation], nil)
 	for _, src := range include {
-		set.addWhole(src, read{})
+		// Optional: the pods do not mount it, so its absence cannot stop
+		// them starting, and must not hold back the sources they do read.
+		set.addWhole(src, read{optional: true})
 	}
 	exclude, errs := parseSourceList(ExcludeAnnotation, annotations[ExcludeAnnotation], errs)
 

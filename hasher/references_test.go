@@ -165,14 +165,29 @@ func TestReferences(t *testing.T) {
 				Volumes:    []corev1.Volume{volSecret("", nil)},
 			},
 		},
-		"include adds whole and required": {
+		"include adds whole and optional": {
 			spec:        corev1.PodSpec{Containers: []corev1.Container{{Env: []corev1.EnvVar{envCM("app", "a", new(true))}}}},
 			annotations: map[string]string{IncludeAnnotation: "configmap/app, Secret/extra"},
-			want:        []Reference{whole(ConfigMap, "app"), whole(Secret, "extra")},
+			want:        []Reference{optional(whole(ConfigMap, "app")), optional(whole(Secret, "extra"))},
+		},
+		"include keeps the spec's requirement": {
+			spec:        corev1.PodSpec{Volumes: []corev1.Volume{volSecret("db", nil, "pass")}},
+			annotations: map[string]string{IncludeAnnotation: "secret/db"},
+			want:        []Reference{whole(Secret, "db")},
 		},
 		"include skips empty entries": {
 			annotations: map[string]string{IncludeAnnotation: " ,secret/a,, "},
-			want:        []Reference{whole(Secret, "a")},
+			want:        []Reference{optional(whole(Secret, "a"))},
+		},
+		"malformed include entries are ignored with a warning": {
+			spec:        corev1.PodSpec{Volumes: []corev1.Volume{volCM("app", nil)}},
+			annotations: map[string]string{IncludeAnnotation: "configmap/, foo/bar, configmap/ns/name, secret/missing"},
+			want:        []Reference{whole(ConfigMap, "app"), optional(whole(Secret, "missing"))},
+			wantErrs: []string{
+				`invalid source "configmap/": missing name`,
+				`invalid source "foo/bar": unknown kind "foo"`,
+				`invalid source "configmap/ns/name": invalid name "ns/name"`,
+			},
 		},
 		"exclude drops spec reads": {
 			spec: corev1.PodSpec{Containers: []corev1.Container{{
@@ -184,7 +199,7 @@ func TestReferences(t *testing.T) {
 		},
 		"exclude beats include": {
 			annotations: map[string]string{IncludeAnnotation: "configmap/a,configmap/b", ExcludeAnnotation: "configmap/a"},
-			want:        []Reference{whole(ConfigMap, "b")},
+			want:        []Reference{optional(whole(ConfigMap, "b"))},
 		},
 		"exclude everything": {
 			spec:        corev1.PodSpec{Volumes: []corev1.Volume{volCM("app", nil)}},
@@ -196,7 +211,7 @@ func TestReferences(t *testing.T) {
 				IncludeAnnotation: "configmap/extra, deployment/web, secret/Bad_Name",
 				ExcludeAnnotation: "nonsense, secret/db",
 			},
-			want: []Reference{whole(ConfigMap, "app"), whole(ConfigMap, "extra")},
+			want: []Reference{whole(ConfigMap, "app"), optional(whole(ConfigMap, "extra"))},
 			wantErrs: []string{
 				`annotation confighash.dev/include: ignoring entry: invalid source "deployment/web": unknown kind "deployment"`,
 				`annotation confighash.dev/include: ignoring entry: invalid source "secret/Bad_Name": invalid name "Bad_Name"`,
@@ -245,7 +260,7 @@ func TestReferencesNilSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []Reference{whole(Secret, "a")}; !reflect.DeepEqual(got, want) {
+	if want := []Reference{optional(whole(Secret, "a"))}; !reflect.DeepEqual(got, want) {
 		t.Errorf("References(nil) = %+v, want %+v", got, want)
 	}
 }
