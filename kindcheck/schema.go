@@ -50,8 +50,9 @@ const maxRefs = 32
 // kind's group/version), that path leads from the kind's root to an object
 // with spec.containers. A field that keeps unknown fields
 // (x-kubernetes-preserve-unknown-fields), the kind's root included, cannot
-// be checked below the fields it does not list, and the path passes there:
-// the apiserver accepts anything in them. A trimmed CRD (Argo Rollouts
+// be checked below the fields it does not list, and the template path passes
+// there: the apiserver accepts anything in them. Below the template path
+// only one that lists no fields at all passes. A trimmed CRD (Argo Rollouts
 // ships one) is often just {type: object, x-kubernetes-preserve-unknown-fields: true}.
 func CheckPath(doc []byte, gvk schema.GroupVersionKind, path []string) error {
 	var d document
@@ -79,11 +80,13 @@ func CheckPath(doc []byte, gvk schema.GroupVersionKind, path []string) error {
 			return fail("%v", err)
 		}
 		next, ok := n.Properties[field]
-		if !ok && n.PreserveUnknown {
+		if !ok && n.PreserveUnknown && (i < len(path) || n.Properties == nil) {
 			// The apiserver keeps whatever is not listed here, so the rest
 			// of the path cannot be checked. Listed fields still are: at a
 			// CRD's root the apiserver always lists apiVersion, kind and
-			// metadata, next to a schema that keeps everything else.
+			// metadata, next to a schema that keeps everything else. Below
+			// the template path, a schema that lists the fields of what is
+			// there but not spec.containers describes something else.
 			return nil
 		}
 		if !ok {
