@@ -10,8 +10,13 @@ import (
 // "configmap/app, secret/db".
 const (
 	// IncludeAnnotation adds sources the pod spec does not reference, such as
-	// ones an application fetches from the API itself. They are read whole and
-	// are required.
+	// ones an application fetches from the API itself. They are read whole
+	// (binaryData included) and are optional: the pods do not mount them, so
+	// a missing one cannot stop them starting, and it must not freeze the
+	// stamp while the sources they do mount change (a required source that
+	// is missing keeps the stamp; see Result.Missing). A missing included
+	// source is hashed as absent, so creating it rolls the workload once. A
+	// source the spec also reads keeps the spec's requirement.
 	IncludeAnnotation = "confighash.dev/include"
 	// ExcludeAnnotation drops sources whose changes should not roll the
 	// workload, such as ones the application reloads on its own. It wins

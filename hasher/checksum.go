@@ -91,10 +91,11 @@ func compute(key []byte, namespace string, refs []Reference, lookup Lookup) ([]b
 func canonical(refs []Reference) []Reference {
 	set := newRefSet(len(refs))
 	for _, r := range refs {
+		how := read{optional: r.Optional, envOnly: r.EnvOnly}
 		if r.AllKeys {
-			set.addWhole(r.Source, r.Optional)
+			set.addWhole(r.Source, how)
 		} else {
-			set.addKeys(r.Source, r.Optional, r.Keys...)
+			set.addKeys(r.Source, how, r.Keys...)
 		}
 	}
 	return set.list()

@@ -49,6 +49,34 @@ func TestChecksumProperties(t *testing.T) {
 		a, b scenario
 		same bool
 	}{
+		// The kubelet builds env from data alone (issue 13 section 10).
+		"env-only reader: a binaryData change is ignored": {
+			a:    scenario{refs: []Reference{envOnly(whole(ConfigMap, "app"))}, objects: map[Source]Content{app: withBinary(dataOf("a", "1"), "b", "1")}},
+			b:    scenario{refs: []Reference{envOnly(whole(ConfigMap, "app"))}, objects: map[Source]Content{app: withBinary(dataOf("a", "1"), "b", "2")}},
+			same: true,
+		},
+		"env-only key reader: a binaryData change is ignored": {
+			a:    scenario{refs: []Reference{envOnly(keyed(ConfigMap, "app", "b"))}, objects: map[Source]Content{app: withBinary(dataOf("a", "1"), "b", "1")}},
+			b:    scenario{refs: []Reference{envOnly(keyed(ConfigMap, "app", "b"))}, objects: map[Source]Content{app: withBinary(dataOf("a", "1"), "b", "2")}},
+			same: true,
+		},
+		"env-only reader: a data change counts": {
+			a: scenario{refs: []Reference{envOnly(whole(ConfigMap, "app"))}, objects: map[Source]Content{app: withBinary(dataOf("a", "1"), "b", "1")}},
+			b: scenario{refs: []Reference{envOnly(whole(ConfigMap, "app"))}, objects: map[Source]Content{app: withBinary(dataOf("a", "2"), "b", "1")}},
+		},
+		"volume reader: a binaryData change counts": {
+			a: scenario{refs: []Reference{whole(ConfigMap, "app")}, objects: map[Source]Content{app: withBinary(dataOf("a", "1"), "b", "1")}},
+			b: scenario{refs: []Reference{whole(ConfigMap, "app")}, objects: map[Source]Content{app: withBinary(dataOf("a", "1"), "b", "2")}},
+		},
+		"env and volume readers of one ConfigMap: a binaryData change counts": {
+			a: scenario{refs: []Reference{envOnly(whole(ConfigMap, "app")), keyed(ConfigMap, "app", "b")}, objects: map[Source]Content{app: withBinary(dataOf("a", "1"), "b", "1")}},
+			b: scenario{refs: []Reference{envOnly(whole(ConfigMap, "app")), keyed(ConfigMap, "app", "b")}, objects: map[Source]Content{app: withBinary(dataOf("a", "1"), "b", "2")}},
+		},
+		"env-only or not: the same stamp without binaryData": {
+			a:    scenario{refs: []Reference{envOnly(whole(ConfigMap, "app"))}, objects: map[Source]Content{app: dataOf("a", "1")}},
+			b:    scenario{refs: []Reference{whole(ConfigMap, "app")}, objects: map[Source]Content{app: dataOf("a", "1")}},
+			same: true,
+		},
 		"unreferenced key change is ignored": {
 			a:    scenario{refs: []Reference{keyed(ConfigMap, "app", "a")}, objects: map[Source]Content{app: dataOf("a", "1", "b", "2")}},
 			b:    scenario{refs: []Reference{keyed(ConfigMap, "app", "a")}, objects: map[Source]Content{app: dataOf("a", "1", "b", "3")}},
@@ -280,4 +308,10 @@ func TestChecksumIsVersionedKeyedHMAC(t *testing.T) {
 			t.Errorf("Checksum equals the unkeyed SHA-256 of the %s", name)
 		}
 	}
+}
+
+// withBinary adds binaryData key/value pairs to c.
+func withBinary(c Content, kv ...string) Content {
+	c.BinaryData = binaryDataOf(kv...).BinaryData
+	return c
 }

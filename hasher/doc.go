@@ -14,7 +14,14 @@
 // listed in items), in containers and init containers. Things that are not
 // workload configuration, such as imagePullSecrets or service account token
 // projections, are ignored. The confighash.dev/include and
-// confighash.dev/exclude annotations add or drop whole sources by hand.
+// confighash.dev/exclude annotations add or drop whole sources by hand; an
+// included source is optional (see IncludeAnnotation).
+//
+// The kubelet builds env from a ConfigMap's data alone: a ConfigMap that
+// only env valueFrom and envFrom read (Reference.EnvOnly) contributes no
+// binaryData, so a binaryData-only change rolls only the workloads that
+// mount it. One volume or projection of it, or the include annotation,
+// counts its binaryData again.
 //
 // # Pre-image
 //
@@ -39,6 +46,13 @@
 // different inputs never produce the same bytes. Joining "k=v;" pairs would
 // not have that property: {"a": "b;c=d"} and {"a": "b", "c": "d"} would
 // collide, and an edit could go unnoticed.
+//
+// For an EnvOnly reader the pre-image is exactly that of the same ConfigMap
+// without binaryData: it encodes what the pods read, so it stays
+// unambiguous, and for a ConfigMap without binaryData it is byte for byte
+// what it was before EnvOnly existed. That is why this came without a new
+// Version: the only v2 stamps it changes are those of env-only readers of
+// ConfigMaps that have binaryData, which roll once after the upgrade.
 //
 // Only what is read is covered. For a key-list read, keys that are not listed
 // are left out, so editing them does not roll the workload; a listed key that

@@ -13,7 +13,7 @@ import (
 // webhook receives them) and include/exclude annotations. No input may
 // panic, and the result must be canonical: sources sorted and unique, named,
 // key lists sorted and unique and empty for whole reads, the same on a
-// second call, and never more sources than the input could name. Seeds are
+// second call, EnvOnly only on ConfigMaps, and never more sources than the input could name. Seeds are
 // in testdata/fuzz/FuzzReferences.
 func FuzzReferences(f *testing.F) {
 	f.Fuzz(func(t *testing.T, spec []byte, include, exclude string) {
@@ -29,6 +29,9 @@ func FuzzReferences(f *testing.F) {
 			}
 			if i > 0 && compareSources(refs[i-1].Source, r.Source) >= 0 {
 				t.Fatalf("refs not sorted and unique at %d: %v then %v", i, refs[i-1].Source, r.Source)
+			}
+			if r.EnvOnly && r.Kind != ConfigMap {
+				t.Fatalf("%v is env-only, which only a ConfigMap can be", r.Source)
 			}
 			if r.AllKeys && len(r.Keys) > 0 {
 				t.Fatalf("%v is read whole but lists keys %q", r.Source, r.Keys)

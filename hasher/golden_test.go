@@ -35,6 +35,9 @@ type goldenRef struct {
 	AllKeys  bool     `json:"allKeys,omitempty"`
 	Keys     []string `json:"keys,omitempty"`
 	Optional bool     `json:"optional,omitempty"`
+	// EnvOnly: only env and envFrom read the ConfigMap; its binaryData is
+	// then not hashed.
+	EnvOnly bool `json:"envOnly,omitempty"`
 }
 
 type goldenObject struct {
@@ -93,7 +96,7 @@ func (c *goldenCase) refs(t *testing.T) []Reference {
 		if err != nil {
 			t.Fatalf("ref: %v", err)
 		}
-		refs = append(refs, Reference{Source: src, AllKeys: r.AllKeys, Keys: r.Keys, Optional: r.Optional})
+		refs = append(refs, Reference{Source: src, AllKeys: r.AllKeys, Keys: r.Keys, Optional: r.Optional, EnvOnly: r.EnvOnly})
 	}
 	return refs
 }

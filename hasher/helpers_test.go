@@ -19,6 +19,12 @@ func optional(r Reference) Reference {
 	return r
 }
 
+// envOnly marks a ConfigMap read only by env and envFrom.
+func envOnly(r Reference) Reference {
+	r.EnvOnly = true
+	return r
+}
+
 func envCM(name, key string, opt *bool) corev1.EnvVar {
 	return corev1.EnvVar{Name: "E", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
 		LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: key, Optional: opt,

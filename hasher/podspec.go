@@ -33,19 +33,19 @@ func readContainer(set *refSet, c *corev1.Container) {
 			continue
 		}
 		if ref := from.ConfigMapKeyRef; ref != nil && ref.Name != "" {
-			set.addKeys(Source{ConfigMap, ref.Name}, isOptional(ref.Optional), ref.Key)
+			set.addKeys(Source{ConfigMap, ref.Name}, envRead(ref.Optional), ref.Key)
 		}
 		if ref := from.SecretKeyRef; ref != nil && ref.Name != "" {
-			set.addKeys(Source{Secret, ref.Name}, isOptional(ref.Optional), ref.Key)
+			set.addKeys(Source{Secret, ref.Name}, volumeRead(ref.Optional), ref.Key)
 		}
 	}
 	for i := range c.EnvFrom {
 		from := &c.EnvFrom[i]
 		if ref := from.ConfigMapRef; ref != nil && ref.Name != "" {
-			set.addWhole(Source{ConfigMap, ref.Name}, isOptional(ref.Optional))
+			set.addWhole(Source{ConfigMap, ref.Name}, envRead(ref.Optional))
 		}
 		if ref := from.SecretRef; ref != nil && ref.Name != "" {
-			set.addWhole(Source{Secret, ref.Name}, isOptional(ref.Optional))
+			set.addWhole(Source{Secret, ref.Name}, volumeRead(ref.Optional))
 		}
 	}
 }
@@ -96,12 +96,25 @@ func hasTokenProjection(p *corev1.ProjectedVolumeSource) bool {
 // items when there are any, and every key otherwise.
 func readItems(set *refSet, src Source, items []corev1.KeyToPath, optional *bool) {
 	if len(items) == 0 {
-		set.addWhole(src, isOptional(optional))
+		set.addWhole(src, volumeRead(optional))
 		return
 	}
 	for i := range items {
-		set.addKeys(src, isOptional(optional), items[i].Key)
+		set.addKeys(src, volumeRead(optional), items[i].Key)
 	}
+}
+
+// envRead is a ConfigMap read by env or envFrom: the kubelet builds env
+// from its data alone, never its binaryData (EnvOnly).
+func envRead(optional *bool) read {
+	return read{optional: isOptional(optional), envOnly: true}
+}
+
+// volumeRead is any other read: a volume or projection, which writes
+// binaryData too, or a Secret, which has no binaryData, so that EnvOnly
+// says something only about ConfigMaps.
+func volumeRead(optional *bool) read {
+	return read{optional: isOptional(optional)}
 }
 
 // isOptional follows the API default: a nil optional means required.

@@ -71,6 +71,14 @@ func (p *preimage) addSource(ref Reference, c Content, found bool) {
 	default:
 		p.buf = append(p.buf, stateAbsent)
 	}
+	if ref.EnvOnly {
+		// What an env-only reader reads is the ConfigMap without its
+		// binaryData, and it is encoded exactly as such a ConfigMap: a
+		// listed key found only there is missing, as the kubelet finds it.
+		// The bytes say what the pods read, so they stay unambiguous, and
+		// for a ConfigMap without binaryData they are what they always were.
+		c.BinaryData = nil
+	}
 
 	if ref.AllKeys {
 		p.buf = binary.AppendUvarint(p.buf, uint64(len(c.Data)+len(c.BinaryData)))

@@ -51,3 +51,25 @@ func TestPreimageLayout(t *testing.T) {
 		t.Errorf("pre-image\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestPreimageEnvOnly: for an env-only reader the pre-image is that of the
+// ConfigMap without its binaryData, byte for byte; a listed key found only
+// in binaryData is missing, as the kubelet finds it.
+func TestPreimageEnvOnly(t *testing.T) {
+	x, y := DigestOf([]byte("1")), DigestOf([]byte("2"))
+	withBinary := Content{Data: map[string]Digest{"x": x}, BinaryData: map[string]Digest{"y": y}}
+	without := Content{Data: map[string]Digest{"x": x}}
+	build := func(ref Reference, c Content) []byte {
+		pre := newPreimage("team", 1)
+		pre.addSource(canonical([]Reference{ref})[0], c, true)
+		return pre.bytes()
+	}
+	for _, ref := range []Reference{whole(ConfigMap, "a"), keyed(ConfigMap, "a", "x", "y")} {
+		if got, want := build(envOnly(ref), withBinary), build(ref, without); !bytes.Equal(got, want) {
+			t.Errorf("%+v env-only over binaryData:\n got %q\nwant %q", ref, got, want)
+		}
+		if got, want := build(envOnly(ref), without), build(ref, without); !bytes.Equal(got, want) {
+			t.Errorf("%+v env-only without binaryData: the pre-image changed:\n got %q\nwant %q", ref, got, want)
+		}
+	}
+}

@@ -19,6 +19,11 @@ type Reference struct {
 	// Optional is true only if every read of this source is optional, since
 	// a single required read is enough for the pod to need the object.
 	Optional bool
+	// EnvOnly is true for a ConfigMap that only env valueFrom and envFrom
+	// read. The kubelet builds env from data alone, so its binaryData is
+	// not read, and is left out of the checksum. One volume or projection
+	// of it (or the include annotation) reads binaryData too.
+	EnvOnly bool
 }
 
 // References lists what spec reads, one Reference per Source, sorted by Kind
@@ -26,7 +31,8 @@ type Reference struct {
 // documentation.
 //
 // annotations may carry IncludeAnnotation and ExcludeAnnotation. Included
-// sources are read whole and required; excluded sources are dropped entirely,
+// sources are read whole and optional (see IncludeAnnotation); excluded
+// sources are dropped entirely,
 // whoever reads them. Malformed annotation entries are skipped rather than
 // failing the whole call, because one typo should not stop the rest of the
 // workload's config from being tracked: the returned refs are usable even
@@ -39,7 +45,9 @@ func References(spec *corev1.PodSpec, annotations map[string]string) ([]Referenc
 
 	include, errs := parseSourceList(IncludeAnnotation, annotations[IncludeAnnotation], nil)
 	for _, src := range include {
-		set.addWhole(src, false)
+		// Optional: the pods do not mount it, so its absence cannot stop
+		// them starting, and must not hold back the sources they do read.
+		set.addWhole(src, read{optional: true})
 	}
 	exclude, errs := parseSourceList(ExcludeAnnotation, annotations[ExcludeAnnotation], errs)
 

@@ -18,7 +18,7 @@ func TestReferences(t *testing.T) {
 		"empty spec": {},
 		"env configMapKeyRef": {
 			spec: corev1.PodSpec{Containers: []corev1.Container{{Env: []corev1.EnvVar{envCM("app", "level", nil)}}}},
-			want: []Reference{keyed(ConfigMap, "app", "level")},
+			want: []Reference{envOnly(keyed(ConfigMap, "app", "level"))},
 		},
 		"env secretKeyRef": {
 			spec: corev1.PodSpec{Containers: []corev1.Container{{Env: []corev1.EnvVar{envSecret("db", "password", nil)}}}},
@@ -32,7 +32,7 @@ func TestReferences(t *testing.T) {
 		},
 		"envFrom configMapRef": {
 			spec: corev1.PodSpec{Containers: []corev1.Container{{EnvFrom: []corev1.EnvFromSource{envFromCM("app", nil)}}}},
-			want: []Reference{whole(ConfigMap, "app")},
+			want: []Reference{envOnly(whole(ConfigMap, "app"))},
 		},
 		"envFrom secretRef": {
 			spec: corev1.PodSpec{Containers: []corev1.Container{{EnvFrom: []corev1.EnvFromSource{envFromSecret("db", nil)}}}},
@@ -67,7 +67,7 @@ func TestReferences(t *testing.T) {
 				Env:     []corev1.EnvVar{envSecret("migrate", "dsn", nil)},
 				EnvFrom: []corev1.EnvFromSource{envFromCM("init", nil)},
 			}}},
-			want: []Reference{whole(ConfigMap, "init"), keyed(Secret, "migrate", "dsn")},
+			want: []Reference{envOnly(whole(ConfigMap, "init")), keyed(Secret, "migrate", "dsn")},
 		},
 		"keys union across containers and volumes": {
 			spec: corev1.PodSpec{
@@ -78,6 +78,27 @@ func TestReferences(t *testing.T) {
 				Volumes: []corev1.Volume{volCM("app", nil, "c")},
 			},
 			want: []Reference{keyed(ConfigMap, "app", "a", "b", "c")},
+		},
+		// The kubelet builds env from a ConfigMap's data alone; a volume
+		// or projection writes binaryData too.
+		"env reads of a ConfigMap only are env-only": {
+			spec: corev1.PodSpec{Containers: []corev1.Container{
+				{Env: []corev1.EnvVar{envCM("app", "a", nil)}},
+				{EnvFrom: []corev1.EnvFromSource{envFromCM("app", nil)}},
+			}},
+			want: []Reference{envOnly(whole(ConfigMap, "app"))},
+		},
+		"a projection of a ConfigMap env reads too is not env-only": {
+			spec: corev1.PodSpec{
+				Containers: []corev1.Container{{EnvFrom: []corev1.EnvFromSource{envFromCM("app", nil)}}},
+				Volumes:    []corev1.Volume{projected(projCM("app", nil, "x"))},
+			},
+			want: []Reference{whole(ConfigMap, "app")},
+		},
+		"an included ConfigMap env reads is not env-only": {
+			spec:        corev1.PodSpec{Containers: []corev1.Container{{Env: []corev1.EnvVar{envCM("app", "a", nil)}}}},
+			annotations: map[string]string{IncludeAnnotation: "configmap/app"},
+			want:        []Reference{whole(ConfigMap, "app")},
 		},
 		"whole wins over keys": {
 			spec: corev1.PodSpec{
@@ -111,7 +132,7 @@ func TestReferences(t *testing.T) {
 			spec: corev1.PodSpec{Containers: []corev1.Container{{EnvFrom: []corev1.EnvFromSource{
 				envFromSecret("app", nil), envFromCM("app", nil),
 			}}}},
-			want: []Reference{whole(ConfigMap, "app"), whole(Secret, "app")},
+			want: []Reference{envOnly(whole(ConfigMap, "app")), whole(Secret, "app")},
 		},
 		"imagePullSecrets and non-config projections ignored": {
 			spec: corev1.PodSpec{
@@ -144,14 +165,29 @@ func TestReferences(t *testing.T) {
 				Volumes:    []corev1.Volume{volSecret("", nil)},
 			},
 		},
-		"include adds whole and required": {
+		"include adds whole and optional": {
 			spec:        corev1.PodSpec{Containers: []corev1.Container{{Env: []corev1.EnvVar{envCM("app", "a", new(true))}}}},
 			annotations: map[string]string{IncludeAnnotation: "configmap/app, Secret/extra"},
-			want:        []Reference{whole(ConfigMap, "app"), whole(Secret, "extra")},
+			want:        []Reference{optional(whole(ConfigMap, "app")), optional(whole(Secret, "extra"))},
+		},
+		"include keeps the spec's requirement": {
+			spec:        corev1.PodSpec{Volumes: []corev1.Volume{volSecret("db", nil, "pass")}},
+			annotations: map[string]string{IncludeAnnotation: "secret/db"},
+			want:        []Reference{whole(Secret, "db")},
 		},
 		"include skips empty entries": {
 			annotations: map[string]string{IncludeAnnotation: " ,secret/a,, "},
-			want:        []Reference{whole(Secret, "a")},
+			want:        []Reference{optional(whole(Secret, "a"))},
+		},
+		"malformed include entries are ignored with a warning": {
+			spec:        corev1.PodSpec{Volumes: []corev1.Volume{volCM("app", nil)}},
+			annotations: map[string]string{IncludeAnnotation: "configmap/, foo/bar, configmap/ns/name, secret/missing"},
+			want:        []Reference{whole(ConfigMap, "app"), optional(whole(Secret, "missing"))},
+			wantErrs: []string{
+				`invalid source "configmap/": missing name`,
+				`invalid source "foo/bar": unknown kind "foo"`,
+				`invalid source "configmap/ns/name": invalid name "ns/name"`,
+			},
 		},
 		"exclude drops spec reads": {
 			spec: corev1.PodSpec{Containers: []corev1.Container{{
@@ -159,11 +195,11 @@ func TestReferences(t *testing.T) {
 				EnvFrom: []corev1.EnvFromSource{envFromSecret("db", nil)},
 			}}},
 			annotations: map[string]string{ExcludeAnnotation: "secret/db"},
-			want:        []Reference{keyed(ConfigMap, "app", "a")},
+			want:        []Reference{envOnly(keyed(ConfigMap, "app", "a"))},
 		},
 		"exclude beats include": {
 			annotations: map[string]string{IncludeAnnotation: "configmap/a,configmap/b", ExcludeAnnotation: "configmap/a"},
-			want:        []Reference{whole(ConfigMap, "b")},
+			want:        []Reference{optional(whole(ConfigMap, "b"))},
 		},
 		"exclude everything": {
 			spec:        corev1.PodSpec{Volumes: []corev1.Volume{volCM("app", nil)}},
@@ -175,7 +211,7 @@ func TestReferences(t *testing.T) {
 				IncludeAnnotation: "configmap/extra, deployment/web, secret/Bad_Name",
 				ExcludeAnnotation: "nonsense, secret/db",
 			},
-			want: []Reference{whole(ConfigMap, "app"), whole(ConfigMap, "extra")},
+			want: []Reference{whole(ConfigMap, "app"), optional(whole(ConfigMap, "extra"))},
 			wantErrs: []string{
 				`annotation confighash.dev/include: ignoring entry: invalid source "deployment/web": unknown kind "deployment"`,
 				`annotation confighash.dev/include: ignoring entry: invalid source "secret/Bad_Name": invalid name "Bad_Name"`,
@@ -224,7 +260,7 @@ func TestReferencesNilSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []Reference{whole(Secret, "a")}; !reflect.DeepEqual(got, want) {
+	if want := []Reference{optional(whole(Secret, "a"))}; !reflect.DeepEqual(got, want) {
 		t.Errorf("References(nil) = %+v, want %+v", got, want)
 	}
 }

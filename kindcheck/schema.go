@@ -48,9 +48,12 @@ const maxRefs = 32
 
 // CheckPath checks, in doc (the apiserver's OpenAPI v3 document for the
 // kind's group/version), that path leads from the kind's root to an object
-// with spec.containers. A field that keeps unknown fields without listing
-// them (x-kubernetes-preserve-unknown-fields) cannot be checked further and
-// passes: the apiserver accepts anything there.
+// with spec.containers. A field that keeps unknown fields
+// (x-kubernetes-preserve-unknown-fields), the kind's root included, cannot
+// be checked below the fields it does not list, and the template path passes
+// there: the apiserver accepts anything in them. Below the template path
+// only one that lists no fields at all passes. A trimmed CRD (Argo Rollouts
+// ships one) is often just {type: object, x-kubernetes-preserve-unknown-fields: true}.
 func CheckPath(doc []byte, gvk schema.GroupVersionKind, path []string) error {
 	var d document
 	if err := json.Unmarshal(doc, &d); err != nil {
@@ -76,10 +79,16 @@ func CheckPath(doc []byte, gvk schema.GroupVersionKind, path []string) error {
 		if err != nil {
 			return fail("%v", err)
 		}
-		if n.Properties == nil && n.PreserveUnknown {
+		next, ok := n.Properties[field]
+		if !ok && n.PreserveUnknown && (i < len(path) || n.Properties == nil) {
+			// The apiserver keeps whatever is not listed here, so the rest
+			// of the path cannot be checked. Listed fields still are: at a
+			// CRD's root the apiserver always lists apiVersion, kind and
+			// metadata, next to a schema that keeps everything else. Below
+			// the template path, a schema that lists the fields of what is
+			// there but not spec.containers describes something else.
 			return nil
 		}
-		next, ok := n.Properties[field]
 		if !ok {
 			if i < len(path) {
 				at := "the root"

@@ -20,12 +20,22 @@ const doc = `{"components":{"schemas":{
       "metadata":{"allOf":[{"$ref":"#/components/schemas/ObjectMeta"}]},
       "spec":{"type":"object","properties":{"containers":{"type":"array"}}}}},
     "loose":{"type":"object","x-kubernetes-preserve-unknown-fields":true},
+    "keeps":{"type":"object","properties":{"template":{"type":"object","properties":{
+      "spec":{"type":"object","x-kubernetes-preserve-unknown-fields":true,"properties":{"containers":{"type":"array"}}}}}}},
     "loop":{"$ref":"#/components/schemas/Loop"}}}}},
+ "io.e.v1.Trimmed":{"type":"object","x-kubernetes-preserve-unknown-fields":true,
+  "x-kubernetes-group-version-kind":[{"group":"e.io","version":"v1","kind":"Trimmed"}],
+  "properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},
+   "metadata":{"allOf":[{"$ref":"#/components/schemas/ObjectMeta"}]},
+   "status":{"type":"object","properties":{"phase":{"type":"string"}}}}},
+ "io.e.v1.Bare":{"type":"object","x-kubernetes-preserve-unknown-fields":true,
+  "x-kubernetes-group-version-kind":[{"group":"e.io","version":"v1","kind":"Bare"}]},
  "Loop":{"$ref":"#/components/schemas/Loop"},
  "ObjectMeta":{"type":"object","properties":{"annotations":{"type":"object"}}}}}}`
 
 func TestCheckPath(t *testing.T) {
 	widget := schema.GroupVersionKind{Group: "e.io", Version: "v1", Kind: "Widget"}
+	trimmed := schema.GroupVersionKind{Group: "e.io", Version: "v1", Kind: "Trimmed"}
 	for name, tc := range map[string]struct {
 		gvk     schema.GroupVersionKind
 		path    string
@@ -37,7 +47,14 @@ func TestCheckPath(t *testing.T) {
 		"not a template":        {gvk: widget, path: "spec.template.spec", wantErr: "not a pod template"},
 		"a scalar":              {gvk: widget, path: "spec.replicas", wantErr: "not a pod template"},
 		"reference loop":        {gvk: widget, path: "spec.loop.template", wantErr: "references in a row"},
-		"other kind":            {gvk: schema.GroupVersionKind{Group: "e.io", Version: "v1", Kind: "Gadget"}, path: "spec.template", wantErr: "no schema for the kind"},
+		// A CRD whose root keeps unknown fields: the apiserver lists only
+		// apiVersion, kind and metadata (and what the CRD lists) there.
+		"root keeps unknown":           {gvk: trimmed, path: "spec.template"},
+		"root keeps unknown, bare":     {gvk: schema.GroupVersionKind{Group: "e.io", Version: "v1", Kind: "Bare"}, path: "spec.template"},
+		"keeps unknown below the path": {gvk: widget, path: "spec.keeps.template"},
+		"a pod spec is not a template": {gvk: widget, path: "spec.keeps.template.spec", wantErr: "not a pod template"},
+		"listed field still checked":   {gvk: trimmed, path: "status.template", wantErr: `no field "template" under status`},
+		"other kind":                   {gvk: schema.GroupVersionKind{Group: "e.io", Version: "v1", Kind: "Gadget"}, path: "spec.template", wantErr: "no schema for the kind"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := CheckPath([]byte(doc), tc.gvk, strings.Split(tc.path, "."))

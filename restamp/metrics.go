@@ -17,6 +17,9 @@ type Metrics struct {
 	// changed (format or HMAC key), not the content (see stale), or
 	// because the cache was behind the apiserver (see confirmLive).
 	Kept *prometheus.CounterVec
+	// KindRefused is 1 for a custom kind the hook refuses to watch (its
+	// template path leads nowhere in its CRD's schema), 0 otherwise.
+	KindRefused *prometheus.GaugeVec
 }
 
 // NewMetrics creates the series and registers them on reg. A second
@@ -43,9 +46,13 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "confighash_stamps_kept_total",
 			Help: "Re-checks that kept a stamp made under another HMAC key (other-key), or from content newer than this replica's cache (cache-behind), instead of rolling, by kind and reason.",
 		}, []string{"kind", "reason"}),
+		KindRefused: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "confighash_workload_kind_refused",
+			Help: "1 for a custom workload kind the hook refuses to watch because its template path is not in its CRD's schema (its objects are stamped but never re-stamped), 0 for one it watches or waits for; by kind.",
+		}, []string{"kind"}),
 	}
 	if err := errors.Join(reg.Register(m.Restamps), reg.Register(m.Holds), reg.Register(m.Checksums),
-		reg.Register(m.Missing), reg.Register(m.Kept)); err != nil {
+		reg.Register(m.Missing), reg.Register(m.Kept), reg.Register(m.KindRefused)); err != nil {
 		return nil, fmt.Errorf("registering hook metrics: %w", err)
 	}
 	return m, nil
@@ -80,5 +87,15 @@ func (m *Metrics) missing(kind string) {
 func (m *Metrics) kept(kind, reason string) {
 	if m != nil {
 		m.Kept.WithLabelValues(kind, reason).Inc()
+	}
+}
+
+func (m *Metrics) kindRefused(kind string, refused bool) {
+	if m != nil {
+		v := 0.0
+		if refused {
+			v = 1
+		}
+		m.KindRefused.WithLabelValues(kind).Set(v)
 	}
 }

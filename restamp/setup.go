@@ -69,6 +69,10 @@ type Options struct {
 	// to the live reads that confirm a re-check too; zero means
 	// sources.DefaultMaxKeys.
 	MaxSourceKeys int
+	// Self is confighash's own pod, which Events about confighash itself
+	// (a custom kind it refuses to watch) are recorded on; nil records
+	// none, e.g. out of cluster.
+	Self *corev1.ObjectReference
 }
 
 // Setup indexes the workload kinds by the sources they read and adds the
@@ -144,6 +148,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	}
 	indexed := map[string]bool{} // only the watcher's goroutine uses it
 	return mgr.Add(&customWatcher{pending: custom, probe: o.Probe, interval: ProbeInterval,
+		events: r.events, self: selfOf(o.Self), metrics: m,
 		start: func(ctx context.Context, k workload.Kind) error {
 			// The index first: a kind is looked up by readers only once it is
 			// in w, and w gets it only once its index exists. Once only: a

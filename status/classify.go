@@ -14,6 +14,8 @@ const CheckInstallHint = "run `confighash status --check-install`"
 //
 //   - not-injected: injection is off (namespace not labelled, namespace
 //     excluded by the webhook, or the workload opted out);
+//   - not-watched: the hook refuses to watch the workload's custom kind
+//     (NotWatched), so whatever the stamp is now, it is never re-stamped;
 //   - missing-source: a required source is absent; the hook does not roll a
 //     workload whose pods could not start;
 //   - unknown: the checksum the sources give now could not be obtained,
@@ -29,6 +31,11 @@ const CheckInstallHint = "run `confighash status --check-install`"
 func Classify(w *Workload) (State, string) {
 	if w.Injection.State == InjectionOff {
 		return StateNotInjected, w.Injection.Reason
+	}
+	if w.NotWatched != "" {
+		return StateNotWatched, "the hook does not watch this kind (" + w.NotWatched + "), so the workload is stamped " +
+			"on create and update but never re-stamped when its ConfigMaps and Secrets change; fix the template path " +
+			"(--workload-kind) or the CRD's schema"
 	}
 	if missing := missingRequired(w.Sources); len(missing) > 0 {
 		return StateMissingSource, fmt.Sprintf("required %s missing; the hook does not roll it until %s",

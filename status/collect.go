@@ -40,6 +40,9 @@ type Options struct {
 	// Kinds are the kinds confighash serves (its --workload-kind); nil
 	// means the built-in ones.
 	Kinds workload.Registry
+	// KindChecker tells which custom kinds the hook refuses to watch; nil
+	// checks none.
+	KindChecker KindChecker
 }
 
 // NotFoundError is returned when a named workload does not exist.
@@ -86,6 +89,7 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 	}
 
 	events, eventsErr := listEvents(ctx, c, ns, o.Target.Name)
+	kinds := checkKinds(ctx, o.KindChecker, o.Kinds, objs)
 	nss := newNamespaceReader(c)
 	presence := newPresenceChecker(c)
 	report := &Report{SchemaVersion: SchemaVersion, Workloads: make([]Workload, len(objs))}
@@ -96,6 +100,7 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 		t, _ := o.Kinds.PodTemplate(obj) // listWorkloads keeps only objects with one
 		w.StampedChecksum = t.Checksum()
 		w.Hold = holdOf(obj.GetAnnotations())
+		kinds.fill(w, obj.GetObjectKind().GroupVersionKind())
 		labels, nsErr := nss.labels(ctx, w.Namespace)
 		w.Injection = injectionOf(w.Namespace, labels, nsErr, obj.GetAnnotations(), o.ConfighashNamespace, o.ConfighashNamespaces...)
 		refs, refErr := hasher.References(t.Spec, obj.GetAnnotations())

@@ -15,6 +15,9 @@ type State string
 // The states, from the most to the least in need of attention when read by
 // a person; Classify documents when each applies.
 const (
+	// StateNotWatched: the hook refuses to watch the workload's kind, so it
+	// is never re-stamped.
+	StateNotWatched State = "not-watched"
 	// StateMissingSource: a source the pods require does not exist.
 	StateMissingSource State = "missing-source"
 	// StateHeld: stale, and the hook put the workload on flap hold.
@@ -31,7 +34,7 @@ const (
 
 // NeedsAttention reports whether s makes `confighash status` exit 1.
 func (s State) NeedsAttention() bool {
-	return s == StateStale || s == StateHeld || s == StateMissingSource
+	return s == StateStale || s == StateHeld || s == StateMissingSource || s == StateNotWatched
 }
 
 // InjectionState says whether the webhook stamps a workload.
@@ -71,12 +74,12 @@ const AllKeys = "*"
 //	    "lastConfigChanged": {"type": "Normal", "reason": "ConfigChanged", "time": "2026-…Z", "count": 1, "message": "…"},
 //	    "lastFlapHold": null, "lastSourceMissing": null,
 //	    "hold": {"since": "2026-…Z", "level": 1, "quiet": "2m0s"},
-//	    "error": "…", "warnings": ["…"]
+//	    "error": "…", "notWatched": "…", "warnings": ["…"]
 //	  }],
 //	  "summary": {"current": 3, "stale": 1}
 //	}
 //
-// "error" and "warnings" are omitted when empty, and "presence" is
+// "error", "notWatched" and "warnings" are omitted when empty, and "presence" is
 // "present", "absent" or "unknown" (then with an "error"). The checksums
 // are the keyed stamps the pod templates carry anyway; no
 // ConfigMap or Secret value is ever read, so none can appear.
@@ -113,6 +116,9 @@ type Workload struct {
 	Hold *Hold `json:"hold"`
 	// Error says why ExpectedChecksum could not be obtained.
 	Error string `json:"error,omitempty"`
+	// NotWatched says why the hook refuses to watch the workload's custom
+	// kind (its template path is not in its CRD's schema); see KindChecker.
+	NotWatched string `json:"notWatched,omitempty"`
 	// Warnings are problems that did not stop the evaluation: malformed
 	// include/exclude entries, webhook warnings, unreadable events.
 	Warnings []string `json:"warnings,omitempty"`

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/confighash/confighash/restamp"
@@ -33,5 +35,14 @@ func addHook(ctx context.Context, mgr manager.Manager, reg prometheus.Registerer
 		// The webhook's policy: never kube-system nor our own namespace.
 		Policy:        o.policy(),
 		MaxSourceKeys: o.MaxSourceKeys,
+		Self:          o.self(),
 	})
+}
+
+// self is confighash's own pod, or nil when --pod-name is not set.
+func (o Options) self() *corev1.ObjectReference {
+	if o.PodName == "" {
+		return nil
+	}
+	return &corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: o.Namespace, Name: o.PodName, UID: types.UID(o.PodUID)}
 }

@@ -31,6 +31,12 @@ const (
 type Options struct {
 	Kubeconfig string
 	Namespace  string
+	// PodName and PodUID are confighash's own pod (the downward API's
+	// metadata.name and metadata.uid), which Events about confighash itself
+	// are recorded on: a custom kind the hook refuses to watch. Empty
+	// records none (out of cluster).
+	PodName string
+	PodUID  string
 	// Namespaces, when set, is namespaced mode: the caches, the watches,
 	// the webhook and the hook cover only these namespaces, so confighash
 	// needs to read Secrets nowhere else (Roles instead of a ClusterRole).
@@ -166,6 +172,8 @@ func DefaultOptions() Options {
 func (o *Options) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "path to a kubeconfig; empty means $KUBECONFIG, else in-cluster config, else ~/.kube/config")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "namespace confighash runs in; holds its HMAC key, cert Secret and leader lease")
+	fs.StringVar(&o.PodName, "pod-name", o.PodName, "this pod's name (downward API metadata.name), which Events about confighash itself are recorded on; empty records none")
+	fs.StringVar(&o.PodUID, "pod-uid", o.PodUID, "this pod's UID (downward API metadata.uid), so that kubectl describe pod shows those Events")
 	fs.StringSliceVar(&o.Namespaces, "namespaces", o.Namespaces, "namespaced mode: serve, cache and watch only these namespaces (comma list); empty serves every labelled namespace")
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "port the admission webhook listens on")
 	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost, "address the admission webhook listens on (empty: all)")

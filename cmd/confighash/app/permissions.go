@@ -86,6 +86,12 @@ func Permissions(o Options) []Permission {
 	// client-go's tools/events sink creates an event, then patches its series.
 	served(Permission{Group: "events.k8s.io", Resource: "events", Verbs: []string{"create"}, Why: "hook: ConfigChanged, SourceMissing, FlapHold events"})
 	served(Permission{Group: "events.k8s.io", Resource: "events", Verbs: []string{"patch"}, Name: AnyName, Why: "hook: event series"})
+	custom := slices.ContainsFunc(kinds.Mutable(), func(k workload.Kind) bool { return k.Custom() })
+	if custom && o.PodName != "" {
+		// customWatcher: a custom kind it refuses to watch, on confighash's pod.
+		add(Permission{Group: "events.k8s.io", Resource: "events", Verbs: []string{"create"}, OwnNamespace: true, Why: "hook: KindNotWatched events on its own pod"})
+		add(Permission{Group: "events.k8s.io", Resource: "events", Verbs: []string{"patch"}, OwnNamespace: true, Name: AnyName, Why: "hook: KindNotWatched event series"})
+	}
 
 	if o.LeaderElect {
 		// client-go's LeaseLock sends exactly Get, Create and Update

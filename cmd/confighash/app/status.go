@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/confighash/confighash/kindcheck"
 	"github.com/confighash/confighash/status"
 	"github.com/confighash/confighash/workload"
 )
@@ -24,9 +26,9 @@ func statusUsage() string {
 
 Explains whether each workload the hook re-stamps carries the checksum its
 ConfigMaps and Secrets give now. States: current, stale, held,
-missing-source, not-injected, unknown. Exits 1 when a workload is stale,
-held or missing a source, or when --check-install finds a problem; 2 on a
-bad command line.
+missing-source, not-watched, not-injected, unknown. Exits 1 when a
+workload is stale, held, missing a source or of a kind the hook refuses to
+watch, or when --check-install finds a problem; 2 on a bad command line.
 
 KIND is ` + status.KindsHelp() + `;
 a bare NAME is looked up among all of them.
@@ -172,9 +174,16 @@ func Status(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return nil
 	}
 
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating discovery client: %w", err)
+	}
 	rep, err := status.Collect(ctx, c, status.Options{
 		Target: a.target, Namespace: ns, AllNamespaces: a.AllNamespaces, ConfighashNamespace: a.ConfighashNamespace,
 		ConfighashNamespaces: a.ConfighashNamespaces, Kinds: a.kinds,
+		// The hook's own check of custom kinds: status reports the kinds it
+		// refuses to watch.
+		KindChecker: kindcheck.Checker{Discovery: dc},
 	})
 	if err != nil {
 		return err
@@ -201,7 +210,7 @@ func Status(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	if bad > 0 {
-		return statusFailure(fmt.Sprintf("%d workload(s) stale, held or missing a source", bad))
+		return statusFailure(fmt.Sprintf("%d workload(s) stale, held, missing a source or not watched", bad))
 	}
 	return nil
 }
