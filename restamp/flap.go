@@ -138,7 +138,7 @@ func (g *flapGuard) look(w workloadKey, sum string, stale bool, stored *Hold, no
 		level = min(e.level+1, g.maxLevel())
 	}
 	e.held, e.level = true, level
-	e.hold = Hold{Since: now, Level: level, Quiet: g.quiet(level)}
+	e.hold = Hold{Since: holdSince(now), Level: level, Quiet: g.quiet(level)}
 	e.lastSeen, e.lastChange = sum, now
 	h := e.hold
 	return flapVerdict{Hold: &h, Retry: h.Quiet, Started: true}
