@@ -97,8 +97,9 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		}
 	}
 	ch := newChanges()
+	tg := newToggles(MaxToggleEntries)
 	maxWait := max(o.MaxWait, o.Window)
-	e := &enqueuer{cache: mgr.GetCache(), kinds: w, window: o.Window, maxWait: maxWait, changes: ch, now: time.Now}
+	e := &enqueuer{cache: mgr.GetCache(), kinds: w, window: o.Window, maxWait: maxWait, changes: ch, toggles: tg, now: time.Now}
 	flaps := newFlapGuard(flapConfig{Limit: o.FlapLimit, Window: o.FlapWindow,
 		Quiet: o.FlapQuiet, MaxQuiet: o.FlapMaxQuiet, MaxEntries: MaxFlapEntries})
 	r := &reconciler{
@@ -108,6 +109,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		budget:  rate.NewLimiter(rate.Limit(o.WritesPerSecond), max(o.Burst, 1)),
 		flaps:   flaps,
 		changes: ch,
+		toggles: tg,
 		events:  mgr.GetEventRecorder(workload.EventSource),
 		metrics: m,
 		policy:  o.Policy,
