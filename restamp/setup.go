@@ -121,7 +121,9 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		// "hook", the name users see for this part (docs, metrics, logs);
 		// restamp is only the package.
 		Named("hook").
-		WithOptions(controller.TypedOptions[Request]{MaxConcurrentReconciles: max(o.Workers, 1)}).
+		// A queue fair across namespaces (fairqueue.go), so that no
+		// namespace's flood holds up another's re-stamps.
+		WithOptions(controller.TypedOptions[Request]{MaxConcurrentReconciles: max(o.Workers, 1), NewQueue: newFairQueue}).
 		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.ConfigMap{}, handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap))).
 		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.Secret{}, handlerFor[*corev1.Secret](e, hasher.Secret)))
 	recheck := o.Window + RecheckDelay
