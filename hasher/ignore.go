@@ -109,16 +109,18 @@ func StoredBeforeIgnoreToggle(key []byte, namespace string, refs []Reference, lo
 		pre.addSource(ref, c, found)
 		ends[i] = len(pre.buf)
 	}
-	rank := func(i int) int {
+	rank := make(map[int]int, len(order))
+	for _, i := range order {
 		switch {
 		case check.Toggled != nil && check.Toggled(refs[i].Source):
-			return 0
+			rank[i] = 0
 		case contents[i].Ignored:
-			return 1
+			rank[i] = 1
+		default:
+			rank[i] = 2
 		}
-		return 2
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return rank(a) - rank(b) })
+	slices.SortStableFunc(order, func(a, b int) int { return rank[a] - rank[b] })
 
 	var (
 		res     ToggleResult

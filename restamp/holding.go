@@ -40,10 +40,13 @@ func (r *reconciler) checkHold(ctx context.Context, obj client.Object, req Reque
 // held. Otherwise the caller goes on and asks checkHold.
 func (r *reconciler) checkHeld(ctx context.Context, obj client.Object, req Request, sum string) (done bool, res reconcile.Result, err error) {
 	now := r.now()
-	stored, _ := storedHold(obj.GetAnnotations(), now) // checkHold reports it
+	stored, parseErr := storedHold(obj.GetAnnotations(), now)
 	v, held := r.flaps.held(keyOf(req), sum, stored, now)
 	if !held {
-		return false, reconcile.Result{}, nil
+		return false, reconcile.Result{}, nil // checkHold reports parseErr
+	}
+	if parseErr != nil {
+		log.FromContext(ctx).Error(parseErr, "unreadable hold annotation; holding for one quiet time")
 	}
 	// A differing stamp: counted as a withheld re-stamp, although it might
 	// have been kept anyway.
