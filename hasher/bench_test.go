@@ -131,6 +131,6 @@ func BenchmarkStoredBeforeIgnoreToggle(b *testing.B) {
 		})
 	}
 	run("unbounded", unexplained, ToggleCheck{})
-	run("bounded 64MiB", unexplained, ToggleCheck{MaxBytes: 64 << 20})
-	run("toggle known", stampFlipped(b, key, refs, objects, toggled), ToggleCheck{Toggled: func(s Source) bool { return s == toggled }, MaxBytes: 64 << 20})
+	run("bounded 32MiB", unexplained, ToggleCheck{MaxBytes: 32 << 20}) // restamp.maxToggleBytes
+	run("toggle known", stampFlipped(b, key, refs, objects, toggled), ToggleCheck{Toggled: func(s Source) bool { return s == toggled }, MaxBytes: 32 << 20})
 }
