@@ -90,3 +90,47 @@ func BenchmarkChecksum(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStoredBeforeIgnoreToggle is the check the hook makes on a
+// differing stamp, for a workload reading 256 ConfigMaps of 1,000 keys
+// (issue 13 §2), with a stamp that no toggle explains, so every source is
+// tried. "one checksum per source" is the first version, which looked up
+// and hashed every source again for each source tried; the others are the
+// current one, unbounded, bounded as the hook bounds it, and with the
+// toggled source known.
+func BenchmarkStoredBeforeIgnoreToggle(b *testing.B) {
+	const sources, keys = 256, 1000
+	key := []byte(testKey)
+	objects, refs := toggleFixture(sources, keys)
+	lookup := lookupFrom(objects)
+	unexplained := stampFlipped(b, key, refs, objects, Source{ConfigMap, "nothing"})
+	toggled := Source{ConfigMap, "config-0200"}
+	b.Run("one checksum per source", func(b *testing.B) {
+		for b.Loop() {
+			for _, ref := range canonical(refs) {
+				if _, found, _ := lookup(ref.Source); !found {
+					continue
+				}
+				if stampFlipped(b, key, refs, objects, ref.Source) == unexplained {
+					b.Fatal("matched")
+				}
+			}
+		}
+	})
+	run := func(name, stored string, check ToggleCheck) {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			var res ToggleResult
+			for b.Loop() {
+				var err error
+				if res, err = StoredBeforeIgnoreToggle(key, "ns", refs, lookup, stored, check); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(res.Tried), "tries/op")
+		})
+	}
+	run("unbounded", unexplained, ToggleCheck{})
+	run("bounded 32MiB", unexplained, ToggleCheck{MaxBytes: 32 << 20}) // restamp.maxToggleBytes
+	run("toggle known", stampFlipped(b, key, refs, objects, toggled), ToggleCheck{Toggled: func(s Source) bool { return s == toggled }, MaxBytes: 32 << 20})
+}

@@ -14,6 +14,15 @@
 // a re-check writes only once a live read confirms what its cache says
 // (stampcheck.go), so that it never rolls a workload by itself.
 //
+// No namespace can starve another. The queue hands out ready requests
+// round-robin over namespaces, first in, first out within one
+// (fairqueue.go), so a flood in one namespace delays a change in another by
+// about one reconcile per worker, not by the flood. The work per reconcile
+// is bounded: one checksum (at most workload.MaxSources sources), and,
+// when a stamp differs, a check for an ignore toggle whose tries are
+// bounded in bytes hashed and that starts with the toggles the hook saw
+// (ignored.go). A held workload is held before that check is made.
+//
 // Only the leader runs it. It writes only the stamp, with a merge patch under
 // the field manager "confighash", and only when the stamp differs. The
 // webhook passes a write that changes nothing but the stamp through only

@@ -30,6 +30,8 @@ type enqueuer struct {
 	window  time.Duration
 	maxWait time.Duration
 	changes *changes
+	// toggles records the sources whose ignore annotation changed.
+	toggles *toggles
 	now     func() time.Time
 }
 
@@ -55,6 +57,10 @@ func handlerFor[T client.Object](e *enqueuer, kind hasher.Kind) handler.TypedEve
 			// Labels, annotations and the like do not concern readers;
 			// neither does adding or removing the ignore annotation on its
 			// own (ignored.go), nor any change to a source that is ignored.
+			// A toggle is remembered, which makes it cheap to tell later.
+			if ignored(ev.ObjectOld) != ignored(ev.ObjectNew) {
+				e.toggles.saw(ev.ObjectNew.GetNamespace(), hasher.Source{Kind: kind, Name: ev.ObjectNew.GetName()})
+			}
 			if contentChanged(ev.ObjectOld, ev.ObjectNew) && !ignored(ev.ObjectNew) {
 				e.enqueue(ctx, q, kind, ev.ObjectNew, ev.ObjectOld, false)
 			}

@@ -93,38 +93,12 @@ type flapVerdict struct {
 func (g *flapGuard) look(w workloadKey, sum string, stale bool, stored *Hold, now time.Time) flapVerdict {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.sweep(now)
-	e := g.entries[w]
+	e := g.entry(w, stale || stored != nil, now)
 	if e == nil {
-		if !stale && stored == nil {
-			return flapVerdict{}
-		}
-		e = g.add(w, now)
+		return flapVerdict{}
 	}
-	e.touched = now
-	e.restamps = g.recent(e.restamps, now)
-
-	// A hold this guard did not start (a former leader's, or one whose
-	// entry was evicted) is honoured. The one just ended is not: a cache
-	// that has not yet seen the end still shows it.
-	if stored != nil && !e.held && !stored.Since.Equal(e.releasedSince) {
-		level := min(stored.Level, g.maxLevel())
-		e.held, e.level = true, level
-		e.hold = Hold{Since: stored.Since, Level: level, Quiet: g.quiet(level)}
-		// When the sources last changed is not known; counting from now
-		// can only make the hold longer, never let a flap through.
-		e.lastSeen, e.lastChange = sum, now
-	}
-
-	if e.held {
-		if sum != e.lastSeen {
-			e.lastSeen, e.lastChange = sum, now
-		}
-		if wait := e.lastChange.Add(e.hold.Quiet).Sub(now); wait > 0 {
-			h := e.hold
-			return flapVerdict{Hold: &h, Retry: wait}
-		}
-		return flapVerdict{Release: true}
+	if v, ok := g.whileHeld(e, sum, stored, now); ok {
+		return v
 	}
 	if !stale {
 		return flapVerdict{}
@@ -138,10 +112,72 @@ func (g *flapGuard) look(w workloadKey, sum string, stale bool, stored *Hold, no
 		level = min(e.level+1, g.maxLevel())
 	}
 	e.held, e.level = true, level
-	e.hold = Hold{Since: now, Level: level, Quiet: g.quiet(level)}
+	e.hold = Hold{Since: holdSince(now), Level: level, Quiet: g.quiet(level)}
 	e.lastSeen, e.lastChange = sum, now
 	h := e.hold
 	return flapVerdict{Hold: &h, Retry: h.Quiet, Started: true}
+}
+
+// held is look's verdict for a workload that is held and stays held, asked
+// before the caller knows whether its stamp is stale: a held workload is
+// not re-stamped whatever the stamp, so the cost of telling a stale stamp
+// from one kept on purpose (ignored.go) is saved for after the hold. ok is
+// false when w is not held or its hold is over; the caller then works out
+// stale and asks look.
+func (g *flapGuard) held(w workloadKey, sum string, stored *Hold, now time.Time) (v flapVerdict, ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	e := g.entry(w, stored != nil, now)
+	if e == nil {
+		return flapVerdict{}, false
+	}
+	v, ok = g.whileHeld(e, sum, stored, now)
+	return v, ok && v.Hold != nil
+}
+
+// entry is w's entry, touched at now, or nil if there is none and create is
+// false. Callers hold mu.
+func (g *flapGuard) entry(w workloadKey, create bool, now time.Time) *flapEntry {
+	g.sweep(now)
+	e := g.entries[w]
+	if e == nil {
+		if !create {
+			return nil
+		}
+		e = g.add(w, now)
+	}
+	e.touched = now
+	e.restamps = g.recent(e.restamps, now)
+	return e
+}
+
+// whileHeld is the verdict on e if it is held, or is to be held because it
+// carries a hold (stored) this guard did not end; ok is false otherwise.
+// The verdict does not depend on whether the stamp is stale. Callers hold
+// mu.
+func (g *flapGuard) whileHeld(e *flapEntry, sum string, stored *Hold, now time.Time) (flapVerdict, bool) {
+	// A hold this guard did not start (a former leader's, or one whose
+	// entry was evicted) is honoured. The one just ended is not: a cache
+	// that has not yet seen the end still shows it.
+	if stored != nil && !e.held && !stored.Since.Equal(e.releasedSince) {
+		level := min(stored.Level, g.maxLevel())
+		e.held, e.level = true, level
+		e.hold = Hold{Since: stored.Since, Level: level, Quiet: g.quiet(level)}
+		// When the sources last changed is not known; counting from now
+		// can only make the hold longer, never let a flap through.
+		e.lastSeen, e.lastChange = sum, now
+	}
+	if !e.held {
+		return flapVerdict{}, false
+	}
+	if sum != e.lastSeen {
+		e.lastSeen, e.lastChange = sum, now
+	}
+	if wait := e.lastChange.Add(e.hold.Quiet).Sub(now); wait > 0 {
+		h := e.hold
+		return flapVerdict{Hold: &h, Retry: wait}, true
+	}
+	return flapVerdict{Release: true}, true
 }
 
 // restamped notes that w was re-stamped at now; if it was held, the hold

@@ -8,7 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+// t0 has a fraction of a second, as the clock has: the hold annotation
+// keeps whole seconds, and a test at a whole second cannot tell.
+var t0 = time.Date(2030, 1, 2, 3, 4, 5, 123456789, time.UTC)
 
 func req(name string) Request {
 	return Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
@@ -277,7 +279,7 @@ func TestFlapGuardIgnoresTheHoldItEnded(t *testing.T) {
 	cfg := testFlapConfig()
 	g := newFlapGuard(cfg)
 	w := keyOf(req("web"))
-	stored := &Hold{Since: at(0), Level: 0, Quiet: cfg.Quiet}
+	stored := annotated(t, Hold{Since: at(0).Truncate(time.Second), Level: 0, Quiet: cfg.Quiet})
 	if v := g.look(w, "x", true, stored, at(0)); v.Hold == nil {
 		t.Fatal("stored hold not honoured")
 	}
@@ -288,10 +290,51 @@ func TestFlapGuardIgnoresTheHoldItEnded(t *testing.T) {
 	if v := g.look(w, "x", false, stored, at(cfg.Quiet+time.Second)); v.Hold != nil {
 		t.Errorf("the ended hold, seen again in a stale cache, started a new one: %+v", v.Hold)
 	}
-	later := &Hold{Since: at(time.Hour), Quiet: cfg.Quiet}
+	later := annotated(t, Hold{Since: at(time.Hour), Quiet: cfg.Quiet})
 	if v := g.look(w, "x", false, later, at(time.Hour)); v.Hold == nil {
 		t.Error("a later hold was not honoured")
 	}
+}
+
+// The same for a hold the guard started itself, at a time with a fraction
+// of a second: the annotation it wrote keeps whole seconds, and a stale
+// read of it just after the release must not hold the workload again for
+// a full quiet time.
+func TestFlapGuardIgnoresTheHoldItStartedAndEnded(t *testing.T) {
+	cfg := testFlapConfig()
+	g := newFlapGuard(cfg)
+	w := keyOf(req("web"))
+	for i := range cfg.Limit {
+		g.restamped(w, at(time.Duration(i)*time.Second))
+	}
+	start := at(time.Duration(cfg.Limit) * time.Second)
+	v := g.look(w, "x", true, nil, start)
+	if !v.Started {
+		t.Fatalf("no hold started: %+v", v)
+	}
+	stored := annotated(t, *v.Hold) // what the workload now carries
+	if v := g.look(w, "x", true, stored, start.Add(time.Second)); v.Hold == nil || v.Started {
+		t.Fatalf("its own hold, read back: %+v", v)
+	}
+	end := start.Add(cfg.Quiet)
+	if v := g.look(w, "x", true, stored, end); !v.Release {
+		t.Fatalf("not released: %+v", v)
+	}
+	g.restamped(w, end)
+	if v := g.look(w, "x", false, stored, end.Add(time.Second)); v.Hold != nil {
+		t.Errorf("the hold it started and ended, seen again in a stale cache, started a new one: %+v", v.Hold)
+	}
+}
+
+// annotated is h as a workload carries it: written to the annotation and
+// read back.
+func annotated(t *testing.T, h Hold) *Hold {
+	t.Helper()
+	got, err := ParseHold(h.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &got
 }
 
 // Sources that flap back to the stamped content end the hold without a

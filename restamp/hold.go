@@ -21,7 +21,9 @@ const holdVersion = "v1"
 
 // Hold is the value of HoldAnnotation.
 type Hold struct {
-	// Since is when the hold began.
+	// Since is when the hold began, in whole seconds (holdSince) as the
+	// annotation keeps it: it is also what tells one hold from another, so
+	// the hold a leader remembers and the one it wrote must be equal.
 	Since time.Time
 	// Level is the backoff level: each hold that follows closely on the end
 	// of the previous one doubles the quiet time.
@@ -85,6 +87,12 @@ func ParseHold(s string) (Hold, error) {
 	return h, nil
 }
 
+// holdSince is the Since of a hold that begins at now: whole seconds, so
+// that it survives the annotation unchanged.
+func holdSince(now time.Time) time.Time {
+	return now.UTC().Truncate(time.Second)
+}
+
 // storedHold reads the hold a workload carries, if any. An annotation that
 // cannot be read still means someone meant a hold; the hook then holds at
 // the first level from now, which ends in one quiet time at most.
@@ -95,7 +103,7 @@ func storedHold(annotations map[string]string, now time.Time) (*Hold, error) {
 	}
 	h, err := ParseHold(v)
 	if err != nil {
-		return &Hold{Since: now}, err
+		return &Hold{Since: holdSince(now)}, err
 	}
 	return &h, nil
 }

@@ -11,10 +11,10 @@ func TestHoldRoundTrip(t *testing.T) {
 		h    Hold
 		want string
 	}{
-		"first level": {h: Hold{Since: at(0), Level: 0, Quiet: time.Minute}, want: "v1 since=2030-01-02T03:04:05Z level=0 quiet=1m0s"},
-		"backoff":     {h: Hold{Since: at(time.Hour), Level: 3, Quiet: 8 * time.Minute}, want: "v1 since=2030-01-02T04:04:05Z level=3 quiet=8m0s"},
+		"first level": {h: Hold{Since: at(0).Truncate(time.Second), Level: 0, Quiet: time.Minute}, want: "v1 since=2030-01-02T03:04:05Z level=0 quiet=1m0s"},
+		"backoff":     {h: Hold{Since: at(time.Hour).Truncate(time.Second), Level: 3, Quiet: 8 * time.Minute}, want: "v1 since=2030-01-02T04:04:05Z level=3 quiet=8m0s"},
 		"local time is written as UTC": {
-			h:    Hold{Since: at(0).In(time.FixedZone("x", 3600)), Level: 1, Quiet: 2 * time.Minute},
+			h:    Hold{Since: at(0).Truncate(time.Second).In(time.FixedZone("x", 3600)), Level: 1, Quiet: 2 * time.Minute},
 			want: "v1 since=2030-01-02T03:04:05Z level=1 quiet=2m0s",
 		},
 	}
@@ -72,8 +72,8 @@ func TestStoredHold(t *testing.T) {
 		wantErr     bool
 	}{
 		"none":       {annotations: map[string]string{"other": "x"}},
-		"valid":      {annotations: map[string]string{HoldAnnotation: "v1 since=2030-01-02T03:04:05Z level=2 quiet=4m0s"}, want: &Hold{Since: at(0), Level: 2, Quiet: 4 * time.Minute}},
-		"unreadable": {annotations: map[string]string{HoldAnnotation: "garbage"}, want: &Hold{Since: now}, wantErr: true},
+		"valid":      {annotations: map[string]string{HoldAnnotation: "v1 since=2030-01-02T03:04:05Z level=2 quiet=4m0s"}, want: &Hold{Since: at(0).Truncate(time.Second), Level: 2, Quiet: 4 * time.Minute}},
+		"unreadable": {annotations: map[string]string{HoldAnnotation: "garbage"}, want: &Hold{Since: now.Truncate(time.Second)}, wantErr: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -31,6 +31,31 @@ func (r *reconciler) checkHold(ctx context.Context, obj client.Object, req Reque
 		logger.Error(parseErr, "unreadable hold annotation; holding for one quiet time")
 	}
 	v := r.flaps.look(keyOf(req), sum, stale, stored, now)
+	return r.actOnHold(ctx, obj, req, v, stale)
+}
+
+// checkHeld is checkHold for a stamp that differs from sum, before the
+// caller works out whether it is stale (which may cost far more than the
+// checksum, ignored.go): done is true when the workload is held and stays
+// held. Otherwise the caller goes on and asks checkHold.
+func (r *reconciler) checkHeld(ctx context.Context, obj client.Object, req Request, sum string) (done bool, res reconcile.Result, err error) {
+	now := r.now()
+	stored, parseErr := storedHold(obj.GetAnnotations(), now)
+	v, held := r.flaps.held(keyOf(req), sum, stored, now)
+	if !held {
+		return false, reconcile.Result{}, nil // checkHold reports parseErr
+	}
+	if parseErr != nil {
+		log.FromContext(ctx).Error(parseErr, "unreadable hold annotation; holding for one quiet time")
+	}
+	// A differing stamp: counted as a withheld re-stamp, although it might
+	// have been kept anyway.
+	return r.actOnHold(ctx, obj, req, v, true)
+}
+
+// actOnHold carries out the flap guard's verdict v on obj.
+func (r *reconciler) actOnHold(ctx context.Context, obj client.Object, req Request, v flapVerdict, stale bool) (done bool, res reconcile.Result, err error) {
+	logger := log.FromContext(ctx)
 	switch {
 	case v.Hold != nil:
 		if err := r.setHold(ctx, obj, v.Hold); err != nil {

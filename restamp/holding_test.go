@@ -2,6 +2,7 @@ package restamp
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/sources"
 	"github.com/confighash/confighash/workload"
 )
@@ -119,5 +121,49 @@ func TestReconcileHoldEnds(t *testing.T) {
 			}
 			expectOneEvent(t, rec, tc.wantEvent)
 		})
+	}
+}
+
+// A held workload whose stamp differs is held without asking why the stamp
+// differs: telling an ignore toggle costs far more than the checksum, and
+// ran before the hold was asked about. Each source is read once, by the
+// checksum.
+func TestReconcileHeldSkipsTheToggleCheck(t *testing.T) {
+	ctx := log.IntoContext(context.Background(), logr.Discard())
+	const n = 8
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
+		Labels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled}}}
+	objs := []client.Object{ns}
+	var spec corev1.PodSpec
+	for i := range n {
+		name := fmt.Sprint("cm-", i)
+		cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}, Data: map[string]string{"k": "v"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, cm.(client.Object))
+		spec.Containers = append(spec.Containers, envFromCM(name).Containers...)
+	}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns",
+		Annotations: map[string]string{HoldAnnotation: "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s"}}}
+	d.Spec.Template.Spec = spec
+	// A stamp of this version and key that no toggle explains.
+	d.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: hasher.Version + ":" + hasher.KeyID(hookKey) + ":" + strings.Repeat("0", 64)}
+	objs = append(objs, d)
+	reads := 0
+	c := fake.NewClientBuilder().WithObjects(objs...).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*corev1.ConfigMap); ok {
+				reads++
+			}
+			return c.Get(ctx, key, obj, opts...)
+		}}).Build()
+	r, _ := testReconciler(t, c, newFlapGuard(testHookFlapConfig()), func() time.Time { return t0 })
+	res, err := r.Reconcile(ctx, Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}})
+	if err != nil || res.RequeueAfter != flapQuiet {
+		t.Fatalf("Reconcile = %+v, %v; want held for %v", res, err, flapQuiet)
+	}
+	if reads != n {
+		t.Errorf("%d ConfigMap reads for %d sources, want one each", reads, n)
 	}
 }

@@ -2,6 +2,7 @@ package restamp
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -170,14 +171,15 @@ func TestHandlerSkipsIgnoredSources(t *testing.T) {
 		return slim(cm)
 	}
 	tests := map[string]struct {
-		old, cur  *corev1.ConfigMap // old nil: create; cur nil: delete of old
-		wantQueue bool
+		old, cur   *corev1.ConfigMap // old nil: create; cur nil: delete of old
+		wantQueue  bool
+		wantToggle bool // remembered as toggled
 	}{
 		"ignored content changes":          {old: app("1", true), cur: app("2", true)},
-		"annotation added":                 {old: app("1", false), cur: app("1", true)},
-		"annotation removed":               {old: app("1", true), cur: app("1", false)},
-		"annotation added with a change":   {old: app("1", false), cur: app("2", true)},
-		"annotation removed with a change": {old: app("1", true), cur: app("2", false), wantQueue: true},
+		"annotation added":                 {old: app("1", false), cur: app("1", true), wantToggle: true},
+		"annotation removed":               {old: app("1", true), cur: app("1", false), wantToggle: true},
+		"annotation added with a change":   {old: app("1", false), cur: app("2", true), wantToggle: true},
+		"annotation removed with a change": {old: app("1", true), cur: app("2", false), wantQueue: true, wantToggle: true},
 		"ignored source created":           {cur: app("1", true)},
 		"ignored source deleted":           {old: app("1", true)},
 		"counted content changes":          {old: app("1", false), cur: app("2", false), wantQueue: true},
@@ -185,7 +187,8 @@ func TestHandlerSkipsIgnoredSources(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			ctx := log.IntoContext(context.Background(), logr.Discard())
-			e := &enqueuer{cache: readers(t, nil), kinds: newWatched(workload.MutableKinds()...), window: time.Second, changes: newChanges()}
+			e := &enqueuer{cache: readers(t, nil), kinds: newWatched(workload.MutableKinds()...), window: time.Second, changes: newChanges(),
+				toggles: newToggles(10)}
 			q := &recordingQueue{}
 			h := handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap)
 			switch {
@@ -199,6 +202,30 @@ func TestHandlerSkipsIgnoredSources(t *testing.T) {
 			if got := len(q.added) > 0; got != tc.wantQueue {
 				t.Errorf("queued %q, want readers queued: %v", q.added, tc.wantQueue)
 			}
+			if got := e.toggles.seen("ns")(hasher.Source{Kind: hasher.ConfigMap, Name: "app"}); got != tc.wantToggle {
+				t.Errorf("toggle remembered: %v, want %v", got, tc.wantToggle)
+			}
 		})
+	}
+}
+
+func TestTogglesAreBounded(t *testing.T) {
+	tg := newToggles(3)
+	src := func(i int) hasher.Source { return hasher.Source{Kind: hasher.Secret, Name: fmt.Sprint("s-", i)} }
+	for i := range 5 {
+		tg.saw("ns", src(i))
+		tg.saw("ns", src(i)) // twice is once
+	}
+	seen := tg.seen("ns")
+	for i := range 5 {
+		if got, want := seen(src(i)), i >= 2; got != want {
+			t.Errorf("source %d remembered: %v, want %v", i, got, want)
+		}
+	}
+	if tg.seen("other")(src(4)) {
+		t.Error("a toggle in ns is remembered in another namespace")
+	}
+	if len(tg.order) != 3 || len(tg.set) != 3 {
+		t.Errorf("%d in order, %d in set; want 3", len(tg.order), len(tg.set))
 	}
 }

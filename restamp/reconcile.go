@@ -31,6 +31,7 @@ type reconciler struct {
 	budget  *rate.Limiter
 	flaps   *flapGuard
 	changes *changes
+	toggles *toggles
 	events  events.EventRecorder
 	metrics *Metrics
 	now     func() time.Time
@@ -103,6 +104,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 		r.events.Eventf(obj, nil, corev1.EventTypeWarning, workload.ReasonSourceMissing, "Restamp",
 			"required %s missing; not rolling until it exists", joinSources(res.Missing))
 		return reconcile.Result{}, nil
+	}
+	// A held workload is not re-stamped whatever its stamp: the guard is
+	// asked before the costlier question of why a stamp differs.
+	if current != res.Checksum {
+		if done, result, err := r.checkHeld(ctx, obj, req, res.Checksum); done {
+			return result, err
+		}
 	}
 	stale, err := r.stale(ctx, obj, req, refs, lookup, current, res.Checksum)
 	if err != nil {

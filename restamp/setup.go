@@ -105,8 +105,9 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		}
 	}
 	ch := newChanges()
+	tg := newToggles(MaxToggleEntries)
 	maxWait := max(o.MaxWait, o.Window)
-	e := &enqueuer{cache: mgr.GetCache(), kinds: w, window: o.Window, maxWait: maxWait, changes: ch, now: time.Now}
+	e := &enqueuer{cache: mgr.GetCache(), kinds: w, window: o.Window, maxWait: maxWait, changes: ch, toggles: tg, now: time.Now}
 	flaps := newFlapGuard(flapConfig{Limit: o.FlapLimit, Window: o.FlapWindow,
 		Quiet: o.FlapQuiet, MaxQuiet: o.FlapMaxQuiet, MaxEntries: MaxFlapEntries})
 	r := &reconciler{
@@ -118,6 +119,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		budget:  rate.NewLimiter(rate.Limit(o.WritesPerSecond), max(o.Burst, 1)),
 		flaps:   flaps,
 		changes: ch,
+		toggles: tg,
 		events:  mgr.GetEventRecorder(workload.EventSource),
 		metrics: m,
 		policy:  o.Policy,
@@ -129,7 +131,9 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		// "hook", the name users see for this part (docs, metrics, logs);
 		// restamp is only the package.
 		Named("hook").
-		WithOptions(controller.TypedOptions[Request]{MaxConcurrentReconciles: max(o.Workers, 1)}).
+		// A queue fair across namespaces (fairqueue.go), so that no
+		// namespace's flood holds up another's re-stamps.
+		WithOptions(controller.TypedOptions[Request]{MaxConcurrentReconciles: max(o.Workers, 1), NewQueue: newFairQueue}).
 		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.ConfigMap{}, handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap))).
 		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.Secret{}, handlerFor[*corev1.Secret](e, hasher.Secret)))
 	recheck := o.Window + RecheckDelay
