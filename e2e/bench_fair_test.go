@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -60,21 +59,8 @@ func TestBenchFairness(t *testing.T) {
 	victim.Spec.Replicas = ptr.To[int32](0)
 	create(t, victim)
 
-	cs, err := kubernetes.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := cs.AppsV1().Deployments(flood).Watch(specContext(t), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, stamps := watchStamps(t, flood, floodReaders)
 	defer w.Stop()
-	stamps := map[string]string{}
-	for range floodReaders {
-		ev := <-w.ResultChan() // the initial ADDED events
-		d := ev.Object.(*appsv1.Deployment)
-		stamps[d.Name] = d.Spec.Template.Annotations[workload.ChecksumAnnotation]
-	}
 	time.Sleep(settle)
 
 	var victimLat, floodLat []time.Duration

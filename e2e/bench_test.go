@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -137,6 +138,29 @@ func benchLatency(t *testing.T, window string, n, bystanders int) {
 		label, pct(stampLat, 50), pct(stampLat, 99), pct(rsLat, 50), pct(rsLat, 99), cpu*1000)
 }
 
+// watchStamps watches the Deployments of ns and returns the stamps of the
+// n it holds, from the watch's initial ADDED events. Watch rather than poll:
+// listing hundreds of Deployments in a loop would load the 2 cores a
+// benchmark measures on, and a watch sees each re-stamp as it lands.
+func watchStamps(t *testing.T, ns string, n int) (watch.Interface, map[string]string) {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := cs.AppsV1().Deployments(ns).Watch(specContext(t), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stamps := make(map[string]string, n)
+	for range n {
+		ev := <-w.ResultChan()
+		d := ev.Object.(*appsv1.Deployment)
+		stamps[d.Name] = d.Spec.Template.Annotations[workload.ChecksumAnnotation]
+	}
+	return w, stamps
+}
+
 func pct(d []time.Duration, p int) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
@@ -157,24 +181,8 @@ func benchFanOut(t *testing.T) {
 		wg.Go(func() { create(t, d) })
 	}
 	wg.Wait()
-	// Watch rather than poll: listing 200 Deployments in a loop would load
-	// the 2 cores we are measuring on, and a watch sees each re-stamp as it
-	// lands.
-	cs, err := kubernetes.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := cs.AppsV1().Deployments(ns).Watch(specContext(t), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, before := watchStamps(t, ns, readers)
 	defer w.Stop()
-	before := map[string]string{}
-	for range readers {
-		ev := <-w.ResultChan() // the initial ADDED events
-		d := ev.Object.(*appsv1.Deployment)
-		before[d.Name] = d.Spec.Template.Annotations[workload.ChecksumAnnotation]
-	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}}
 	start := time.Now()
 	update(t, cm, func() { cm.Data["k"] = "2" })
