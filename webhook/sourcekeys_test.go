@@ -16,8 +16,10 @@ import (
 // TestSourceNotHeld: a template reading a source the cache does not hold
 // (over --max-source-keys, or of a namespace not served when it was
 // cached, with no live read left) keeps its stamp, with a warning naming
-// the source; it is never stamped as if the source were absent.
+// the source; it is never stamped as if the source were absent. A stamp of
+// a format confighash does not write is not kept: it is no stamp.
 func TestSourceNotHeld(t *testing.T) {
+	const stored = "v2:0000000000000000:00"
 	meta := metav1.ObjectMeta{Name: "cfg", Namespace: "ns"}
 	wide := &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"a": "1", "b": "2", "c": "3"}}
 	tests := map[string]struct {
@@ -36,8 +38,8 @@ func TestSourceNotHeld(t *testing.T) {
 			}
 			h := newHandler(t, nil)
 			h.Sources = sources.Reader{Cache: fake.NewClientBuilder().WithObjects(slim.(client.Object)).Build(), MaxKeys: 2}
-			for _, old := range []client.Object{nil, deployment(withStamp("v2:old"), withImage("old"))} {
-				obj := deployment(withStamp("v2:old"))
+			for _, old := range []client.Object{nil, deployment(withStamp(stored), withImage("old"))} {
+				obj := deployment(withStamp(stored))
 				op := admissionv1.Create
 				if old != nil {
 					op = admissionv1.Update
@@ -49,13 +51,17 @@ func TestSourceNotHeld(t *testing.T) {
 				}
 				warned := strings.Join(resp.Warnings, "\n")
 				if tc.wantWarn == "" {
-					if got := stampOf(t, req, resp); got == "v2:old" || got == "" {
+					if got := stampOf(t, req, resp); got == stored || got == "" {
 						t.Errorf("%s of a held source: stamp %q, want a fresh one", op, got)
 					}
 					continue
 				}
-				if got := stampOf(t, req, resp); got != "v2:old" {
+				if got := stampOf(t, req, resp); got != stored {
 					t.Errorf("%s: stamp %q, want the template's own kept", op, got)
+				}
+				foreignReq := request(op, deployment(withStamp("v1:aaaa")), old)
+				if got := stampOf(t, foreignReq, h.Handle(t.Context(), foreignReq)); got != "" {
+					t.Errorf("%s with a v1 stamp: stamp %q, want none (a foreign stamp is never kept)", op, got)
 				}
 				if !strings.Contains(warned, tc.wantWarn) {
 					t.Errorf("%s: warnings %q, want %q", op, warned, tc.wantWarn)
