@@ -46,16 +46,25 @@ var unauthenticatedWarning = workload.Warning("not stamped: the caller presented
 
 type callerKey struct{}
 
-// Identify wraps next so that the handler can tell whether the request came
-// from an accepted caller. With c nil it returns next: every caller is
-// answered.
-func (c *Callers) Identify(next http.Handler) http.Handler {
+// Endpoint serves h within l, as the package's Endpoint does, and lets the
+// handler tell whether the request came from an accepted caller. With c nil
+// it is Endpoint(h, l): every caller is answered.
+//
+// Callers c does not accept are served by a second endpoint with limits of
+// their own (forOthers): one body at the limit and one slot. They always get
+// the one fixed answer, and however many of them trickle or flood, they
+// never take the budget or the slots the apiserver's calls need.
+func (c *Callers) Endpoint(h admission.Handler, l Limits) http.Handler {
 	if c == nil {
-		return next
+		return Endpoint(h, l)
 	}
+	accepted, others := Endpoint(h, l), Endpoint(h, l.forOthers())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := context.WithValue(r.Context(), callerKey{}, c.accepts(r.TLS))
-		next.ServeHTTP(w, r.WithContext(ctx))
+		if !c.accepts(r.TLS) {
+			others.ServeHTTP(w, r)
+			return
+		}
+		accepted.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, true)))
 	})
 }
 

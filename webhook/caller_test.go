@@ -6,10 +6,12 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -33,7 +35,7 @@ func verified(cn string, dns ...string) *tls.ConnectionState {
 	return &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{leaf, {Subject: pkix.Name{CommonName: "ca"}}}}}
 }
 
-// postAs sends req through Callers.Identify and the endpoint, as the webhook
+// postAs sends req through Callers.Endpoint, as the webhook
 // server does, from a caller with TLS state cs, and returns the answer.
 func postAs(t *testing.T, h *Handler, cs *tls.ConnectionState, req admission.Request) *admissionv1.AdmissionResponse {
 	t.Helper()
@@ -48,7 +50,7 @@ func postAs(t *testing.T, h *Handler, cs *tls.ConnectionState, req admission.Req
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.TLS = cs
 	rec := httptest.NewRecorder()
-	h.Callers.Identify(Endpoint(h, Limits{})).ServeHTTP(rec, hreq)
+	h.Callers.Endpoint(h, Limits{}).ServeHTTP(rec, hreq)
 	var out admissionv1.AdmissionReview
 	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || out.Response == nil {
 		t.Fatalf("HTTP %d %s: %v", rec.Code, rec.Body, err)
@@ -146,4 +148,48 @@ func TestCallersAnyVerifiedName(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Callers the server does not accept have a budget of their own: one that
+// holds a body open, declared at the whole budget's size, keeps no accepted
+// caller from being read and answered. Before, both shared one budget and
+// the apiserver's call got 503 once the other had taken it.
+func TestCallersOthersHaveTheirOwnBudget(t *testing.T) {
+	h := newHandler(t, fakeSources{})
+	h.Callers = &Callers{Names: []string{"kube-apiserver-webhook-client"}}
+	l := Limits{MaxBodyBytes: 64 << 10, MaxBufferedBytes: 64<<10 + 1, MaxBufferedPerAddress: 64<<10 + 1, ReadTimeout: 2 * time.Second, QueueWait: 200 * time.Millisecond}
+	ep := h.Callers.Endpoint(h, l)
+
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	slow := httptest.NewRequest(http.MethodPost, Path, pr)
+	slow.ContentLength = 64 << 10
+	slow.Header.Set("Content-Type", "application/json")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ep.ServeHTTP(httptest.NewRecorder(), slow)
+	}()
+	if _, err := pw.Write([]byte("{")); err != nil { // the body has begun: its room is taken
+		t.Fatal(err)
+	}
+
+	create := request(admissionv1.Create, deployment(), nil)
+	body, err := json.Marshal(admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request:  &create.AdmissionRequest,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.TLS = verified("kube-apiserver-webhook-client")
+	rec := httptest.NewRecorder()
+	ep.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Errorf("the apiserver's call: HTTP %d %s while another caller holds a body, want 200", rec.Code, rec.Body)
+	}
+	pw.CloseWithError(io.ErrUnexpectedEOF)
+	<-done
 }

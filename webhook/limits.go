@@ -95,6 +95,15 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
+// forOthers is l for the callers Callers does not accept: their answer is
+// fixed, so they get one slot and room for one body at the limit (raised to
+// that by withDefaults), apart from the apiserver's.
+func (l Limits) forOthers() Limits {
+	l.MaxInFlight = 1
+	l.MaxBufferedBytes, l.MaxBufferedPerAddress = 1, 1
+	return l
+}
+
 // Wrap applies the limits in front of next, in this order:
 //
 //   - a request declared over the body limit is refused unread (413);

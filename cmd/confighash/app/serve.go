@@ -252,7 +252,7 @@ func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, ke
 		Namespaces: injection.CacheThenLive{Cache: mgr.GetCache(), Live: recent},
 		Callers:    callers,
 	}
-	mgr.GetWebhookServer().Register(webhook.Path, callers.Identify(webhook.Endpoint(h, webhook.Limits{MaxInFlight: o.WebhookMaxInFlight, Metrics: m})))
+	mgr.GetWebhookServer().Register(webhook.Path, callers.Endpoint(h, webhook.Limits{MaxInFlight: o.WebhookMaxInFlight, Metrics: m}))
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 		return fmt.Errorf("adding readiness check: %w", err)
 	}
