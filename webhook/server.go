@@ -25,6 +25,17 @@ import (
 // bound also bounds the requests, and goroutines, of one address.
 const maxStreamsPerConn = 64
 
+// HTTP/2 flow-control windows: what a caller may send ahead of the handler
+// reading it. Go's defaults (1 MiB a connection) would let each of the
+// per-address connections park a body's worth outside the body budget
+// while its handler waits for room; with these, one address's
+// connections hold at most MaxConnsPerAddress x 256 KiB (8 MiB at the
+// default) before the budget sees a byte.
+const (
+	maxReceivePerConn   = 256 << 10
+	maxReceivePerStream = 64 << 10
+)
+
 // Server is controller-runtime's webhook server with one change: its
 // listener bounds the connections per source address. controller-runtime's
 // DefaultServer builds its listener and http.Server inside Start and takes
@@ -119,7 +130,8 @@ func (s *Server) Start(ctx context.Context) error {
 		MaxHeaderBytes:    1 << 20,
 		IdleTimeout:       90 * time.Second,
 		ReadHeaderTimeout: 32 * time.Second,
-		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: maxStreamsPerConn},
+		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: maxStreamsPerConn,
+			MaxReceiveBufferPerConnection: maxReceivePerConn, MaxReceiveBufferPerStream: maxReceivePerStream},
 	}
 	stopped := make(chan struct{})
 	go func() {
