@@ -83,7 +83,7 @@ func (f *Filler) SourceHandler() toolscache.ResourceEventHandler {
 				obj = t.Obj
 			}
 			if o, ok := obj.(client.Object); ok {
-				f.Fills.Forget(o)
+				f.Fills.Delete(o)
 			}
 		},
 	}

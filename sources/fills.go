@@ -118,8 +118,18 @@ func (f *Fills) put(obj client.Object) {
 	f.m[k] = obj
 }
 
+// Delete drops what is held for obj, a ConfigMap or Secret the informer
+// saw go.
+func (f *Fills) Delete(obj client.Object) {
+	if k, ok := keyOf(obj); ok {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		delete(f.m, k)
+	}
+}
+
 // Forget drops what is held for obj, a ConfigMap or Secret the informer
-// saw change or go: its new version is slimmed as its namespace is now.
+// saw change: its new version is slimmed as its namespace is now.
 func (f *Fills) Forget(obj client.Object) {
 	k, ok := keyOf(obj)
 	if !ok {
@@ -127,6 +137,12 @@ func (f *Fills) Forget(obj client.Object) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	// The fill may have read the very version this event delivers (the
+	// informer's handlers run after its store has the object): that one
+	// stays, or the placeholder in the cache would never be filled.
+	if h, ok := f.m[k]; ok && h.GetUID() == obj.GetUID() && h.GetResourceVersion() == obj.GetResourceVersion() {
+		return
+	}
 	delete(f.m, k)
 }
 

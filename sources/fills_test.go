@@ -57,8 +57,16 @@ func TestFillsAfterNamespaceServed(t *testing.T) {
 	if _, err := lookup(hasher.ConfigMap, "app"); !errors.As(err, &e) {
 		t.Errorf("a version the fill did not read: err = %v, want NotHeldError", err)
 	}
-	// The informer saw the secret change: forgotten.
+	// The informer delivers the version the fill read (its store had it
+	// first): still held.
 	fills.Forget(key)
+	if c, err := lookup(hasher.Secret, "key"); err != nil || !sameContent(c, hasher.SecretContent(key)) {
+		t.Errorf("after Forget of the version held: %v, %v; want its content", c, err)
+	}
+	// The informer saw the secret change: forgotten.
+	changed := key.DeepCopy()
+	changed.ResourceVersion += "0"
+	fills.Forget(changed)
 	if _, err := lookup(hasher.Secret, "key"); !errors.As(err, &e) {
 		t.Errorf("after Forget: err = %v, want NotHeldError", err)
 	}
@@ -105,7 +113,14 @@ func TestFillerNamespaceEvents(t *testing.T) {
 		"still served":        {event: func(f *Filler) { f.NamespaceHandler().OnUpdate(on, on) }, wantHeld: 1},
 		"unlabelled":          {event: func(f *Filler) { f.NamespaceHandler().OnUpdate(on, off) }},
 		"deleted":             {event: func(f *Filler) { f.NamespaceHandler().OnDelete(on) }},
-		"source changed":      {event: func(f *Filler) { f.SourceHandler().OnUpdate(nil, cm("app", "team", nil)) }},
+		"source changed": {event: func(f *Filler) {
+			changed := cm("app", "team", nil)
+			changed.ResourceVersion = "2"
+			f.SourceHandler().OnUpdate(nil, changed)
+		}},
+		// The informer's handler delivers the version the fill read.
+		"source delivered as held": {event: func(f *Filler) { f.SourceHandler().OnUpdate(nil, cm("app", "team", nil)) }, wantHeld: 1},
+		"source deleted":           {event: func(f *Filler) { f.SourceHandler().OnDelete(cm("app", "team", nil)) }},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -256,3 +256,26 @@ func mustSlimWith[T client.Object](t *testing.T, s Slimmer, obj T) T {
 	}
 	return out.(T)
 }
+
+// An ignored source enters a checksum as a fixed marker, so its placeholder
+// (over the key bound, or of a namespace not served) is content enough:
+// Ignored, no digests, no error. Before, it was a NotHeldError, and every
+// reader of it was left unstamped and never re-stamped.
+func TestIgnoredPlaceholderIsContent(t *testing.T) {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "generated",
+		Annotations: map[string]string{hasher.IgnoreAnnotation: hasher.IgnoreTrue}},
+		Data: map[string]string{"a": "1", "b": "2"}}
+	for name, s := range map[string]Slimmer{
+		"over the key bound": {MaxKeys: 1},
+		"not served":         {Serves: func(string) bool { return false }},
+	} {
+		slim, err := s.Slim(cm.DeepCopy())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Content(slim)
+		if err != nil || !c.Ignored || len(c.Data) != 0 {
+			t.Errorf("%s: Content = %+v, %v; want ignored, no digests, no error", name, c, err)
+		}
+	}
+}

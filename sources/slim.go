@@ -200,13 +200,19 @@ func notHeld(obj metav1.Object) *NotHeldError {
 
 // Content reads the digests back out of a slimmed object. It fails on an
 // object that was not slimmed, rather than hashing values as if they were
-// digests, and with a *NotHeldError on a placeholder.
+// digests, and with a *NotHeldError on a placeholder, unless it is ignored.
 func Content(obj any) (hasher.Content, error) {
 	o, ok := obj.(metav1.Object)
 	if !ok || o.GetAnnotations()[slimmed] == "" {
 		return hasher.Content{}, fmt.Errorf("%T was not slimmed", obj)
 	}
 	if e := notHeld(o); e != nil {
+		// An ignored source enters every checksum as a fixed marker, not
+		// its content, so its placeholder (which keeps the annotation)
+		// needs no digests: it never holds a reader back.
+		if hasher.IgnoredBy(o.GetAnnotations()) {
+			return hasher.Content{Ignored: true}, nil
+		}
 		return hasher.Content{}, e
 	}
 	switch o := obj.(type) {
