@@ -55,7 +55,10 @@ type Reader struct {
 const DefaultLivePerLookup = 8
 
 // Lookup returns a hasher.Lookup for sources in namespace. Its live budget
-// is its own: one Lookup per admission makes the bound per request.
+// is its own: one Lookup per admission makes the bound per request. Under
+// PreferLive, sources the cache holds are read live first on a second
+// budget of the same size, so that fresh reads never use up the GETs that
+// confirm misses; a source the cache holds over the key bound is not read.
 //
 // A placeholder (see Slimmer) is never taken for content. One of a
 // namespace that was not served when it was cached is read live, within
@@ -70,36 +73,34 @@ func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 		budget = 0
 	}
 	slimmer := Slimmer{MaxKeys: r.MaxKeys}
-	prefer := preferLive(ctx)
+	prefer, fresh := preferLive(ctx), budget
 	return func(s hasher.Source) (hasher.Content, bool, error) {
 		key := client.ObjectKey{Namespace: namespace, Name: s.Name}
 		obj, err := newObject(s.Kind)
 		if err != nil {
 			return hasher.Content{}, false, err
 		}
-		if prefer && budget > 0 && !r.Misses.Recent(namespace, s) {
-			// Live first (PreferLive). A failed read is no worse than the
-			// cache: fall back to it rather than fail the lookup.
+		// Read only, never changed: no copy of the cached object.
+		err = r.Cache.Get(ctx, key, obj, client.UnsafeDisableDeepCopy)
+		switch {
+		case apierrors.IsNotFound(err) && budget > 0 && !r.Misses.Recent(namespace, s):
 			budget--
-			found, liveErr := r.getLive(ctx, namespace, s, key, slimmer)
-			if liveErr == nil || apierrors.IsNotFound(liveErr) {
+			obj, err = r.getLive(ctx, namespace, s, key, slimmer)
+		case err == nil && prefer && fresh > 0 && placeholder(obj) != TooManyKeys && !r.Misses.Recent(namespace, s):
+			// A source the cache holds is read live first (PreferLive),
+			// on a budget of its own, so that a template with more sources
+			// than the budget still has its misses confirmed. One over the
+			// key bound would be so live too: no GET. A failed read is no
+			// worse than the cache: keep the cache's answer.
+			fresh--
+			if found, liveErr := r.getLive(ctx, namespace, s, key, slimmer); liveErr == nil || apierrors.IsNotFound(liveErr) {
 				obj, err = found, liveErr
-			} else {
-				err = r.Cache.Get(ctx, key, obj, client.UnsafeDisableDeepCopy)
 			}
-		} else {
-			// Read only, never changed: no copy of the cached object.
-			err = r.Cache.Get(ctx, key, obj, client.UnsafeDisableDeepCopy)
-			switch {
-			case apierrors.IsNotFound(err) && budget > 0 && !r.Misses.Recent(namespace, s):
-				budget--
-				obj, err = r.getLive(ctx, namespace, s, key, slimmer)
-			case err == nil && budget > 0 && placeholder(obj) == NotServed:
-				// A fresh object: decoding into the placeholder would merge
-				// its marker into the live object.
-				budget--
-				obj, err = r.getLive(ctx, namespace, s, key, slimmer)
-			}
+		case err == nil && budget > 0 && placeholder(obj) == NotServed:
+			// A fresh object: decoding into the placeholder would merge
+			// its marker into the live object.
+			budget--
+			obj, err = r.getLive(ctx, namespace, s, key, slimmer)
 		}
 		switch {
 		case apierrors.IsNotFound(err):

@@ -51,6 +51,14 @@ func TestReaderPreferLive(t *testing.T) {
 			ctx:   PreferLive(context.Background()),
 			reads: []read{{gone, hasher.Content{}, false}, {a, freshC, true}},
 		},
+		// PreferLive has a budget of its own: once it is spent on cached
+		// sources, a source only the apiserver has is still confirmed.
+		// Before, the misses shared it and "new" counted as absent.
+		"a miss is confirmed after the fresh reads are spent": {
+			r:     Reader{Cache: cache, Live: fake.NewClientBuilder().WithObjects(cm("a", "ns", fresh), cm("new", "ns", fresh)).Build(), LivePerLookup: 1},
+			ctx:   PreferLive(context.Background()),
+			reads: []read{{a, freshC, true}, {hasher.Source{Kind: hasher.ConfigMap, Name: "new"}, freshC, true}},
+		},
 		"cache only wins": {
 			r:     Reader{Cache: cache, Live: live},
 			ctx:   PreferLive(CacheOnly(context.Background())),

@@ -27,10 +27,14 @@ const DefaultRecentWeight = 32768
 // It holds what the checksum and the namespace policy need and nothing
 // more: ConfigMaps and Secrets slimmed (digests, never values), Namespaces
 // with their name, labels and lifecycle. Other objects, lists and errors
-// other than NotFound pass through unremembered. It is consulted only after
-// the informer cache missed, so an answer it gives is at most the TTL older
-// than a GET would be; the hook's watch corrects a stamp computed from it.
-// Code that wants a fresh read must use the live reader itself.
+// other than NotFound pass through unremembered. An answer it gives is at
+// most the TTL older than a GET would be, which also bounds how stale a
+// PreferLive read (Reader.Lookup) may be: that keeps callers who name
+// sources from turning each admission into GETs, at the price of a second
+// rollout when a config written within the TTL of an earlier read of it is
+// stamped from the memory; the hook's re-check corrects such a stamp. Code
+// that must read fresh (the hook's confirmation) uses the live reader
+// itself.
 type RecentReads struct {
 	client.Reader
 	// Slimmer slims what is remembered. Its MaxKeys must be the cache's
@@ -76,6 +80,9 @@ func (r *RecentReads) Get(ctx context.Context, key client.ObjectKey, obj client.
 			return err
 		}
 		r.m.add(k, keep, w)
+		// Hand back what is remembered, slimmed: Reader would slim (hash)
+		// the whole object a second time otherwise.
+		return copyInto(keep, obj)
 	}
 	return err
 }
