@@ -207,14 +207,14 @@ func (h *Handler) checksum(ctx context.Context, ns string, obj client.Object, t 
 		warnings = append(warnings, workload.Warning(oneLine(refErr)))
 	}
 	if limit := workload.MaxSources; len(refs) > limit {
-		return unchanged(t), append(warnings, workload.Warning(fmt.Sprintf("template reads %d sources, more than the limit of %d; not stamped", len(refs), limit))), nil
+		return unchanged(t, old), append(warnings, workload.Warning(fmt.Sprintf("template reads %d sources, more than the limit of %d; not stamped", len(refs), limit))), nil
 	}
 	h.Metrics.checksum()
 	res, err := hasher.Checksum(h.Key, ns, refs, h.Sources.Lookup(ctx, ns))
 	if notHeld := (*sources.NotHeldError)(nil); errors.As(err, &notHeld) {
 		// Content the cache does not hold is never hashed as if absent:
 		// the template is left as it is, as over the sources bound.
-		return unchanged(t), append(warnings, workload.Warning(notHeldMessage(notHeld))), nil
+		return unchanged(t, old), append(warnings, workload.Warning(notHeldMessage(notHeld))), nil
 	}
 	if err != nil {
 		return "", nil, err
@@ -234,9 +234,14 @@ func (h *Handler) checksum(ctx context.Context, ns string, obj client.Object, t 
 }
 
 // unchanged is the stamp of a template the handler does not stamp (over a
-// bound, or reading content the cache does not hold): the one it carries,
-// unless confighash does not write that format (foreign), which is no stamp.
-func unchanged(t workload.Template) string {
+// bound, or reading content the cache does not hold): on UPDATE the stored
+// one, which a manifest that drops the stamp would otherwise lose (and the
+// hook's later stamp would roll the pods a second time), else the one it
+// carries; never one confighash does not write (foreign), which is no stamp.
+func unchanged(t workload.Template, old *workload.Template) string {
+	if old != nil && !foreign(old.Checksum()) && old.Checksum() != "" {
+		return old.Checksum()
+	}
 	if foreign(t.Checksum()) {
 		return ""
 	}
