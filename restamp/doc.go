@@ -18,10 +18,12 @@
 // round-robin over namespaces, first in, first out within one
 // (fairqueue.go), so a flood in one namespace delays a change in another by
 // about one reconcile per worker, not by the flood. The work per reconcile
-// is bounded: one checksum (at most workload.MaxSources sources), and,
-// when a stamp differs, a check for an ignore toggle whose tries are
-// bounded in bytes hashed and that starts with the toggles the hook saw
-// (ignored.go). A held workload is held before that check is made.
+// is bounded: a few checksums of at most workload.MaxSources sources each
+// (the fresh one, the live confirmation of a re-check, the hold's check
+// that nothing changed), and, when a stamp differs, a check for an ignore
+// toggle whose tries are bounded in bytes hashed and that starts with the
+// toggles the hook saw (ignored.go). A held workload is held before that
+// check is made.
 //
 // Only the leader runs it. It writes only the stamp, with a merge patch under
 // the field manager "confighash", and only when the stamp differs. The
