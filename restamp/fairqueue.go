@@ -33,18 +33,43 @@ func newFairQueueWithClock(name string, rl workqueue.TypedRateLimiter[Request], 
 
 // namespaceRing orders the ready requests of the hook's queue: each
 // namespace with ready requests takes its turn, and within one namespace
-// requests go first in, first out. It implements workqueue.Queue, whose
+// requests go first in, first out, live changes before re-checks. It implements workqueue.Queue, whose
 // owner dedups requests, tracks the ones in progress and serialises every
 // call, so it keeps no set and no lock of its own. Every operation is O(1)
 // amortised.
 type namespaceRing struct {
-	queues map[string]*fifo[Request] // namespace → its ready requests
-	turns  fifo[string]              // the namespaces with ready requests, next first
+	queues map[string]*nsQueue // namespace → its ready requests
+	turns  fifo[string]        // the namespaces with ready requests, next first
 	n      int
 }
 
+// nsQueue is one namespace's ready requests: those for a change seen live
+// go before re-checks (Request.Recheck: the start-up replay, a template
+// write), as controller-runtime's queue puts its initial list last, so that
+// a restart's replay of a large namespace does not delay a change in it.
+type nsQueue struct {
+	live, recheck fifo[Request]
+}
+
+func (q *nsQueue) len() int { return q.live.len() + q.recheck.len() }
+
+func (q *nsQueue) push(req Request) {
+	if req.Recheck {
+		q.recheck.push(req)
+		return
+	}
+	q.live.push(req)
+}
+
+func (q *nsQueue) pop() Request {
+	if q.live.len() > 0 {
+		return q.live.pop()
+	}
+	return q.recheck.pop()
+}
+
 func newNamespaceRing() *namespaceRing {
-	return &namespaceRing{queues: map[string]*fifo[Request]{}}
+	return &namespaceRing{queues: map[string]*nsQueue{}}
 }
 
 // Touch is called when a queued request is added again; its place stands.
@@ -55,7 +80,7 @@ func (r *namespaceRing) Touch(Request) {}
 func (r *namespaceRing) Push(req Request) {
 	q := r.queues[req.Namespace]
 	if q == nil {
-		q = &fifo[Request]{}
+		q = &nsQueue{}
 		r.queues[req.Namespace] = q
 		r.turns.push(req.Namespace)
 	}
@@ -66,7 +91,7 @@ func (r *namespaceRing) Push(req Request) {
 func (r *namespaceRing) Len() int { return r.n }
 
 // Pop hands out the oldest ready request of the namespace whose turn it
-// is, and passes the turn on. The queue's owner calls it only when Len is
+// is (a live change before any re-check), and passes the turn on. The queue's owner calls it only when Len is
 // not zero.
 func (r *namespaceRing) Pop() Request {
 	ns := r.turns.pop()

@@ -89,6 +89,24 @@ func TestFairQueueRoundRobin(t *testing.T) {
 	}
 }
 
+// Within a namespace a change seen live goes before the re-checks queued
+// ahead of it (a restart's replay), as controller-runtime's queue put its
+// initial list at low priority; before, the change waited behind the whole
+// replay.
+func TestFairQueueLiveBeforeRecheck(t *testing.T) {
+	q := newFairQueue("", workqueue.DefaultTypedControllerRateLimiter[Request]())
+	defer q.ShutDown()
+	for i := range 3 {
+		r := nsReq("a", fmt.Sprint("replay-", i))
+		r.Recheck = true
+		q.Add(r)
+	}
+	q.Add(nsReq("a", "changed"))
+	if got := take(q, 4); !slices.Equal(got, []string{"a/changed", "a/replay-0", "a/replay-1", "a/replay-2"}) {
+		t.Errorf("order %v, want the live change first, then the replay in order", got)
+	}
+}
+
 // The queue keeps the workqueue's semantics: one entry per request, a
 // request in progress is not handed out twice and is queued again when
 // done if it was added meanwhile.
