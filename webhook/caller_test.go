@@ -39,6 +39,19 @@ func verified(cn string, dns ...string) *tls.ConnectionState {
 // server does, from a caller with TLS state cs, and returns the answer.
 func postAs(t *testing.T, h *Handler, cs *tls.ConnectionState, req admission.Request) *admissionv1.AdmissionResponse {
 	t.Helper()
+	rec := httptest.NewRecorder()
+	h.Callers.Endpoint(h, Limits{}).ServeHTTP(rec, reviewFrom(t, cs, req))
+	var out admissionv1.AdmissionReview
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || out.Response == nil {
+		t.Fatalf("HTTP %d %s: %v", rec.Code, rec.Body, err)
+	}
+	return out.Response
+}
+
+// reviewFrom is the HTTP request of an AdmissionReview of req, from a
+// caller with TLS state cs.
+func reviewFrom(t *testing.T, cs *tls.ConnectionState, req admission.Request) *http.Request {
+	t.Helper()
 	body, err := json.Marshal(admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
 		Request:  &req.AdmissionRequest,
@@ -49,13 +62,7 @@ func postAs(t *testing.T, h *Handler, cs *tls.ConnectionState, req admission.Req
 	hreq := httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(body))
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.TLS = cs
-	rec := httptest.NewRecorder()
-	h.Callers.Endpoint(h, Limits{}).ServeHTTP(rec, hreq)
-	var out admissionv1.AdmissionReview
-	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || out.Response == nil {
-		t.Fatalf("HTTP %d %s: %v", rec.Code, rec.Body, err)
-	}
-	return out.Response
+	return hreq
 }
 
 // TestCallersLimitAnswersToTheAPIServer: with Callers set, only a caller
@@ -174,19 +181,8 @@ func TestCallersOthersHaveTheirOwnBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	create := request(admissionv1.Create, deployment(), nil)
-	body, err := json.Marshal(admissionv1.AdmissionReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-		Request:  &create.AdmissionRequest,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.TLS = verified("kube-apiserver-webhook-client")
 	rec := httptest.NewRecorder()
-	ep.ServeHTTP(rec, req)
+	ep.ServeHTTP(rec, reviewFrom(t, verified("kube-apiserver-webhook-client"), request(admissionv1.Create, deployment(), nil)))
 	if rec.Code != http.StatusOK {
 		t.Errorf("the apiserver's call: HTTP %d %s while another caller holds a body, want 200", rec.Code, rec.Body)
 	}
