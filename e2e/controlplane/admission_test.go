@@ -3,7 +3,6 @@
 package controlplane
 
 import (
-	"crypto/x509"
 	"os"
 	"strings"
 	"testing"
@@ -19,12 +18,7 @@ func TestWebhookClientCertIsAClientOfTheCA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(p.CACert)
-	c := parseCert(t, p.WebhookClientCert)
-	if _, err := c.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
-		t.Fatalf("webhook client certificate does not verify as a client certificate: %v", err)
-	}
+	c := clientCertOf(t, p, p.WebhookClientCert)
 	if c.Subject.CommonName != WebhookClientName || len(c.Subject.Organization) != 0 {
 		t.Errorf("subject = %v, want CN=%s and no organization", c.Subject, WebhookClientName)
 	}

@@ -11,6 +11,19 @@ import (
 	"testing"
 )
 
+// clientCertOf parses certPEM and fails unless it verifies as a client
+// certificate of p's CA.
+func clientCertOf(t *testing.T, p *pki, certPEM []byte) *x509.Certificate {
+	t.Helper()
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(p.CACert)
+	c := parseCert(t, certPEM)
+	if _, err := c.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Fatalf("%s does not verify as a client certificate of the CA: %v", c.Subject, err)
+	}
+	return c
+}
+
 func parseCert(t *testing.T, data []byte) *x509.Certificate {
 	t.Helper()
 	block, _ := pem.Decode(data)
@@ -49,12 +62,7 @@ func TestPKIAdminCertIsSystemMastersClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(p.CACert)
-	admin := parseCert(t, p.AdminCert)
-	if _, err := admin.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
-		t.Fatalf("admin certificate does not verify as a client certificate: %v", err)
-	}
+	admin := clientCertOf(t, p, p.AdminCert)
 	if admin.Subject.CommonName != "admin" || len(admin.Subject.Organization) != 1 || admin.Subject.Organization[0] != "system:masters" {
 		t.Errorf("admin subject = %v, want CN=admin O=system:masters", admin.Subject)
 	}
