@@ -5,9 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -44,18 +42,7 @@ func createOneByOne(t *testing.T, objs []client.Object) time.Duration {
 // peakMiB is the confighash process's peak RSS (VmHWM).
 func peakMiB(t *testing.T) float64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", env.ConfighashPID()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmHWM:") {
-			kb, _ := strconv.ParseFloat(strings.Fields(l)[1], 64)
-			return kb / 1024
-		}
-	}
-	t.Fatal("no VmHWM")
-	return 0
+	return procStatusMiB(t, "VmHWM")
 }
 
 // TestBenchManyKeys measures confighash's RSS before and after 30

@@ -255,16 +255,24 @@ func cpuSeconds(t *testing.T) float64 {
 }
 
 func rssMiB(t *testing.T) float64 {
+	t.Helper()
+	return procStatusMiB(t, "VmRSS")
+}
+
+// procStatusMiB reads one kB figure of the confighash process's
+// /proc/PID/status (VmRSS, VmHWM) in MiB.
+func procStatusMiB(t *testing.T, field string) float64 {
+	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", env.ConfighashPID()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
+		if strings.HasPrefix(l, field+":") {
 			kb, _ := strconv.ParseFloat(strings.Fields(l)[1], 64)
 			return kb / 1024
 		}
 	}
-	t.Fatal("no VmRSS")
+	t.Fatalf("no %s in /proc/%d/status", field, env.ConfighashPID())
 	return 0
 }

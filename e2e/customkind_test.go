@@ -15,8 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/discovery"
 
 	"github.com/confighash/confighash/cmd/confighash/app"
 	"github.com/confighash/confighash/e2e/framework"
@@ -68,41 +66,11 @@ func widgetKindFlag(template string) string {
 	return "--workload-kind=group=e2e.confighash.dev,version=v1,kind=Widget,resource=widgets,template=" + template
 }
 
-// installWidgetCRD installs the CRD and waits until it is served; it is
-// removed after the spec.
+// installWidgetCRD installs the CRD and waits until its schema is
+// published (installCRD); it is removed after the spec.
 func installWidgetCRD(t *testing.T) {
 	t.Helper()
-	kubectl(t, widgetCRD, "apply", "-f", "-")
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		crd := &unstructured.Unstructured{}
-		crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
-		crd.SetName("widgets.e2e.confighash.dev")
-		_ = env.Client.Delete(ctx, crd)
-	})
-	kubectl(t, "", "wait", "--for=condition=Established", "--timeout=60s", "crd/widgets.e2e.confighash.dev")
-	// The apiserver publishes a new CRD's OpenAPI schema a moment after it
-	// is established; the start-up check reads that schema.
-	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = wait.PollUntilContextTimeout(specContext(t), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		paths, err := dc.OpenAPIV3().Paths()
-		if err != nil {
-			return false, nil
-		}
-		p, ok := paths["apis/e2e.confighash.dev/v1"]
-		if !ok {
-			return false, nil
-		}
-		doc, err := p.Schema("application/json")
-		return err == nil && bytes.Contains(doc, []byte(`"Widget"`)), nil
-	})
-	if err != nil {
-		t.Fatalf("the Widget schema was not published: %v", err)
-	}
+	installCRD(t, widgetCRD, "widgets.e2e.confighash.dev", widgetGVK)
 }
 
 func widget(ns, name string, spec corev1.PodSpec) *unstructured.Unstructured {

@@ -40,8 +40,9 @@ spec:
         openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `
 
-// installCRD applies a CRD, waits until the apiserver publishes its OpenAPI
-// schema for kind (what the hook's check reads), and removes it after the spec.
+// installCRD applies a CRD, waits until it is established and the apiserver
+// publishes its OpenAPI schema for kind (a moment later; the start-up and
+// the hook's checks read that schema), and removes it after the spec.
 func installCRD(t *testing.T, manifest, name string, gvk schema.GroupVersionKind) {
 	t.Helper()
 	kubectl(t, manifest, "apply", "-f", "-")
