@@ -69,7 +69,7 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 	// First, before decoding or looking anything up: in a namespace it does
 	// not serve, the handler says nothing that depends on the request.
 	if !h.serves(ctx, req.Namespace) {
-		return admission.Allowed(notServedMessage), answerKept
+		return admission.Allowed(notServedMessage), answerUnchanged
 	}
 	kinds := h.Kinds
 	if kinds == nil {
@@ -77,10 +77,10 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 	}
 	kind, ok := kinds.Of(schema.GroupVersionKind(req.Kind))
 	if !ok {
-		return admission.Allowed(fmt.Sprintf("confighash does not stamp %s", req.Kind.Kind)), answerKept
+		return admission.Allowed(fmt.Sprintf("confighash does not stamp %s", req.Kind.Kind)), answerUnchanged
 	}
 	if req.Operation != admissionv1.Create && (req.Operation != admissionv1.Update || !kind.Mutable) {
-		return admission.Allowed(""), answerKept
+		return admission.Allowed(""), answerUnchanged
 	}
 	obj := kind.New()
 	if err := h.Decoder.DecodeRaw(req.Object, obj); err != nil {
@@ -91,13 +91,13 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 	}
 	if !kind.Mutable && metav1.GetControllerOf(obj) != nil {
 		// Created from a template that was stamped already.
-		return admission.Allowed("owned by a controller; its template carries the stamp"), answerKept
+		return admission.Allowed("owned by a controller; its template carries the stamp"), answerUnchanged
 	}
 	t, ok := kind.PodTemplate(obj)
 	if !ok {
 		// A Rollout that reads a Deployment's template (workloadRef), or a
 		// custom object without one: the pods' template lives elsewhere.
-		return admission.Allowed("no pod template to stamp"), answerKept
+		return admission.Allowed("no pod template to stamp"), answerUnchanged
 	}
 
 	var old *workload.Template
@@ -140,7 +140,7 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 		return unhandled(ctx, err, "computing checksum"), answerError
 	}
 	if sum == t.Checksum() {
-		return admission.Allowed("stamp up to date").WithWarnings(warnings...), answerKept
+		return admission.Allowed("stamp up to date").WithWarnings(warnings...), answerUnchanged
 	}
 	return stampPatch(kind, t, sum, "stamped").WithWarnings(warnings...), answerStamped
 }
@@ -167,9 +167,9 @@ var keptStampWarning = workload.Warning("kept the stored " + workload.ChecksumAn
 func keepStamp(kind workload.Kind, old, t workload.Template, req admission.Request) (resp admission.Response, o outcome, ok bool) {
 	switch {
 	case t.Checksum() == old.Checksum() && !foreign(old.Checksum()):
-		return admission.Allowed("template unchanged"), answerKept, true
+		return admission.Allowed("template unchanged"), answerUnchanged, true
 	case currentFormat(t.Checksum()) && writtenByConfighash(req):
-		return admission.Allowed("re-stamped by confighash"), answerKept, true
+		return admission.Allowed("re-stamped by confighash"), answerUnchanged, true
 	case old.Checksum() == "" || foreign(old.Checksum()):
 		return admission.Response{}, "", false
 	case t.Checksum() == "":

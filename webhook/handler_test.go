@@ -351,7 +351,7 @@ func TestHandleCountsAnswers(t *testing.T) {
 	stamped := stampOf(t, create, h.Handle(context.Background(), create))
 	h.Handle(context.Background(), request(admissionv1.Update, deployment(), deployment(withStamp(stamped))))
 	h.Handle(context.Background(), request(admissionv1.Update, deployment(withStamp(stamped)), deployment(withStamp(stamped))))
-	for outcome, want := range map[outcome]float64{answerStamped: 1, answerRestored: 1, answerKept: 1} {
+	for outcome, want := range map[outcome]float64{answerStamped: 1, answerRestored: 1, answerUnchanged: 1} {
 		if got := testutil.ToFloat64(m.Answers.WithLabelValues(string(outcome))); got != want {
 			t.Errorf("answers{%s} = %v, want %v", outcome, got, want)
 		}
@@ -383,7 +383,7 @@ func TestOutcomeIsDecidedNotRead(t *testing.T) {
 		{"create", create, answerStamped},
 		{"stamp dropped", request(admissionv1.Update, deployment(), deployment(withStamp(stamped))), answerRestored},
 		{"stamp changed", request(admissionv1.Update, deployment(withStamp(other)), deployment(withStamp(stamped))), answerRestored},
-		{"unchanged", request(admissionv1.Update, deployment(withStamp(stamped)), deployment(withStamp(stamped))), answerKept},
+		{"unchanged", request(admissionv1.Update, deployment(withStamp(stamped)), deployment(withStamp(stamped))), answerUnchanged},
 		{"undecodable", undecodable, answerError},
 		{"no uid", noUID, answerError},
 	} {

@@ -29,10 +29,10 @@ type outcome string
 
 // Answer labels.
 const (
-	answerStamped  outcome = "stamped"
-	answerRestored outcome = "restored"
-	answerKept     outcome = "unchanged"
-	answerError    outcome = "error"
+	answerStamped   outcome = "stamped"
+	answerRestored  outcome = "restored"
+	answerUnchanged outcome = "unchanged"
+	answerError     outcome = "error"
 	// answerUnauthenticated: the caller is not the apiserver (see Callers).
 	answerUnauthenticated outcome = "unauthenticated"
 )

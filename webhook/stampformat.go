@@ -51,7 +51,7 @@ func (h *Handler) optedOut(ctx context.Context, kind workload.Kind, obj client.O
 	allowed := admission.Allowed("opted out by annotation " + workload.InjectionAnnotation)
 	t, ok := kind.PodTemplate(obj)
 	if !ok || !foreign(t.Checksum()) {
-		return allowed, answerKept
+		return allowed, answerUnchanged
 	}
 	if req.Operation == admissionv1.Update {
 		oldObj := kind.New()
@@ -59,7 +59,7 @@ func (h *Handler) optedOut(ctx context.Context, kind workload.Kind, obj client.O
 			return unhandled(ctx, fmt.Errorf("decoding old %s: %w", kind.GVK.Kind, err), "decoding the old object"), answerError
 		}
 		if ot, ok := kind.PodTemplate(oldObj); ok && ot.Checksum() == t.Checksum() {
-			return allowed, answerKept
+			return allowed, answerUnchanged
 		}
 	}
 	return stampPatch(kind, t, "", foreignRemovedMessage), answerRestored
