@@ -51,7 +51,7 @@
 // Every stamp names its key (hasher.KeyID). A stamp made under another key
 // cannot be compared with the content, so the config-update hook leaves it
 // alone, reports it (a KeyChanged Warning Event on the workload,
-// confighash_stamps_kept_total{reason="other-key"}, a log line) and
+// confighash_hook_stamps_kept_total{reason="other_key"}, a log line) and
 // re-stamps the workload under the new key on its next config change, which
 // rolls it then, as any config change does. The webhook keeps the stored
 // stamp on every write that leaves the template as it was. The key is only

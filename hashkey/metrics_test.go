@@ -21,3 +21,20 @@ func TestNewMetricsRegistersOnce(t *testing.T) {
 	m.check(resultSame)
 	m.keyInUse("k")
 }
+
+// The label values are public: dashboards and alerts select on them and
+// docs/metrics.md lists them, so renaming one is a breaking change, noted in
+// CHANGELOG.md.
+func TestLabelValuesArePublic(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{resultSame, "same"},
+		{resultRestored, "restored"},
+		{resultChanged, "changed"},
+		{resultInvalid, "invalid"},
+		{resultError, "error"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("label value %q, want %q", tc.got, tc.want)
+		}
+	}
+}

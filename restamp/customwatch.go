@@ -39,7 +39,7 @@ const ProbeInterval = 10 * time.Second
 //
 // A kind it refuses (ErrBadKind) is loud: besides the log line, a Warning
 // Event on self (confighash's pod, when known) and the gauge
-// confighash_workload_kind_refused at 1 until the kind is watched. Its
+// confighash_hook_workload_kind_refused at 1 until the kind is watched. Its
 // objects are still stamped on create and update, but never re-stamped,
 // which is easy to miss; `confighash status` runs the same check and says so.
 type customWatcher struct {

@@ -11,13 +11,6 @@ import (
 	"github.com/confighash/confighash/hasher"
 )
 
-// Reasons a differing stamp is kept because of hasher.IgnoreAnnotation, as
-// metric labels; see keepAcrossIgnore.
-const (
-	keptIgnoreToggled = "ignore-toggled"
-	keptIgnoredSource = "ignored-source"
-)
-
 // ignored reports whether a source (a slimmed object from the cache, which
 // keeps the annotation) carries hasher.IgnoreAnnotation. Its events
 // concern no reader: its content is in no checksum.

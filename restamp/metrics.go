@@ -7,7 +7,35 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Metrics are the hook's Prometheus series.
+// Re-stamp reasons, as the reason label of confighash_hook_restamps_total
+// and the "reason" field of the "re-stamped" log line.
+const (
+	// restampChanged: a source the workload reads changed.
+	restampChanged = "changed"
+	// restampFirstStamp: the template carried no stamp.
+	restampFirstStamp = "first_stamp"
+	// restampRecheck: a re-check (start-up replay, or after a template
+	// write) found the stamp stale.
+	restampRecheck = "recheck"
+)
+
+// Reasons a differing stamp is kept, as the reason label of
+// confighash_hook_stamps_kept_total.
+const (
+	// keptOtherKey: the stamp was made under another HMAC key (see stale).
+	keptOtherKey = "other_key"
+	// keptCacheBehind: the cache was behind the apiserver (see confirmLive).
+	keptCacheBehind = "cache_behind"
+	// keptIgnoreToggled: the stamp differs only because a source's
+	// hasher.IgnoreAnnotation was added or removed (see keepAcrossIgnore).
+	keptIgnoreToggled = "ignore_toggled"
+	// keptIgnoredSource: a re-check of a workload that reads an ignored
+	// source, whose stamp cannot be told stale (see keepAcrossIgnore).
+	keptIgnoredSource = "ignored_source"
+)
+
+// Metrics are the hook's Prometheus series, all named
+// confighash_hook_<name>.
 type Metrics struct {
 	Restamps  *prometheus.CounterVec
 	Holds     *prometheus.CounterVec
@@ -27,11 +55,11 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		Restamps: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "confighash_restamps_total",
-			Help: "Workload pod templates re-stamped by the config-update hook, by kind and reason.",
+			Name: "confighash_hook_restamps_total",
+			Help: "Workload pod templates re-stamped by the config-update hook, by kind and reason: changed, first_stamp, recheck.",
 		}, []string{"kind", "reason"}),
 		Holds: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "confighash_flap_holds_total",
+			Name: "confighash_hook_flap_holds_total",
 			Help: "Re-stamps withheld because the workload was re-stamped too often (flap hold), by kind.",
 		}, []string{"kind"}),
 		Checksums: prometheus.NewCounter(prometheus.CounterOpts{
@@ -39,15 +67,15 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Checksums computed by the config-update hook.",
 		}),
 		Missing: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "confighash_missing_source_total",
+			Name: "confighash_hook_missing_source_total",
 			Help: "Re-checks that found a required source missing and kept the stamp, by kind.",
 		}, []string{"kind"}),
 		Kept: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "confighash_stamps_kept_total",
-			Help: "Re-checks that kept a stamp made under another HMAC key (other-key), or from content newer than this replica's cache (cache-behind), instead of rolling, by kind and reason.",
+			Name: "confighash_hook_stamps_kept_total",
+			Help: "Re-checks that kept a stamp made under another HMAC key (other_key), from content newer than this replica's cache (cache_behind), or because of the ignore annotation (ignore_toggled: only an annotation changed; ignored_source: a re-check of a workload that reads an ignored source), instead of rolling, by kind and reason.",
 		}, []string{"kind", "reason"}),
 		KindRefused: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "confighash_workload_kind_refused",
+			Name: "confighash_hook_workload_kind_refused",
 			Help: "1 for a custom workload kind the hook refuses to watch because its template path is not in its CRD's schema (its objects are stamped but never re-stamped), 0 for one it watches or waits for; by kind.",
 		}, []string{"kind"}),
 	}

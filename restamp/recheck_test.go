@@ -88,7 +88,7 @@ func TestRecheckConfirmsLive(t *testing.T) {
 				t.Errorf("stamp = %q, want %q (old content %q, new %q)", got, tc.wantStamp, oldSum, newSum)
 			}
 			if got := counterValue(t, r.metrics.Kept.WithLabelValues("Deployment", keptCacheBehind)); got != tc.wantKept {
-				t.Errorf("kept{reason=cache-behind} = %v, want %v", got, tc.wantKept)
+				t.Errorf("kept{reason=cache_behind} = %v, want %v", got, tc.wantKept)
 			}
 			if len(r.changes.pending) > 0 {
 				t.Errorf("changes left pending: %v", r.changes.pending)

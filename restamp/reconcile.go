@@ -139,12 +139,12 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 		return reconcile.Result{}, err
 	}
 	r.flaps.restamped(keyOf(req), r.now())
-	reason := "changed"
+	reason := restampChanged
 	if current == "" {
-		reason = "first-stamp"
+		reason = restampFirstStamp
 	}
 	if req.Recheck {
-		reason = "recheck"
+		reason = restampRecheck
 	}
 	r.metrics.restamped(req.Kind, reason)
 	changed := r.changes.take(req)

@@ -97,21 +97,21 @@ func TestReconcile(t *testing.T) {
 			req:          webReq,
 			wantStamp:    current,
 			wantEvent:    "Normal ConfigChanged config changed (configmap/app); re-stamped pod template",
-			wantRestamps: map[string]float64{"changed": 1},
+			wantRestamps: map[string]float64{restampChanged: 1},
 		},
 		"first stamp": {
 			objects:      []client.Object{enabledNS(), appCM(), web("")},
 			req:          webReq,
 			wantStamp:    current,
 			wantEvent:    "Normal ConfigChanged",
-			wantRestamps: map[string]float64{"first-stamp": 1},
+			wantRestamps: map[string]float64{restampFirstStamp: 1},
 		},
 		"start-up replay catches up": {
 			objects:      []client.Object{enabledNS(), appCM(), web("v1:stale")},
 			req:          Request{Kind: "Deployment", NamespacedName: webReq.NamespacedName, Recheck: true},
 			wantStamp:    current,
 			wantEvent:    "Normal ConfigChanged",
-			wantRestamps: map[string]float64{"recheck": 1},
+			wantRestamps: map[string]float64{restampRecheck: 1},
 		},
 		"startup leaves unstamped workloads alone": {
 			objects: []client.Object{enabledNS(), appCM(), web("")},
@@ -165,7 +165,7 @@ func TestReconcile(t *testing.T) {
 			flapsBefore:  2,
 			wantStamp:    current,
 			wantEvent:    "Normal ConfigChanged",
-			wantRestamps: map[string]float64{"changed": 1},
+			wantRestamps: map[string]float64{restampChanged: 1},
 		},
 		"flap hold": {
 			objects:     []client.Object{enabledNS(), appCM(), web("v1:stale")},
@@ -258,7 +258,7 @@ func TestReconcile(t *testing.T) {
 
 			expectOneEvent(t, rec, tc.wantEvent)
 
-			for _, reason := range []string{"changed", "first-stamp", "recheck"} {
+			for _, reason := range []string{restampChanged, restampFirstStamp, restampRecheck} {
 				if got := counterValue(t, metrics.Restamps.WithLabelValues("Deployment", reason)); got != tc.wantRestamps[reason] {
 					t.Errorf("restamps{reason=%s} = %v, want %v", reason, got, tc.wantRestamps[reason])
 				}

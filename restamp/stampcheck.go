@@ -16,12 +16,6 @@ import (
 // another HMAC key. It names key IDs only, never content.
 const ReasonKeyChanged = "KeyChanged"
 
-// Reasons a differing stamp is kept, as metric labels.
-const (
-	keptOtherKey    = "other-key"
-	keptCacheBehind = "cache-behind"
-)
-
 // stale reports whether the stored stamp must give way to fresh. A stamp
 // that differs only because confighash's HMAC key changed is kept: replacing
 // it would roll every workload at once although no pod would read anything
