@@ -55,7 +55,7 @@ func checkMetricsAccess(ctx context.Context, t *testing.T, admin kubernetes.Inte
 	}{
 		"no token":                              {want: http.StatusUnauthorized},
 		"confighash's own token":                {token: serviceAccountToken(ctx, t, admin, r.SA), want: http.StatusForbidden},
-		"a token bound to " + metricsReaderRole: {token: serviceAccountToken(ctx, t, admin, scraper), want: http.StatusOK, wantBody: "confighash_restamps_total"},
+		"a token bound to " + metricsReaderRole: {token: serviceAccountToken(ctx, t, admin, scraper), want: http.StatusOK, wantBody: "confighash_hook_restamps_total"},
 	} {
 		t.Run("metrics with "+name, func(t *testing.T) {
 			code, body := scrape(ctx, t, url, tc.token, roots, metricsServerName(r))
