@@ -24,14 +24,16 @@ const metricsDoc = "../../../docs/metrics.md"
 type series struct {
 	typ    string   // "counter", "gauge", …
 	labels []string // label names, sorted
+	help   string   // registered only
+	values []string // documented only: the label values listed
 }
 
 // TestMetricsDocumented: docs/metrics.md's table lists exactly the series
 // confighash registers (each package's NewMetrics; a package that adds
 // metrics adds its NewMetrics here), with their types and label names; the
 // names follow the scheme the page states and pass promlint; and the label
-// values it lists are snake_case. The label values themselves are pinned by
-// each package's TestLabelValuesArePublic.
+// values it lists are snake_case and named in the series' help. The label
+// values themselves are pinned by each package's TestLabelValuesArePublic.
 func TestMetricsDocumented(t *testing.T) {
 	// The naming scheme docs/metrics.md states.
 	seriesName := regexp.MustCompile(`^confighash_(webhook|hook|hmac_key)_[a-z][a-z0-9_]*[a-z0-9]$`)
@@ -45,6 +47,11 @@ func TestMetricsDocumented(t *testing.T) {
 			t.Errorf("%s is registered but not in %s", name, metricsDoc)
 		case d.typ != r.typ || !slices.Equal(d.labels, r.labels):
 			t.Errorf("%s: %s documents a %s with labels %v; it is a %s with labels %v", name, metricsDoc, d.typ, d.labels, r.typ, r.labels)
+		}
+		for _, v := range d.values {
+			if !regexp.MustCompile(`\b` + regexp.QuoteMeta(v) + `\b`).MatchString(r.help) {
+				t.Errorf("%s: %s lists the label value %q, which its help does not: %q", name, metricsDoc, v, r.help)
+			}
 		}
 		if !seriesName.MatchString(name) {
 			t.Errorf("%s is not confighash_<webhook|hook|hmac_key>_<name>", name)
@@ -101,7 +108,7 @@ func registeredSeries(t *testing.T) map[string]series {
 			labels = append(labels, l.GetName())
 		}
 		slices.Sort(labels)
-		out[f.GetName()] = series{typ: typeName(f.GetType()), labels: labels}
+		out[f.GetName()] = series{typ: typeName(f.GetType()), labels: labels, help: f.GetHelp()}
 	}
 	if len(out) == 0 {
 		t.Fatal("no series registered")
@@ -201,9 +208,13 @@ func documentedSeries(t *testing.T) map[string]series {
 			label, values, _ := strings.Cut(l, ":")
 			s.labels = append(s.labels, strings.Trim(strings.TrimSpace(label), "`"))
 			for _, v := range strings.Split(values, ",") {
-				if v = strings.Trim(strings.TrimSpace(v), "`"); v != "" && !snakeCase(v) {
+				if v = strings.Trim(strings.TrimSpace(v), "`"); v == "" {
+					continue
+				}
+				if !snakeCase(v) {
 					t.Errorf("%s: %s: label value %q is not snake_case", metricsDoc, name, v)
 				}
+				s.values = append(s.values, v)
 			}
 		}
 		slices.Sort(s.labels)
