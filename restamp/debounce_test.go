@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/confighash/confighash/hasher"
-	"github.com/confighash/confighash/sources"
 	"github.com/confighash/confighash/workload"
 )
 
@@ -91,17 +90,15 @@ func TestBurstSettlesIntoOneRecheck(t *testing.T) {
 				web.Annotations = map[string]string{CoalesceWindowAnnotation: tc.annotation}
 			}
 			b := fake.NewClientBuilder().WithObjects(web)
-			for _, k := range workload.Kinds() {
-				b = b.WithIndex(k.New(), sources.ReadersIndex, sources.ReadKeys)
-			}
+			b = withReadersIndex(b)
 			cache := b.Build()
 			t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 			now := t0
 			clock := func() time.Time { return now }
 			ch := newChanges()
-			e := &enqueuer{cache: cache, kinds: newWatched(workload.MutableKinds()...), window: window, maxWait: tc.maxWait, changes: ch, now: clock}
+			e := &enqueuer{cache: cache, kinds: newWatched(workload.Kinds().Mutable()...), window: window, maxWait: tc.maxWait, changes: ch, now: clock}
 			next := &countingReconciler{}
-			s := &settler{next: next, changes: ch, cache: cache, kinds: newWatched(workload.MutableKinds()...),
+			s := &settler{next: next, changes: ch, cache: cache, kinds: newWatched(workload.Kinds().Mutable()...),
 				window: window, maxWait: tc.maxWait, events: events.NewFakeRecorder(10), now: clock}
 			req := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 			h := handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap)
@@ -154,7 +151,7 @@ func TestSettlerWarnsOnBadWindow(t *testing.T) {
 			now := time.Now()
 			ch.touch(req, now.Add(-time.Minute), time.Second, 10*time.Second)
 			s := &settler{next: &countingReconciler{}, changes: ch, cache: fake.NewClientBuilder().WithObjects(web).Build(),
-				kinds:  newWatched(workload.MutableKinds()...),
+				kinds:  newWatched(workload.Kinds().Mutable()...),
 				window: time.Second, maxWait: 10 * time.Second, events: rec, now: func() time.Time { return now }}
 			if _, err := s.Reconcile(context.Background(), req); err != nil {
 				t.Fatal(err)

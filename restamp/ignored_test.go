@@ -187,7 +187,7 @@ func TestHandlerSkipsIgnoredSources(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			ctx := log.IntoContext(context.Background(), logr.Discard())
-			e := &enqueuer{cache: readers(t, nil), kinds: newWatched(workload.MutableKinds()...), window: time.Second, changes: newChanges(),
+			e := &enqueuer{cache: readers(t, nil), kinds: newWatched(workload.Kinds().Mutable()...), window: time.Second, changes: newChanges(),
 				toggles: newToggles(10)}
 			q := &recordingQueue{}
 			h := handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap)

@@ -65,7 +65,7 @@ func TestSourceEventsRecordContentBefore(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			e := &enqueuer{cache: readers(t, nil), kinds: newWatched(workload.MutableKinds()...), changes: newChanges()}
+			e := &enqueuer{cache: readers(t, nil), kinds: newWatched(workload.Kinds().Mutable()...), changes: newChanges()}
 			tc.fire(e, &recordingQueue{})
 			p, ok := e.changes.priors(web)[app]
 			if !ok || !p.known {
@@ -85,7 +85,7 @@ func TestSourceEventsRecordContentBefore(t *testing.T) {
 	}
 
 	t.Run("the start-up replay records nothing", func(t *testing.T) {
-		e := &enqueuer{cache: readers(t, nil), kinds: newWatched(workload.MutableKinds()...), changes: newChanges()}
+		e := &enqueuer{cache: readers(t, nil), kinds: newWatched(workload.Kinds().Mutable()...), changes: newChanges()}
 		h(e, hasher.ConfigMap).Create(ctx, event.TypedCreateEvent[*corev1.ConfigMap]{Object: v1, IsInInitialList: true}, &recordingQueue{})
 		if got := e.changes.priors(Request{Kind: "Deployment", NamespacedName: web.NamespacedName, Recheck: true}); len(got) > 0 {
 			t.Errorf("priors after a replay = %v", got)

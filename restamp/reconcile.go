@@ -56,27 +56,22 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 	// The same policy as the webhook's: readers in a namespace confighash
 	// does not serve (a labelled kube-system, say) are never re-stamped.
 	ns, err := r.policy.Check(ctx, r.client, req.Namespace)
-	if err != nil || !ns.Serves || workload.OptedOut(obj.GetAnnotations()) || obj.GetDeletionTimestamp() != nil {
+	if err != nil || !ns.Serves || obj.GetDeletionTimestamp() != nil {
 		r.changes.take(req)
 		return reconcile.Result{}, err
 	}
-	t, ok := kind.PodTemplate(obj)
-	if !ok {
-		// A Rollout reading a Deployment's template, or a custom object
-		// without one: nothing here to stamp.
+	reads := workload.ReadsOf(kind, obj)
+	if reads.Skip != workload.NotSkipped {
+		// Opted out; a Rollout reading a Deployment's template, or a custom
+		// object without one: nothing here to stamp; or over the sources
+		// limit: the webhook leaves such a template unstamped, and
+		// re-stamping it here would roll what admission refused to touch.
 		r.changes.take(req)
 		return reconcile.Result{}, nil
 	}
+	t, refs := reads.Template, reads.Refs
 	current := t.Checksum()
 	if current == "" && req.Recheck {
-		r.changes.take(req)
-		return reconcile.Result{}, nil
-	}
-
-	refs, _ := hasher.References(t.Spec, obj.GetAnnotations())
-	if len(refs) > workload.MaxSources {
-		// The webhook leaves such a template unstamped; re-stamping it here
-		// would roll what admission refused to touch.
 		r.changes.take(req)
 		return reconcile.Result{}, nil
 	}

@@ -40,7 +40,7 @@ func TestParseKind(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !k.Custom() || !k.Mutable || k.Resource == "" || k.MetaPath != "/"+strings.Join(k.TemplatePath, "/")+"/metadata" {
+			if !k.Unstructured() || !k.Mutable || k.Resource == "" || k.MetaPath != "/"+strings.Join(k.TemplatePath, "/")+"/metadata" {
 				t.Errorf("kind = %+v", k)
 			}
 		})
