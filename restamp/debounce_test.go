@@ -38,7 +38,7 @@ func TestDebounceDue(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			c := newChanges()
-			r := Request{Kind: "Deployment"}
+			r := Request{KindName: "Deployment"}
 			for _, ms := range tc.changes {
 				c.touch(r, at(ms), tc.window, tc.maxWait)
 			}
@@ -100,7 +100,7 @@ func TestBurstSettlesIntoOneRecheck(t *testing.T) {
 			next := &countingReconciler{}
 			s := &settler{next: next, changes: ch, cache: cache, kinds: newWatched(workload.Kinds().Mutable()...),
 				window: window, maxWait: tc.maxWait, events: events.NewFakeRecorder(10), now: clock}
-			req := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+			req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 			h := handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap)
 
 			// The queue hands the workload out once per AddAfter delay
@@ -147,7 +147,7 @@ func TestSettlerWarnsOnBadWindow(t *testing.T) {
 				Annotations: map[string]string{CoalesceWindowAnnotation: tc.annotation}}}
 			rec := events.NewFakeRecorder(10)
 			ch := newChanges()
-			req := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+			req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 			now := time.Now()
 			ch.touch(req, now.Add(-time.Minute), time.Second, 10*time.Second)
 			s := &settler{next: &countingReconciler{}, changes: ch, cache: fake.NewClientBuilder().WithObjects(web).Build(),

@@ -175,7 +175,7 @@ func TestHandlerEnqueuesReaders(t *testing.T) {
 			for r, want := range tc.wantChanges {
 				kind, nn, _ := strings.Cut(r, " ")
 				ns, n, _ := strings.Cut(nn, "/")
-				key := Request{Kind: kind}
+				key := Request{KindName: kind}
 				key.Namespace, key.Name = ns, n
 				if got := e.changes.take(key); !slices.Equal(got, want) {
 					t.Errorf("changes for %s = %q, want %q", r, got, want)

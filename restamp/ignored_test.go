@@ -65,7 +65,7 @@ func stampFor(t *testing.T, app, clock *corev1.ConfigMap) string {
 // rolls nothing by itself, and neither does an ignored source's content;
 // a live change to a source that counts still does.
 func TestReconcileIgnoreAnnotation(t *testing.T) {
-	live := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	live := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 	replay := live
 	replay.Recheck = true
 	tests := map[string]struct {

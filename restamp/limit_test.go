@@ -55,7 +55,7 @@ func TestReconcileSourceLimit(t *testing.T) {
 	kinds := newWatched(workload.Kinds().Mutable()...)
 	// Only what the limit path needs: past it, a nil field would panic.
 	r := &reconciler{client: c, key: hookKey, kinds: kinds, changes: newChanges()}
-	req := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 	r.changes.add(req, "configmap/cm-0")
 
 	if _, err := r.Reconcile(ctx, req); err != nil {
