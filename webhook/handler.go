@@ -92,6 +92,8 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 		// custom object without one: the pods' template lives elsewhere.
 		return admission.Allowed("no pod template to stamp"), answerKept
 	}
+	// Over the sources limit (workload.SkipOverLimit) is answered by
+	// checksum, which keeps the stored stamp and says why.
 	t := reads.Template
 
 	var old *workload.Template
