@@ -163,7 +163,7 @@ func stampOf(t *testing.T, obj client.Object) string {
 	if err := env.Client.Get(specContext(t), client.ObjectKeyFromObject(obj), obj); err != nil {
 		t.Fatalf("reading %s: %v", obj.GetName(), err)
 	}
-	tmpl, ok := workload.PodTemplate(obj)
+	tmpl, ok := workload.Kinds().PodTemplate(obj)
 	if !ok {
 		t.Fatalf("%T has no pod template", obj)
 	}

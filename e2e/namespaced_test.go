@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/cmd/confighash/app"
+	"github.com/confighash/confighash/workload"
 )
 
 // TestNamespacedMode runs confighash with --namespaces=ALLOWED and a token
@@ -43,7 +44,7 @@ func TestNamespacedMode(t *testing.T) {
 	// What the local runner passes: out-of-cluster mode, no metrics.
 	o.WebhookURL, o.MetricsAddr = env.Confighash.WebhookURL(), "0"
 	o.Namespaces = []string{allowed}
-	kubeconfig := scopedKubeconfig(t, app.Permissions(o))
+	kubeconfig := scopedKubeconfig(t, app.Permissions(o, workload.Kinds()))
 	expectScopedToken(t, kubeconfig, allowed, other)
 
 	logStart := fileSize(t, logPath)

@@ -55,7 +55,7 @@ func TestWebhookStampsEveryKind(t *testing.T) {
 			got := stampOf(t, obj)
 			// Admission plugins ahead of ours add the kube-api-access volume
 			// to pods; the stamp must not depend on it.
-			tmpl, _ := workload.PodTemplate(obj)
+			tmpl, _ := workload.Kinds().PodTemplate(obj)
 			if stored := expectedChecksum(t, ns, tmpl.Spec, nil); stored != want {
 				t.Errorf("checksum of the stored spec %q differs from the submitted spec's %q", stored, want)
 			}

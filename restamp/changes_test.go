@@ -37,7 +37,7 @@ func TestChanges(t *testing.T) {
 			want: []string{"configmap/app", "secret/db"},
 		},
 		"per request": {
-			adds: []add{{req("a"), "configmap/app"}, {req("b"), "secret/db"}, {Request{Kind: "StatefulSet", NamespacedName: req("a").NamespacedName}, "configmap/other"}},
+			adds: []add{{req("a"), "configmap/app"}, {req("b"), "secret/db"}, {Request{KindName: "StatefulSet", NamespacedName: req("a").NamespacedName}, "configmap/other"}},
 			take: req("a"),
 			want: []string{"configmap/app"},
 			left: 2,
@@ -195,11 +195,11 @@ func TestRequestString(t *testing.T) {
 		want string
 	}{
 		"deployment": {
-			r:    Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}},
+			r:    Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}},
 			want: "Deployment ns/web",
 		},
 		"startup is not shown": {
-			r:    Request{Kind: "CronJob", NamespacedName: types.NamespacedName{Namespace: "batch", Name: "nightly"}, Recheck: true},
+			r:    Request{KindName: "CronJob", NamespacedName: types.NamespacedName{Namespace: "batch", Name: "nightly"}, Recheck: true},
 			want: "CronJob batch/nightly",
 		},
 		"zero": {

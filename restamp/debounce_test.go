@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/confighash/confighash/hasher"
-	"github.com/confighash/confighash/sources"
 	"github.com/confighash/confighash/workload"
 )
 
@@ -39,7 +38,7 @@ func TestDebounceDue(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			c := newChanges()
-			r := Request{Kind: "Deployment"}
+			r := Request{KindName: "Deployment"}
 			for _, ms := range tc.changes {
 				c.touch(r, at(ms), tc.window, tc.maxWait)
 			}
@@ -91,19 +90,17 @@ func TestBurstSettlesIntoOneRecheck(t *testing.T) {
 				web.Annotations = map[string]string{CoalesceWindowAnnotation: tc.annotation}
 			}
 			b := fake.NewClientBuilder().WithObjects(web)
-			for _, k := range workload.Kinds() {
-				b = b.WithIndex(k.New(), sources.ReadersIndex, sources.ReadKeys)
-			}
+			b = withReadersIndex(b)
 			cache := b.Build()
 			t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 			now := t0
 			clock := func() time.Time { return now }
 			ch := newChanges()
-			e := &enqueuer{cache: cache, kinds: newWatched(workload.MutableKinds()...), window: window, maxWait: tc.maxWait, changes: ch, now: clock}
+			e := &enqueuer{cache: cache, kinds: newWatched(workload.Kinds().Mutable()...), window: window, maxWait: tc.maxWait, changes: ch, now: clock}
 			next := &countingReconciler{}
-			s := &settler{next: next, changes: ch, cache: cache, kinds: newWatched(workload.MutableKinds()...),
+			s := &settler{next: next, changes: ch, cache: cache, kinds: newWatched(workload.Kinds().Mutable()...),
 				window: window, maxWait: tc.maxWait, events: events.NewFakeRecorder(10), now: clock}
-			req := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+			req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 			h := handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap)
 
 			// The queue hands the workload out once per AddAfter delay
@@ -150,11 +147,11 @@ func TestSettlerWarnsOnBadWindow(t *testing.T) {
 				Annotations: map[string]string{CoalesceWindowAnnotation: tc.annotation}}}
 			rec := events.NewFakeRecorder(10)
 			ch := newChanges()
-			req := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+			req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 			now := time.Now()
 			ch.touch(req, now.Add(-time.Minute), time.Second, 10*time.Second)
 			s := &settler{next: &countingReconciler{}, changes: ch, cache: fake.NewClientBuilder().WithObjects(web).Build(),
-				kinds:  newWatched(workload.MutableKinds()...),
+				kinds:  newWatched(workload.Kinds().Mutable()...),
 				window: time.Second, maxWait: 10 * time.Second, events: rec, now: func() time.Time { return now }}
 			if _, err := s.Reconcile(context.Background(), req); err != nil {
 				t.Fatal(err)

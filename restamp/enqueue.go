@@ -87,7 +87,7 @@ func (e *enqueuer) enqueue(ctx context.Context, q workqueue.TypedRateLimitingInt
 			continue
 		}
 		_ = forEachItem(list, func(o client.Object) {
-			r := Request{Kind: k.Name(), NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, Recheck: replay}
+			r := Request{KindName: k.Name(), NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, Recheck: replay}
 			e.changes.add(r, src.String())
 			if !replay {
 				e.changes.addBefore(r, src, priorOf(before))
@@ -155,7 +155,7 @@ func forEachItem(list client.ObjectList, fn func(client.Object)) error {
 // none of its readers.
 func recheckFor(kind workload.Kind, delay time.Duration, replay bool) handler.TypedEventHandler[client.Object, Request] {
 	add := func(o client.Object, q workqueue.TypedRateLimitingInterface[Request]) {
-		q.AddAfter(Request{Kind: kind.Name(), NamespacedName: client.ObjectKeyFromObject(o), Recheck: true}, delay)
+		q.AddAfter(Request{KindName: kind.Name(), NamespacedName: client.ObjectKeyFromObject(o), Recheck: true}, delay)
 	}
 	return handler.TypedFuncs[client.Object, Request]{
 		CreateFunc: func(_ context.Context, ev event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[Request]) {

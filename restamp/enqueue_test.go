@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/confighash/confighash/hasher"
-	"github.com/confighash/confighash/sources"
 	"github.com/confighash/confighash/workload"
 )
 
@@ -76,9 +75,7 @@ func readers(t *testing.T, funcs *interceptor.Funcs) client.Client {
 	job.Spec.Template.Spec = envFromCM("app")
 
 	b := fake.NewClientBuilder().WithObjects(web, elsewhere, optedOut, nightly, db, job)
-	for _, k := range workload.Kinds() {
-		b = b.WithIndex(k.New(), sources.ReadersIndex, sources.ReadKeys)
-	}
+	b = withReadersIndex(b)
 	if funcs != nil {
 		b = b.WithInterceptorFuncs(*funcs)
 	}
@@ -168,7 +165,7 @@ func TestHandlerEnqueuesReaders(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			e := &enqueuer{cache: readers(t, tc.funcs), kinds: newWatched(workload.MutableKinds()...), window: window, changes: newChanges()}
+			e := &enqueuer{cache: readers(t, tc.funcs), kinds: newWatched(workload.Kinds().Mutable()...), window: window, changes: newChanges()}
 			q := &recordingQueue{}
 			tc.fire(log.IntoContext(context.Background(), logr.Discard()), e, q)
 			slices.Sort(q.added)
@@ -178,7 +175,7 @@ func TestHandlerEnqueuesReaders(t *testing.T) {
 			for r, want := range tc.wantChanges {
 				kind, nn, _ := strings.Cut(r, " ")
 				ns, n, _ := strings.Cut(nn, "/")
-				key := Request{Kind: kind}
+				key := Request{KindName: kind}
 				key.Namespace, key.Name = ns, n
 				if got := e.changes.take(key); !slices.Equal(got, want) {
 					t.Errorf("changes for %s = %q, want %q", r, got, want)
@@ -240,7 +237,7 @@ func TestTemplateChanged(t *testing.T) {
 
 func deploymentKind(t *testing.T) workload.Kind {
 	t.Helper()
-	k, ok := workload.KindOf(appsv1.SchemeGroupVersion.WithKind("Deployment"))
+	k, ok := workload.Kinds().Of(appsv1.SchemeGroupVersion.WithKind("Deployment"))
 	if !ok {
 		t.Fatal("no Deployment kind")
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 func nsReq(ns, name string) Request {
-	return Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}
+	return Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}
 }
 
 // take takes n requests out of q, marking each done.

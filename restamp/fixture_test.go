@@ -9,9 +9,20 @@ import (
 	"golang.org/x/time/rate"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/confighash/confighash/sources"
 	"github.com/confighash/confighash/workload"
 )
+
+// withReadersIndex indexes b's workloads as Setup does: every kind the hook
+// re-touches, each by sources.ReadKeysOf of its registry entry.
+func withReadersIndex(b *fake.ClientBuilder) *fake.ClientBuilder {
+	for _, k := range workload.Kinds().Mutable() {
+		b = b.WithIndex(k.New(), sources.ReadersIndex, sources.ReadKeysOf(k))
+	}
+	return b
+}
 
 // testReconciler is the reconciler the unit tests drive: every mutable
 // kind, no write budget, a fresh metrics registry and a fake recorder. A nil
@@ -22,7 +33,7 @@ func testReconciler(t *testing.T, c client.Client, flaps *flapGuard, now func() 
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := newWatched(workload.MutableKinds()...)
+	kinds := newWatched(workload.Kinds().Mutable()...)
 	rec := events.NewFakeRecorder(10)
 	return &reconciler{
 		client: c, key: hookKey, kinds: kinds, budget: rate.NewLimiter(rate.Inf, 1),

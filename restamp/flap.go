@@ -27,7 +27,7 @@ type workloadKey struct {
 }
 
 func keyOf(r Request) workloadKey {
-	return workloadKey{kind: r.Kind, namespace: r.Namespace, name: r.Name}
+	return workloadKey{kind: r.KindName, namespace: r.Namespace, name: r.Name}
 }
 
 // flapEntry is what the guard remembers of one workload.

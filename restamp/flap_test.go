@@ -13,7 +13,7 @@ import (
 var t0 = time.Date(2030, 1, 2, 3, 4, 5, 123456789, time.UTC)
 
 func req(name string) Request {
-	return Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
+	return Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
 }
 
 // at is a time offset from t0.
@@ -195,8 +195,8 @@ func TestFlapGuardKeyedByWorkload(t *testing.T) {
 		"same workload, re-check": {second: recheck(req("a")), wantOK: false},
 		"same workload":           {second: req("a"), wantOK: false},
 		"other name":              {second: req("b"), wantOK: true},
-		"other kind":              {second: Request{Kind: "StatefulSet", NamespacedName: req("a").NamespacedName}, wantOK: true},
-		"other namespace":         {second: Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "other", Name: "a"}}, wantOK: true},
+		"other kind":              {second: Request{KindName: "StatefulSet", NamespacedName: req("a").NamespacedName}, wantOK: true},
+		"other namespace":         {second: Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "other", Name: "a"}}, wantOK: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -62,7 +62,7 @@ func (r *reconciler) actOnHold(ctx context.Context, obj client.Object, req Reque
 			return true, reconcile.Result{}, err
 		}
 		if stale {
-			r.metrics.held(req.Kind)
+			r.metrics.held(req.KindName)
 		}
 		if v.Started {
 			r.events.Eventf(obj, nil, corev1.EventTypeWarning, workload.ReasonFlapHold, "Restamp",

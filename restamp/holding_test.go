@@ -39,7 +39,7 @@ func withHold(v string) func(*appsv1.Deployment) {
 func TestReconcileHoldEnds(t *testing.T) {
 	data := map[string]string{"k": "v2"}
 	current := wantSum(t, data)
-	webReq := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	webReq := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 	const stored = "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s"
 	tests := map[string]struct {
 		stamp      string
@@ -159,7 +159,7 @@ func TestReconcileHeldSkipsTheToggleCheck(t *testing.T) {
 			return c.Get(ctx, key, obj, opts...)
 		}}).Build()
 	r, _ := testReconciler(t, c, newFlapGuard(testHookFlapConfig()), func() time.Time { return t0 })
-	res, err := r.Reconcile(ctx, Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}})
+	res, err := r.Reconcile(ctx, Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}})
 	if err != nil || res.RequeueAfter != flapQuiet {
 		t.Fatalf("Reconcile = %+v, %v; want held for %v", res, err, flapQuiet)
 	}

@@ -110,7 +110,7 @@ func (r *reconciler) keepAcrossIgnore(ctx context.Context, req Request, refs []h
 			"sourcesTried", res.Tried)
 	}
 	if res.Kept {
-		r.metrics.kept(req.Kind, keptIgnoreToggled)
+		r.metrics.kept(req.KindName, keptIgnoreToggled)
 		log.FromContext(ctx).Info("stamp differs only because a source's ignore annotation was added or removed; keeping it")
 		return true, nil
 	}
@@ -122,7 +122,7 @@ func (r *reconciler) keepAcrossIgnore(ctx context.Context, req Request, refs []h
 		return false, fmt.Errorf("checking for ignored sources: %w", err)
 	}
 	if reads {
-		r.metrics.kept(req.Kind, keptIgnoredSource)
+		r.metrics.kept(req.KindName, keptIgnoredSource)
 		log.FromContext(ctx).Info("stamp differs and the workload reads an ignored source; keeping it until a source that counts changes")
 	}
 	return reads, nil

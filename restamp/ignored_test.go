@@ -65,7 +65,7 @@ func stampFor(t *testing.T, app, clock *corev1.ConfigMap) string {
 // rolls nothing by itself, and neither does an ignored source's content;
 // a live change to a source that counts still does.
 func TestReconcileIgnoreAnnotation(t *testing.T) {
-	live := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	live := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 	replay := live
 	replay.Recheck = true
 	tests := map[string]struct {
@@ -187,7 +187,7 @@ func TestHandlerSkipsIgnoredSources(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			ctx := log.IntoContext(context.Background(), logr.Discard())
-			e := &enqueuer{cache: readers(t, nil), kinds: newWatched(workload.MutableKinds()...), window: time.Second, changes: newChanges(),
+			e := &enqueuer{cache: readers(t, nil), kinds: newWatched(workload.Kinds().Mutable()...), window: time.Second, changes: newChanges(),
 				toggles: newToggles(10)}
 			q := &recordingQueue{}
 			h := handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap)

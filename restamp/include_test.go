@@ -37,7 +37,7 @@ func TestReconcileIncludedSourceMissing(t *testing.T) {
 		Labels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled}}}
 	c := fake.NewClientBuilder().WithObjects(ns, slim.(*corev1.ConfigMap), d).Build()
 	r, rec := testReconciler(t, c, newFlapGuard(testHookFlapConfig()), func() time.Time { return t0 })
-	req := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 	r.changes.add(req, "configmap/app")
 
 	if _, err := r.Reconcile(ctx, req); err != nil {

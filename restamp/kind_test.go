@@ -17,7 +17,7 @@ import (
 func TestReconcileUnknownKind(t *testing.T) {
 	ctx := log.IntoContext(context.Background(), logr.Discard())
 	r := &reconciler{client: fake.NewClientBuilder().Build(), kinds: newWatched(), changes: newChanges()}
-	req := Request{Kind: "Rollout", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	req := Request{KindName: "Rollout", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 	r.changes.add(req, "configmap/app")
 	_, err := r.Reconcile(ctx, req)
 	if !errors.Is(err, reconcile.TerminalError(nil)) {

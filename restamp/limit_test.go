@@ -52,10 +52,10 @@ func TestReconcileSourceLimit(t *testing.T) {
 			return nil
 		},
 	})
-	kinds := newWatched(workload.MutableKinds()...)
+	kinds := newWatched(workload.Kinds().Mutable()...)
 	// Only what the limit path needs: past it, a nil field would panic.
 	r := &reconciler{client: c, key: hookKey, kinds: kinds, changes: newChanges()}
-	req := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 	r.changes.add(req, "configmap/cm-0")
 
 	if _, err := r.Reconcile(ctx, req); err != nil {

@@ -49,7 +49,7 @@ func TestReconcileHonoursNamespacePolicy(t *testing.T) {
 			c := fake.NewClientBuilder().WithObjects(
 				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tc.ns, Labels: tc.labels}}, cm.(client.Object), d).Build()
 			r := policyTestReconciler(t, c, injection.New(own))
-			req := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: tc.ns, Name: "coredns"}}
+			req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: tc.ns, Name: "coredns"}}
 			r.changes.add(req, "configmap/app")
 
 			panicked := reconcilePastPolicy(ctx, t, r, req)

@@ -28,7 +28,7 @@ func TestSourceEventsRecordContentBefore(t *testing.T) {
 		return out.(*corev1.ConfigMap)
 	}
 	v1, v2, v3 := slim("1"), slim("2"), slim("3")
-	web := Request{Kind: "Deployment"}
+	web := Request{KindName: "Deployment"}
 	web.Namespace, web.Name = "ns", "web"
 	app := hasher.Source{Kind: hasher.ConfigMap, Name: "app"}
 	h := handlerFor[*corev1.ConfigMap]
@@ -65,7 +65,7 @@ func TestSourceEventsRecordContentBefore(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			e := &enqueuer{cache: readers(t, nil), kinds: newWatched(workload.MutableKinds()...), changes: newChanges()}
+			e := &enqueuer{cache: readers(t, nil), kinds: newWatched(workload.Kinds().Mutable()...), changes: newChanges()}
 			tc.fire(e, &recordingQueue{})
 			p, ok := e.changes.priors(web)[app]
 			if !ok || !p.known {
@@ -85,9 +85,9 @@ func TestSourceEventsRecordContentBefore(t *testing.T) {
 	}
 
 	t.Run("the start-up replay records nothing", func(t *testing.T) {
-		e := &enqueuer{cache: readers(t, nil), kinds: newWatched(workload.MutableKinds()...), changes: newChanges()}
+		e := &enqueuer{cache: readers(t, nil), kinds: newWatched(workload.Kinds().Mutable()...), changes: newChanges()}
 		h(e, hasher.ConfigMap).Create(ctx, event.TypedCreateEvent[*corev1.ConfigMap]{Object: v1, IsInInitialList: true}, &recordingQueue{})
-		if got := e.changes.priors(Request{Kind: "Deployment", NamespacedName: web.NamespacedName, Recheck: true}); len(got) > 0 {
+		if got := e.changes.priors(Request{KindName: "Deployment", NamespacedName: web.NamespacedName, Recheck: true}); len(got) > 0 {
 			t.Errorf("priors after a replay = %v", got)
 		}
 	})

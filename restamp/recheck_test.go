@@ -73,7 +73,7 @@ func TestRecheckConfirmsLive(t *testing.T) {
 			c := fake.NewClientBuilder().WithObjects(ns(), slim(tc.cached), web(tc.stored)).Build()
 			r, _ := testReconciler(t, c, newFlapGuard(testHookFlapConfig()), func() time.Time { return t0 })
 			r.live = fake.NewClientBuilder().WithObjects(app(tc.live)).Build()
-			req := Request{Kind: "Deployment", NamespacedName: name, Recheck: tc.recheck}
+			req := Request{KindName: "Deployment", NamespacedName: name, Recheck: tc.recheck}
 			if !tc.recheck {
 				r.changes.add(req, "configmap/app")
 			}

@@ -41,12 +41,12 @@ type reconciler struct {
 func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Result, error) {
 	logger := log.FromContext(ctx).WithValues("workload", req.String())
 	ctx = log.IntoContext(ctx, logger)
-	kind, ok := r.kinds.get(req.Kind)
+	kind, ok := r.kinds.get(req.KindName)
 	if !ok {
 		// Requests come only from the kinds Setup watches; another kind is
 		// a bug, and retrying it would not help.
 		r.changes.take(req)
-		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("no workload kind %q", req.Kind))
+		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("no workload kind %q", req.KindName))
 	}
 	obj := kind.New()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
@@ -56,27 +56,22 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 	// The same policy as the webhook's: readers in a namespace confighash
 	// does not serve (a labelled kube-system, say) are never re-stamped.
 	ns, err := r.policy.Check(ctx, r.client, req.Namespace)
-	if err != nil || !ns.Serves || workload.OptedOut(obj.GetAnnotations()) || obj.GetDeletionTimestamp() != nil {
+	if err != nil || !ns.Serves || obj.GetDeletionTimestamp() != nil {
 		r.changes.take(req)
 		return reconcile.Result{}, err
 	}
-	t, ok := kind.PodTemplate(obj)
-	if !ok {
-		// A Rollout reading a Deployment's template, or a custom object
-		// without one: nothing here to stamp.
+	reads := workload.ReadsOf(kind, obj)
+	if reads.Skip != workload.NotSkipped {
+		// Opted out; a Rollout reading a Deployment's template, or a custom
+		// object without one: nothing here to stamp; or over the sources
+		// limit: the webhook leaves such a template unstamped, and
+		// re-stamping it here would roll what admission refused to touch.
 		r.changes.take(req)
 		return reconcile.Result{}, nil
 	}
+	t, refs := reads.Template, reads.Refs
 	current := t.Checksum()
 	if current == "" && req.Recheck {
-		r.changes.take(req)
-		return reconcile.Result{}, nil
-	}
-
-	refs, _ := hasher.References(t.Spec, obj.GetAnnotations())
-	if len(refs) > workload.MaxSources {
-		// The webhook leaves such a template unstamped; re-stamping it here
-		// would roll what admission refused to touch.
 		r.changes.take(req)
 		return reconcile.Result{}, nil
 	}
@@ -100,7 +95,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 		// Rolling now would start pods that cannot find their config. Keep
 		// the stamp; when the source returns, its create event brings us back.
 		r.changes.take(req)
-		r.metrics.missing(req.Kind)
+		r.metrics.missing(req.KindName)
 		r.events.Eventf(obj, nil, corev1.EventTypeWarning, workload.ReasonSourceMissing, "Restamp",
 			"required %s missing; not rolling until it exists", joinSources(res.Missing))
 		return reconcile.Result{}, nil
@@ -146,7 +141,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 	if req.Recheck {
 		reason = restampRecheck
 	}
-	r.metrics.restamped(req.Kind, reason)
+	r.metrics.restamped(req.KindName, reason)
 	changed := r.changes.take(req)
 	r.events.Eventf(obj, nil, corev1.EventTypeNormal, workload.ReasonConfigChanged, "Restamp",
 		"config changed (%s); re-stamped pod template", strings.Join(changed, ", "))

@@ -54,7 +54,7 @@ func wantSum(t *testing.T, data map[string]string) string {
 func TestReconcile(t *testing.T) {
 	data := map[string]string{"k": "v2"}
 	current := wantSum(t, data)
-	webReq := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	webReq := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 
 	enabledNS := func() *corev1.Namespace {
 		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
@@ -108,14 +108,14 @@ func TestReconcile(t *testing.T) {
 		},
 		"start-up replay catches up": {
 			objects:      []client.Object{enabledNS(), appCM(), web("v1:stale")},
-			req:          Request{Kind: "Deployment", NamespacedName: webReq.NamespacedName, Recheck: true},
+			req:          Request{KindName: "Deployment", NamespacedName: webReq.NamespacedName, Recheck: true},
 			wantStamp:    current,
 			wantEvent:    "Normal ConfigChanged",
 			wantRestamps: map[string]float64{restampRecheck: 1},
 		},
 		"startup leaves unstamped workloads alone": {
 			objects: []client.Object{enabledNS(), appCM(), web("")},
-			req:     Request{Kind: "Deployment", NamespacedName: webReq.NamespacedName, Recheck: true},
+			req:     Request{KindName: "Deployment", NamespacedName: webReq.NamespacedName, Recheck: true},
 		},
 		"current stamp is left alone": {
 			objects:   []client.Object{enabledNS(), appCM(), web(current)},
@@ -180,7 +180,7 @@ func TestReconcile(t *testing.T) {
 		},
 		"flap hold: a re-check shares the workload's limit": {
 			objects:     []client.Object{enabledNS(), appCM(), web("v1:stale")},
-			req:         Request{Kind: "Deployment", NamespacedName: webReq.NamespacedName, Recheck: true},
+			req:         Request{KindName: "Deployment", NamespacedName: webReq.NamespacedName, Recheck: true},
 			flapsBefore: 3,
 			wantStamp:   "v1:stale",
 			wantEvent:   "Warning FlapHold",

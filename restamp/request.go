@@ -8,8 +8,9 @@ import (
 
 // Request names one workload to re-check.
 type Request struct {
-	// Kind is the workload kind, e.g. "Deployment".
-	Kind string
+	// KindName is the workload kind's workload.Kind.Name, e.g. "Deployment"
+	// or "Rollout.argoproj.io".
+	KindName string
 	types.NamespacedName
 	// Recheck is true when the trigger is not a config change seen live:
 	// the informers' replay at start-up, or the re-check of a workload that
@@ -20,5 +21,5 @@ type Request struct {
 }
 
 func (r Request) String() string {
-	return fmt.Sprintf("%s %s", r.Kind, r.NamespacedName)
+	return fmt.Sprintf("%s %s", r.KindName, r.NamespacedName)
 }

@@ -43,7 +43,7 @@ func (s *settler) Reconcile(ctx context.Context, req Request) (reconcile.Result,
 // annotation was not usable as written; the enqueuer has already fallen
 // back to the default or the cap.
 func (s *settler) reportWindow(ctx context.Context, req Request) {
-	k, ok := s.kinds.get(req.Kind)
+	k, ok := s.kinds.get(req.KindName)
 	if !ok || req.Recheck {
 		return
 	}

@@ -61,8 +61,9 @@ type Options struct {
 	// Registry takes the hook's metrics, registered once; nil counts
 	// nothing.
 	Registry prometheus.Registerer
-	// Kinds are the workload kinds; nil means the built-in ones. Probe
-	// says when a custom one is served; it is required when Kinds has one.
+	// Kinds are the workload kinds confighash serves (workload.NewRegistry
+	// resolves them). Probe says when an unstructured one is served; it is
+	// required when Kinds has one.
 	Kinds workload.Registry
 	Probe Probe
 	// MaxSourceKeys is the cache's key bound (--max-source-keys), applied
@@ -79,13 +80,9 @@ type Options struct {
 // hook's controller to mgr. It runs on the leader only. Custom kinds are
 // watched once the apiserver serves them (customwatch.go).
 func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
-	kinds := o.Kinds
-	if kinds == nil {
-		kinds = workload.Kinds()
-	}
 	var builtin, custom []workload.Kind
-	for _, k := range kinds.Mutable() {
-		if k.Custom() {
+	for _, k := range o.Kinds.Mutable() {
+		if k.Unstructured() {
 			custom = append(custom, k)
 		} else {
 			builtin = append(builtin, k)

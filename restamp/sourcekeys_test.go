@@ -61,7 +61,7 @@ func TestReconcileSourceNotHeld(t *testing.T) {
 				},
 			})
 			r, rec := testReconciler(t, c, nil, time.Now)
-			req := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+			req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 			r.changes.add(req, "configmap/big")
 			_, err = r.Reconcile(ctx, req)
 			var notHeld *sources.NotHeldError

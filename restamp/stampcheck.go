@@ -42,7 +42,7 @@ func (r *reconciler) stale(ctx context.Context, obj client.Object, req Request, 
 		}
 		storedID, _ := hasher.StampKeyID(stored)
 		freshID, _ := hasher.StampKeyID(fresh)
-		r.metrics.kept(req.Kind, keptOtherKey)
+		r.metrics.kept(req.KindName, keptOtherKey)
 		r.events.Eventf(obj, nil, corev1.EventTypeWarning, ReasonKeyChanged, "Restamp",
 			"stamped under HMAC key %s, but confighash now uses key %s: not rolling; the next change to its config re-stamps it", storedID, freshID)
 		log.FromContext(ctx).Info("stamp made under another HMAC key; keeping it until its config changes",
@@ -83,7 +83,7 @@ func (r *reconciler) confirmLive(ctx context.Context, req Request, refs []hasher
 	if res.Checksum == fresh && len(res.Missing) == 0 {
 		return true, nil
 	}
-	r.metrics.kept(req.Kind, keptCacheBehind)
+	r.metrics.kept(req.KindName, keptCacheBehind)
 	log.FromContext(ctx).Info("re-check found the cache behind the apiserver; not re-stamping until its event arrives")
 	return false, nil
 }

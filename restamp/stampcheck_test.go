@@ -56,7 +56,7 @@ func TestReconcileKeepsStampsOnlyConfighashChanged(t *testing.T) {
 	otherKey := []byte("another-key-another-key-another!")
 	current := stampOf(t, hookKey, "ns", data)
 	otherKeyStamp := stampOf(t, otherKey, "ns", data)
-	live := Request{Kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	live := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 	replay := live
 	replay.Recheck = true
 

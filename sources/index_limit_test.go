@@ -12,7 +12,7 @@ import (
 
 // The hook indexes only what the webhook stamps: a workload over the source
 // limit is stamped by neither, and adds nothing to the index.
-func TestReadKeysSourceLimit(t *testing.T) {
+func TestReadKeysOfSourceLimit(t *testing.T) {
 	reading := func(n int) *appsv1.Deployment {
 		d := deploymentReading(nil)
 		d.Spec.Template.Spec = corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}}
@@ -31,7 +31,7 @@ func TestReadKeysSourceLimit(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := len(ReadKeys(reading(tc.sources))); got != tc.want {
+			if got := len(readKeys(t, reading(tc.sources))); got != tc.want {
 				t.Errorf("%d index keys, want %d", got, tc.want)
 			}
 		})

@@ -62,7 +62,23 @@ func TestIndexKey(t *testing.T) {
 	}
 }
 
-func TestReadKeys(t *testing.T) {
+// readKeys indexes obj as the hook does: with ReadKeysOf of its kind in the
+// registry. An object of no kind there is read by none of them.
+func readKeys(t *testing.T, obj client.Object) []string {
+	t.Helper()
+	k, ok := workload.Kinds().For(obj)
+	if ok {
+		return ReadKeysOf(k)(obj)
+	}
+	for _, k := range workload.Kinds() {
+		if got := ReadKeysOf(k)(obj); got != nil {
+			t.Errorf("ReadKeysOf(%s) indexes a %T: %q", k.Name(), obj, got)
+		}
+	}
+	return nil
+}
+
+func TestReadKeysOf(t *testing.T) {
 	all := []string{"configmap/app", "configmap/files", "secret/db"}
 	cronJob := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "cj", Namespace: "ns"}}
 	cronJob.Spec.JobTemplate.Spec.Template.Spec = readingSpec()
@@ -74,7 +90,7 @@ func TestReadKeys(t *testing.T) {
 
 	tests := map[string]struct {
 		obj  client.Object
-		want []string // nil means ReadKeys must return nil
+		want []string // nil means ReadKeysOf must return nil
 	}{
 		"deployment": {
 			obj:  deploymentReading(nil),
@@ -126,17 +142,17 @@ func TestReadKeys(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := ReadKeys(tc.obj)
+			got := readKeys(t, tc.obj)
 			if tc.want == nil {
 				if got != nil {
-					t.Fatalf("ReadKeys = %q, want nil", got)
+					t.Fatalf("ReadKeysOf = %q, want nil", got)
 				}
 				return
 			}
 			got = slices.Clone(got)
 			slices.Sort(got)
 			if !slices.Equal(got, tc.want) {
-				t.Errorf("ReadKeys = %q, want %q", got, tc.want)
+				t.Errorf("ReadKeysOf = %q, want %q", got, tc.want)
 			}
 		})
 	}

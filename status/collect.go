@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/workload"
 )
 
@@ -37,8 +36,8 @@ type Options struct {
 	Stamper Stamper
 	// Parallel bounds the concurrent dry-runs; 0 means 8.
 	Parallel int
-	// Kinds are the kinds confighash serves (its --workload-kind); nil
-	// means the built-in ones.
+	// Kinds are the kinds confighash serves, with those its
+	// --workload-kind adds (workload.NewRegistry resolves them); required.
 	Kinds workload.Registry
 	// KindChecker tells which custom kinds the hook refuses to watch; nil
 	// checks none.
@@ -49,14 +48,14 @@ type Options struct {
 type NotFoundError struct {
 	Target    Target
 	Namespace string
-	// Kinds are the kinds looked for; nil means the built-in ones.
+	// Kinds are the kinds looked for.
 	Kinds workload.Registry
 }
 
 func (e *NotFoundError) Error() string {
 	what := e.Target.String()
-	if e.Target.Kind == "" {
-		what = "no " + orList(kindNames(orBuiltin(e.Kinds))) + " " + what
+	if e.Target.KindName == "" {
+		what = "no " + orList(kindNames(e.Kinds)) + " " + what
 	} else {
 		what += " not found"
 	}
@@ -69,7 +68,9 @@ func (e *NotFoundError) Error() string {
 // Problems confined to one workload are reported in it rather than failing
 // the whole call.
 func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
-	o.Kinds = orBuiltin(o.Kinds)
+	if len(o.Kinds) == 0 {
+		return nil, errors.New("no workload kinds to report on (Options.Kinds)")
+	}
 	if o.Stamper == nil {
 		o.Stamper = DryRunStamper{Client: c, Kinds: o.Kinds}
 	}
@@ -97,17 +98,19 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 		w := &report.Workloads[i]
 		w.Kind = obj.GetObjectKind().GroupVersionKind().Kind
 		w.Namespace, w.Name = obj.GetNamespace(), obj.GetName()
-		t, _ := o.Kinds.PodTemplate(obj) // listWorkloads keeps only objects with one
-		w.StampedChecksum = t.Checksum()
+		k, _ := o.Kinds.For(obj) // listWorkloads lists o.Kinds only
+		reads := workload.ReadsOf(k, obj)
+		w.StampedChecksum = reads.Template.Checksum() // listWorkloads keeps only objects with a template
 		w.Hold = holdOf(obj.GetAnnotations())
 		kinds.fill(w, obj.GetObjectKind().GroupVersionKind())
 		labels, nsErr := nss.labels(ctx, w.Namespace)
 		w.Injection = injectionOf(w.Namespace, labels, nsErr, obj.GetAnnotations(), o.ConfighashNamespace, o.ConfighashNamespaces...)
-		refs, refErr := hasher.References(t.Spec, obj.GetAnnotations())
-		if refErr != nil {
-			w.Warnings = append(w.Warnings, strings.Split(refErr.Error(), "\n")...)
+		// What the template reads, whether or not confighash acts on it
+		// (reads.Skip): injection says whether it does.
+		if reads.RefErr != nil {
+			w.Warnings = append(w.Warnings, strings.Split(reads.RefErr.Error(), "\n")...)
 		}
-		w.Sources = sourcesOf(refs)
+		w.Sources = sourcesOf(reads.Refs)
 		presence.fill(ctx, w.Namespace, w.Sources)
 		if eventsErr != nil {
 			w.Warnings = append(w.Warnings, eventsErr.Error()+"; held cannot be told from stale")
@@ -135,7 +138,7 @@ func listWorkloads(ctx context.Context, c client.Reader, t Target, ns string, re
 		if t.Name != "" {
 			obj := k.New()
 			err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: t.Name}, obj)
-			if apierrors.IsNotFound(err) || (k.Custom() && meta.IsNoMatchError(err)) {
+			if apierrors.IsNotFound(err) || (k.Unstructured() && meta.IsNoMatchError(err)) {
 				continue
 			}
 			if err != nil {
@@ -154,7 +157,7 @@ func listWorkloads(ctx context.Context, c client.Reader, t Target, ns string, re
 			opts = append(opts, client.InNamespace(ns))
 		}
 		err := c.List(ctx, list, opts...)
-		if k.Custom() && meta.IsNoMatchError(err) {
+		if k.Unstructured() && meta.IsNoMatchError(err) {
 			continue // the CRD is not installed: there are none
 		}
 		if err != nil {

@@ -139,7 +139,7 @@ func TestCollect(t *testing.T) {
 
 	t.Run("all namespaces", func(t *testing.T) {
 		st.asked = nil
-		r, err := Collect(t.Context(), c, Options{AllNamespaces: true, ConfighashNamespace: "confighash-system", Stamper: st})
+		r, err := Collect(t.Context(), c, Options{Kinds: workload.Kinds(), AllNamespaces: true, ConfighashNamespace: "confighash-system", Stamper: st})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +212,7 @@ func TestCollect(t *testing.T) {
 	})
 
 	t.Run("one named workload", func(t *testing.T) {
-		r, err := Collect(t.Context(), c, Options{Target: Target{Name: "held"}, Namespace: "on", Stamper: st})
+		r, err := Collect(t.Context(), c, Options{Kinds: workload.Kinds(), Target: Target{Name: "held"}, Namespace: "on", Stamper: st})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +223,7 @@ func TestCollect(t *testing.T) {
 	})
 
 	t.Run("named workload of another kind", func(t *testing.T) {
-		_, err := Collect(t.Context(), c, Options{Target: Target{Kind: "StatefulSet", Name: "web"}, Namespace: "on", Stamper: st})
+		_, err := Collect(t.Context(), c, Options{Kinds: workload.Kinds(), Target: Target{KindName: "StatefulSet", Name: "web"}, Namespace: "on", Stamper: st})
 		var nf *NotFoundError
 		if !errors.As(err, &nf) || err.Error() != "statefulset/web not found in namespace on" {
 			t.Fatalf("err = %v, want not found", err)
@@ -231,7 +231,7 @@ func TestCollect(t *testing.T) {
 	})
 
 	t.Run("one namespace", func(t *testing.T) {
-		r, err := Collect(t.Context(), c, Options{Namespace: "off", Stamper: st})
+		r, err := Collect(t.Context(), c, Options{Kinds: workload.Kinds(), Namespace: "off", Stamper: st})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -278,7 +278,7 @@ func TestDryRunCopy(t *testing.T) {
 	d.OwnerReferences = []metav1.OwnerReference{{Name: "owner"}}
 	d.Finalizers = []string{"x"}
 	d.Status.Replicas = 3
-	cp := dryRunCopy(nil, d).(*appsv1.Deployment)
+	cp := dryRunCopy(workload.Kinds(), d).(*appsv1.Deployment)
 	if cp.UID != "" || cp.ResourceVersion != "" || cp.Generation != 0 || cp.ManagedFields != nil ||
 		cp.OwnerReferences != nil || cp.Finalizers != nil || cp.Status.Replicas != 0 || cp.Name != "" {
 		t.Errorf("copy keeps identity or status: %+v", cp.ObjectMeta)

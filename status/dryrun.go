@@ -29,7 +29,7 @@ type Stamper interface {
 // are collected.
 type DryRunStamper struct {
 	Client client.Client
-	// Kinds are the kinds served; nil means the built-in ones.
+	// Kinds are the kinds served.
 	Kinds workload.Registry
 }
 
@@ -43,19 +43,19 @@ const maxCopyName = 52
 // Stamp implements Stamper.
 func (s DryRunStamper) Stamp(ctx context.Context, obj client.Object) (string, []string, error) {
 	ctx, warnings := collectWarnings(ctx)
-	cp := dryRunCopy(orBuiltin(s.Kinds), obj)
+	cp := dryRunCopy(s.Kinds, obj)
 	cp.SetName(copyName(obj.GetName()))
 	err := s.Client.Create(ctx, cp, client.DryRunAll)
 	if apierrors.IsAlreadyExists(err) {
 		// Something really is called that; let the server pick a name.
-		cp = dryRunCopy(orBuiltin(s.Kinds), obj)
+		cp = dryRunCopy(s.Kinds, obj)
 		cp.SetGenerateName(copyBase(obj.GetName(), maxCopyName-len(copySuffix)-len("-")-5) + copySuffix + "-")
 		err = s.Client.Create(ctx, cp, client.DryRunAll)
 	}
 	if err != nil {
 		return "", confighashWarnings(warnings.list()), fmt.Errorf("dry-run create of a copy: %w", err)
 	}
-	t, ok := orBuiltin(s.Kinds).PodTemplate(cp)
+	t, ok := s.Kinds.PodTemplate(cp)
 	if !ok {
 		return "", nil, fmt.Errorf("%T has no pod template", cp)
 	}
@@ -67,7 +67,6 @@ func (s DryRunStamper) Stamp(ctx context.Context, obj client.Object) (string, []
 // stamp. Removing the stamp is what makes a missing stamp in the answer
 // mean that the webhook did not act.
 func dryRunCopy(kinds workload.Registry, obj client.Object) client.Object {
-	kinds = orBuiltin(kinds)
 	cp := obj.DeepCopyObject().(client.Object)
 	cp.SetName("")
 	cp.SetGenerateName("")

@@ -25,7 +25,7 @@ func kindNames(reg workload.Registry) []string {
 // kinds; those --workload-kind adds are accepted too.
 func KindsHelp() string {
 	var shorts []string
-	for _, k := range workload.MutableKinds() {
+	for _, k := range workload.Kinds().Mutable() {
 		shorts = append(shorts, k.ShortNames...)
 	}
 	help := strings.Join(kindNames(workload.Kinds()), ", ")

@@ -16,7 +16,7 @@ import (
 // handled by a list of its own would fail them.
 
 func TestParseTargetResolvesEveryRegistryKind(t *testing.T) {
-	for _, k := range workload.MutableKinds() {
+	for _, k := range workload.Kinds().Mutable() {
 		kind := strings.ToLower(k.GVK.Kind)
 		names := append([]string{kind, k.Resource, strings.ToUpper(kind)}, k.ShortNames...)
 		if k.GVK.Group != "" {
@@ -24,14 +24,14 @@ func TestParseTargetResolvesEveryRegistryKind(t *testing.T) {
 		}
 		for _, n := range names {
 			t.Run(k.GVK.Kind+"/"+n, func(t *testing.T) {
-				got, err := ParseTarget(n+"/web", nil)
+				got, err := ParseTarget(n+"/web", workload.Kinds())
 				if err != nil {
 					t.Fatalf("ParseTarget(%q): %v", n+"/web", err)
 				}
-				if got.Kind != k.Name() {
-					t.Errorf("ParseTarget(%q).Kind = %q, want %q", n+"/web", got.Kind, k.Name())
+				if got.KindName != k.Name() {
+					t.Errorf("ParseTarget(%q).KindName = %q, want %q", n+"/web", got.KindName, k.Name())
 				}
-				if ks := got.kinds(nil); len(ks) != 1 || ks[0].GVK != k.GVK {
+				if ks := got.kinds(workload.Kinds()); len(ks) != 1 || ks[0].GVK != k.GVK {
 					t.Errorf("target %v covers %v, want only %s", got, ks, k.GVK)
 				}
 			})
@@ -41,10 +41,10 @@ func TestParseTargetResolvesEveryRegistryKind(t *testing.T) {
 
 func TestBareNameCoversEveryMutableKind(t *testing.T) {
 	got := map[string]bool{}
-	for _, k := range (Target{Name: "web"}).kinds(nil) {
+	for _, k := range (Target{Name: "web"}).kinds(workload.Kinds()) {
 		got[k.GVK.Kind] = true
 	}
-	for _, k := range workload.MutableKinds() {
+	for _, k := range workload.Kinds().Mutable() {
 		if !got[k.GVK.Kind] {
 			t.Errorf("a bare name does not cover %s", k.GVK.Kind)
 		}
@@ -52,9 +52,9 @@ func TestBareNameCoversEveryMutableKind(t *testing.T) {
 }
 
 func TestKindTextsNameEveryMutableKind(t *testing.T) {
-	notFound := (&NotFoundError{Target: Target{Name: "web"}, Namespace: "ns"}).Error()
-	_, unknown := ParseTarget("nosuchkind/web", nil)
-	for _, k := range workload.MutableKinds() {
+	notFound := (&NotFoundError{Target: Target{Name: "web"}, Namespace: "ns", Kinds: workload.Kinds()}).Error()
+	_, unknown := ParseTarget("nosuchkind/web", workload.Kinds())
+	for _, k := range workload.Kinds().Mutable() {
 		kind := strings.ToLower(k.GVK.Kind)
 		texts := map[string]string{"KindsHelp": KindsHelp(), "NotFoundError": notFound, "unknown kind": unknown.Error()}
 		for what, text := range texts {
@@ -75,7 +75,7 @@ func TestKindTextsNameEveryMutableKind(t *testing.T) {
 func TestDryRunCopyEveryRegistryKind(t *testing.T) {
 	for _, k := range workload.Kinds() {
 		t.Run(k.GVK.Kind, func(t *testing.T) {
-			if k.Custom() {
+			if k.Unstructured() {
 				testDryRunCopyCustom(t, k)
 				return
 			}
@@ -88,7 +88,7 @@ func TestDryRunCopyEveryRegistryKind(t *testing.T) {
 			if st.IsZero() {
 				t.Fatalf("filling the status of %T left it empty", obj)
 			}
-			tmpl, ok := workload.PodTemplate(obj)
+			tmpl, ok := k.PodTemplate(obj)
 			if !ok {
 				t.Fatalf("no pod template in %T", obj)
 			}
@@ -102,7 +102,7 @@ func TestDryRunCopyEveryRegistryKind(t *testing.T) {
 			if !reflect.ValueOf(cp).Elem().FieldByName("Status").IsZero() {
 				t.Errorf("copy of a %s keeps its status", k.GVK.Kind)
 			}
-			if tmpl, _ := workload.PodTemplate(cp); tmpl.Checksum() != "" {
+			if tmpl, _ := k.PodTemplate(cp); tmpl.Checksum() != "" {
 				t.Errorf("copy of a %s keeps the stamp", k.GVK.Kind)
 			}
 			if st.IsZero() {

@@ -27,7 +27,7 @@ type kindVerdicts struct {
 	refused, unchecked map[schema.GroupVersionKind]string
 }
 
-// checkKinds runs c once for each custom kind among objs (as listWorkloads
+// checkKinds runs c once for each unstructured kind among objs (as listWorkloads
 // returns them, carrying their GroupVersionKind). A nil c checks nothing.
 func checkKinds(ctx context.Context, c KindChecker, reg workload.Registry, objs []client.Object) kindVerdicts {
 	v := kindVerdicts{refused: map[schema.GroupVersionKind]string{}, unchecked: map[schema.GroupVersionKind]string{}}
@@ -38,7 +38,7 @@ func checkKinds(ctx context.Context, c KindChecker, reg workload.Registry, objs 
 	for _, obj := range objs {
 		gvk := obj.GetObjectKind().GroupVersionKind()
 		k, ok := reg.Of(gvk)
-		if done[gvk] || !ok || !k.Custom() {
+		if done[gvk] || !ok || !k.Unstructured() {
 			continue
 		}
 		done[gvk] = true

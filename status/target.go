@@ -11,10 +11,10 @@ import (
 
 // Target names the workloads to report on.
 type Target struct {
-	// Kind is the kind's workload.Kind.Name (Deployment, …, or
+	// KindName is the kind's workload.Kind.Name (Deployment, …, or
 	// Widget.example.com for a custom kind); empty means every kind the hook
 	// re-stamps.
-	Kind string
+	KindName string
 	// Name is one workload's name; empty means all of them.
 	Name string
 }
@@ -24,8 +24,8 @@ type Target struct {
 // API group ("deployments.apps"), in any case. Only the kinds the hook
 // re-stamps are accepted, since a Job's or Pod's stamp can never go stale.
 //
-// kinds are the kinds confighash serves (nil: the built-in ones), so that a
-// kind its --workload-kind adds can be named too.
+// kinds are the kinds confighash serves, with those its --workload-kind
+// adds, so that those can be named too.
 func ParseTarget(s string, kinds workload.Registry) (Target, error) {
 	kindText, name, hasKind := strings.Cut(s, "/")
 	if !hasKind {
@@ -40,40 +40,33 @@ func ParseTarget(s string, kinds workload.Registry) (Target, error) {
 	if !hasKind {
 		return Target{Name: name}, nil
 	}
-	kind, ok := kindByName(orBuiltin(kinds), kindText)
+	kind, ok := kindByName(kinds, kindText)
 	if !ok {
-		return Target{}, fmt.Errorf("unknown kind %q: want one of %s", kindText, strings.Join(kindNames(orBuiltin(kinds)), ", "))
+		return Target{}, fmt.Errorf("unknown kind %q: want one of %s", kindText, strings.Join(kindNames(kinds), ", "))
 	}
-	return Target{Kind: kind.Name(), Name: name}, nil
+	return Target{KindName: kind.Name(), Name: name}, nil
 }
 
-// kinds lists the kinds of reg (nil: the built-in ones) that t covers.
+// kinds lists the kinds of reg that t covers.
 func (t Target) kinds(reg workload.Registry) []workload.Kind {
-	all := orBuiltin(reg).Mutable()
-	if t.Kind == "" {
+	all := reg.Mutable()
+	if t.KindName == "" {
 		return all
 	}
 	for _, k := range all {
-		if k.Name() == t.Kind {
+		if k.Name() == t.KindName {
 			return []workload.Kind{k}
 		}
 	}
 	return nil
 }
 
-func orBuiltin(reg workload.Registry) workload.Registry {
-	if reg == nil {
-		return workload.Kinds()
-	}
-	return reg
-}
-
 // String gives "kind/name", "name" or "".
 func (t Target) String() string {
-	if t.Kind == "" {
+	if t.KindName == "" {
 		return t.Name
 	}
-	return strings.ToLower(t.Kind) + "/" + t.Name
+	return strings.ToLower(t.KindName) + "/" + t.Name
 }
 
 func kindByName(reg workload.Registry, text string) (workload.Kind, bool) {

@@ -14,12 +14,12 @@ func TestParseTarget(t *testing.T) {
 		wantErr string
 	}{
 		"bare name":             {in: "web", want: Target{Name: "web"}},
-		"kind/name":             {in: "deployment/web", want: Target{Kind: "Deployment", Name: "web"}},
-		"plural":                {in: "statefulsets/db", want: Target{Kind: "StatefulSet", Name: "db"}},
-		"short name":            {in: "ds/agent", want: Target{Kind: "DaemonSet", Name: "agent"}},
-		"group-qualified":       {in: "cronjobs.batch/nightly", want: Target{Kind: "CronJob", Name: "nightly"}},
-		"any case":              {in: "Deployment/web", want: Target{Kind: "Deployment", Name: "web"}},
-		"dotted name":           {in: "deploy/web.v2", want: Target{Kind: "Deployment", Name: "web.v2"}},
+		"kind/name":             {in: "deployment/web", want: Target{KindName: "Deployment", Name: "web"}},
+		"plural":                {in: "statefulsets/db", want: Target{KindName: "StatefulSet", Name: "db"}},
+		"short name":            {in: "ds/agent", want: Target{KindName: "DaemonSet", Name: "agent"}},
+		"group-qualified":       {in: "cronjobs.batch/nightly", want: Target{KindName: "CronJob", Name: "nightly"}},
+		"any case":              {in: "Deployment/web", want: Target{KindName: "Deployment", Name: "web"}},
+		"dotted name":           {in: "deploy/web.v2", want: Target{KindName: "Deployment", Name: "web.v2"}},
 		"job is not re-stamped": {in: "job/x", wantErr: "unknown kind"},
 		"pod":                   {in: "pod/x", wantErr: "unknown kind"},
 		"empty name":            {in: "deployment/", wantErr: "want KIND/NAME"},
@@ -29,7 +29,7 @@ func TestParseTarget(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := ParseTarget(tc.in, nil)
+			got, err := ParseTarget(tc.in, workload.Kinds())
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
@@ -44,10 +44,10 @@ func TestParseTarget(t *testing.T) {
 }
 
 func TestTargetKinds(t *testing.T) {
-	if n, want := len(Target{}.kinds(nil)), len(workload.MutableKinds()); n != want {
+	if n, want := len(Target{}.kinds(workload.Kinds())), len(workload.Kinds().Mutable()); n != want {
 		t.Errorf("a bare name covers %d kinds, want %d", n, want)
 	}
-	if k := (Target{Kind: "CronJob"}).kinds(nil); len(k) != 1 || k[0].GVK.Kind != "CronJob" {
+	if k := (Target{KindName: "CronJob"}).kinds(workload.Kinds()); len(k) != 1 || k[0].GVK.Kind != "CronJob" {
 		t.Errorf("kinds = %v", k)
 	}
 }
@@ -66,17 +66,17 @@ func TestParseTargetCustomKind(t *testing.T) {
 	}
 	for _, name := range []string{"widget", "widgets", "Widget.e.io", "widgets.e.io"} {
 		got, err := ParseTarget(name+"/web", reg)
-		if err != nil || got.Kind != "Widget.e.io" {
+		if err != nil || got.KindName != "Widget.e.io" {
 			t.Errorf("ParseTarget(%q) = %+v, %v", name+"/web", got, err)
 		}
 		if ks := got.kinds(reg); len(ks) != 1 || ks[0].GVK != widget.GVK {
 			t.Errorf("%q covers %v", name, ks)
 		}
 	}
-	if _, err := ParseTarget("widget/web", nil); err == nil {
+	if _, err := ParseTarget("widget/web", workload.Kinds()); err == nil {
 		t.Error("a custom kind was accepted without the registry that has it")
 	}
-	if n := len(Target{}.kinds(reg)); n != len(workload.MutableKinds())+1 {
+	if n := len(Target{}.kinds(reg)); n != len(workload.Kinds().Mutable())+1 {
 		t.Errorf("every kind is %d kinds, want the built-in ones and Widget", n)
 	}
 }

@@ -9,9 +9,7 @@ import (
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/confighash/confighash/hasher"
@@ -41,7 +39,7 @@ type Handler struct {
 	// namespaceSelector binds only the apiserver, not other callers.
 	Policy     injection.Policy
 	Namespaces injection.Getter
-	// Kinds are the kinds stamped; nil means the built-in ones.
+	// Kinds are the kinds stamped (workload.NewRegistry resolves them).
 	Kinds workload.Registry
 	// Callers, when set, limits every answer that depends on the request
 	// to the apiserver, identified by its client certificate; the HTTP
@@ -71,11 +69,7 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 	if !h.serves(ctx, req.Namespace) {
 		return admission.Allowed(notServedMessage), answerUnchanged
 	}
-	kinds := h.Kinds
-	if kinds == nil {
-		kinds = workload.Kinds()
-	}
-	kind, ok := kinds.Of(schema.GroupVersionKind(req.Kind))
+	kind, ok := h.Kinds.Of(schema.GroupVersionKind(req.Kind))
 	if !ok {
 		return admission.Allowed(fmt.Sprintf("confighash does not stamp %s", req.Kind.Kind)), answerUnchanged
 	}
@@ -86,19 +80,21 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 	if err := h.Decoder.DecodeRaw(req.Object, obj); err != nil {
 		return unhandled(ctx, fmt.Errorf("decoding %s: %w", kind.GVK.Kind, err), "decoding the object"), answerError
 	}
-	if workload.OptedOut(obj.GetAnnotations()) {
+	reads := workload.ReadsOf(kind, obj)
+	switch reads.Skip {
+	case workload.SkipOptedOut:
 		return h.optedOut(ctx, kind, obj, req)
-	}
-	if !kind.Mutable && metav1.GetControllerOf(obj) != nil {
+	case workload.SkipOwned:
 		// Created from a template that was stamped already.
 		return admission.Allowed("owned by a controller; its template carries the stamp"), answerUnchanged
-	}
-	t, ok := kind.PodTemplate(obj)
-	if !ok {
+	case workload.SkipNoTemplate:
 		// A Rollout that reads a Deployment's template (workloadRef), or a
 		// custom object without one: the pods' template lives elsewhere.
 		return admission.Allowed("no pod template to stamp"), answerUnchanged
 	}
+	// Over the sources limit (workload.SkipOverLimit) is answered by
+	// checksum, which keeps the stored stamp and says why.
+	t := reads.Template
 
 	var old *workload.Template
 	if req.Operation == admissionv1.Update {
@@ -133,7 +129,7 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 		// correction would be a second rollout.
 		ctx = sources.PreferLive(ctx)
 	}
-	sum, warnings, err := h.checksum(ctx, req.Namespace, obj, t, old)
+	sum, warnings, err := h.checksum(ctx, req.Namespace, reads, old)
 	if err != nil {
 		// An unreadable cache must not block the cluster: keep what the
 		// object has. The error stays in the log; it may name a Secret.
@@ -200,17 +196,19 @@ func writtenByConfighash(req admission.Request) bool {
 // a required source missing it returns the previous stamp: the template
 // change rolls the pods anyway, and a fresh stamp would only record a config
 // that is gone. A previous stamp confighash does not write is not kept.
-func (h *Handler) checksum(ctx context.Context, ns string, obj client.Object, t workload.Template, old *workload.Template) (string, []string, error) {
-	refs, refErr := hasher.References(t.Spec, obj.GetAnnotations())
+// reads is the new template's (workload.ReadsOf), which the caller has
+// found to have one, not opted out.
+func (h *Handler) checksum(ctx context.Context, ns string, reads workload.Reads, old *workload.Template) (string, []string, error) {
+	t := reads.Template
 	var warnings []string
-	if refErr != nil {
-		warnings = append(warnings, workload.Warning(oneLine(refErr)))
+	if reads.RefErr != nil {
+		warnings = append(warnings, workload.Warning(oneLine(reads.RefErr)))
 	}
-	if limit := workload.MaxSources; len(refs) > limit {
-		return unchanged(t, old), append(warnings, workload.Warning(fmt.Sprintf("template reads %d sources, more than the limit of %d; not stamped", len(refs), limit))), nil
+	if reads.Skip == workload.SkipOverLimit {
+		return unchanged(t, old), append(warnings, workload.Warning(fmt.Sprintf("template reads %d sources, more than the limit of %d; not stamped", len(reads.Refs), workload.MaxSources))), nil
 	}
 	h.Metrics.checksum()
-	res, err := hasher.Checksum(h.Key, ns, refs, h.Sources.Lookup(ctx, ns))
+	res, err := hasher.Checksum(h.Key, ns, reads.Refs, h.Sources.Lookup(ctx, ns))
 	if notHeld := (*sources.NotHeldError)(nil); errors.As(err, &notHeld) {
 		// Content the cache does not hold is never hashed as if absent:
 		// the template is left as it is, as over the sources bound.

@@ -54,7 +54,7 @@ func newHandler(t testing.TB, src fakeSources) *Handler {
 		t.Fatal(err)
 	}
 	return &Handler{Key: testKey, Sources: src, Decoder: admission.NewDecoder(scheme),
-		Policy: injection.New(testOwnNamespace), Namespaces: testNamespaces}
+		Policy: injection.New(testOwnNamespace), Namespaces: testNamespaces, Kinds: workload.Kinds()}
 }
 
 func deployment(mutate ...func(*appsv1.Deployment)) *appsv1.Deployment {
@@ -115,7 +115,7 @@ func mustJSON(v any) []byte {
 // the stamp it ends with, checking the patch touched nothing else.
 func stampOf(t *testing.T, req admission.Request, resp admission.Response) string {
 	t.Helper()
-	kind, ok := workload.KindOf(toGVK(req.Kind))
+	kind, ok := workload.Kinds().Of(toGVK(req.Kind))
 	if !ok {
 		if len(resp.Patches) > 0 {
 			t.Fatalf("patched an unknown kind")
@@ -141,7 +141,7 @@ func stampOf(t *testing.T, req admission.Request, resp admission.Response) strin
 	if err := json.Unmarshal(raw, obj); err != nil {
 		t.Fatal(err)
 	}
-	tmpl, _ := workload.PodTemplate(obj)
+	tmpl, _ := kind.PodTemplate(obj)
 	return tmpl.Checksum()
 }
 

@@ -114,10 +114,11 @@ func parseTemplatePath(s string) ([]string, error) {
 }
 
 // Name is how the hook's requests, metrics and events name the kind: the
-// kind alone for the built-in ones, qualified by its group for custom ones,
-// which may share a kind name with a built-in or with each other.
+// kind alone for the typed ones, qualified by its group for unstructured
+// ones (the Rollout, and those --workload-kind adds), which may share a kind
+// name with a typed one or with each other.
 func (k Kind) Name() string {
-	if !k.Custom() {
+	if !k.Unstructured() {
 		return k.GVK.Kind
 	}
 	return k.GVK.Kind + "." + k.GVK.Group

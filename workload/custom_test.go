@@ -40,10 +40,29 @@ func TestParseKind(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !k.Custom() || !k.Mutable || k.Resource == "" || k.MetaPath != "/"+strings.Join(k.TemplatePath, "/")+"/metadata" {
+			if !k.Unstructured() || !k.Mutable || k.Resource == "" || k.MetaPath != "/"+strings.Join(k.TemplatePath, "/")+"/metadata" {
 				t.Errorf("kind = %+v", k)
 			}
 		})
+	}
+}
+
+// TestRegistryConfigured: Configured lists the kinds NewRegistry added to
+// the built-in ones, and never a built-in one, typed or unstructured.
+func TestRegistryConfigured(t *testing.T) {
+	if got := Kinds().Configured(); len(got) != 0 {
+		t.Errorf("the built-in kinds configure %v", got)
+	}
+	clone, err := ParseKind("group=apps.kruise.io,version=v1alpha1,kind=CloneSet,resource=clonesets,template=spec.template")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRegistry(clone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Configured(); len(got) != 1 || got[0].GVK != clone.GVK {
+		t.Errorf("Configured() = %v, want only %v", got, clone.GVK)
 	}
 }
 

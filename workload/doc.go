@@ -4,4 +4,17 @@
 // adding a kind means touching this package only among the Go code. The
 // shipped manifests and chart are YAML and list the rules and RBAC by hand;
 // e2e/deploy compares them to the code, so it fails until they are updated.
+//
+// The kinds are served as one Registry (NewRegistry: the built-in Kinds and
+// those --workload-kind adds), resolved once where confighash's options
+// become its running configuration (cmd/confighash/app, for serve and for
+// status) and handed to every part that needs kinds. There is no API for
+// "the built-in kinds" besides Kinds itself, and no part takes a nil
+// registry to mean them.
+//
+// ReadsOf is the one answer to "what does this workload read": the
+// template, its references, and why confighash reads nothing for it (opted
+// out, owned, no template, over MaxSources). The webhook, the hook, the
+// hook's readers index and the status command all ask it, so that they
+// cannot disagree on which workloads are left alone.
 package workload

@@ -8,19 +8,19 @@ import (
 	"sigs.k8s.io/randfill"
 )
 
-// TestKindFor checks that every registry kind is found by its Go type, so
-// that callers holding an object without TypeMeta reach its Kind entry.
-func TestKindFor(t *testing.T) {
+// TestRegistryFor checks that every registry kind is found by its Go type,
+// so that callers holding an object without TypeMeta reach its Kind entry.
+func TestRegistryFor(t *testing.T) {
 	for _, k := range Kinds() {
 		t.Run(k.GVK.Kind, func(t *testing.T) {
-			got, ok := KindFor(k.New())
+			got, ok := Kinds().For(k.New())
 			if !ok || got.GVK != k.GVK {
-				t.Errorf("KindFor(%T) = %v, %v; want %v", k.New(), got.GVK, ok, k.GVK)
+				t.Errorf("For(%T) = %v, %v; want %v", k.New(), got.GVK, ok, k.GVK)
 			}
 		})
 	}
-	if _, ok := KindFor(&corev1.ConfigMap{}); ok {
-		t.Error("KindFor(ConfigMap) found a kind")
+	if _, ok := Kinds().For(&corev1.ConfigMap{}); ok {
+		t.Error("For(ConfigMap) found a kind")
 	}
 }
 
@@ -32,7 +32,7 @@ func TestClearStatus(t *testing.T) {
 			if k.ClearStatus == nil {
 				t.Fatal("no ClearStatus")
 			}
-			if k.Custom() {
+			if k.Unstructured() {
 				return // an unstructured object: TestCustomKindClearStatus
 			}
 			obj := k.New()

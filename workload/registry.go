@@ -20,7 +20,7 @@ type Registry []Kind
 func NewRegistry(custom ...Kind) (Registry, error) {
 	r := Registry(Kinds())
 	for _, k := range custom {
-		if !k.Custom() {
+		if !k.Unstructured() {
 			return nil, fmt.Errorf("%s: a configured kind needs a template path", k.GVK)
 		}
 		if _, ok := r.Of(k.GVK); ok {
@@ -34,6 +34,19 @@ func NewRegistry(custom ...Kind) (Registry, error) {
 		r = append(r, k)
 	}
 	return r, nil
+}
+
+// Configured lists the kinds r adds to the built-in ones: those its
+// configuration (--workload-kind) gave NewRegistry.
+func (r Registry) Configured() Registry {
+	builtin := Kinds()
+	var out Registry
+	for _, k := range r {
+		if _, ok := builtin.Of(k.GVK); !ok {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // Mutable lists the kinds the hook re-touches.
@@ -66,7 +79,7 @@ func (r Registry) For(obj client.Object) (Kind, bool) {
 	}
 	t := reflect.TypeOf(obj)
 	for _, k := range r {
-		if !k.Custom() && reflect.TypeOf(k.New()) == t {
+		if !k.Unstructured() && reflect.TypeOf(k.New()) == t {
 			return k, true
 		}
 	}

@@ -1,8 +1,6 @@
 package workload
 
 import (
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,11 +30,12 @@ type Template struct {
 // PodTemplate returns the pod template of obj, an object of kind k, or false
 // when it has none: a Rollout that reads a Deployment's template through
 // spec.workloadRef, or a custom object whose template is absent or does not
-// decode as one. This is the accessor for every kind; the typed ones are
-// below, the custom ones read k.TemplatePath.
+// decode as one, or an object of another kind's Go type. This is the
+// accessor for every kind; the typed ones say where their template is in
+// the Kinds table, the unstructured ones read k.TemplatePath.
 func (k Kind) PodTemplate(obj client.Object) (Template, bool) {
-	if !k.Custom() {
-		return PodTemplate(obj)
+	if k.template != nil {
+		return k.template(obj)
 	}
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
@@ -57,29 +56,6 @@ func (k Kind) PodTemplate(obj client.Object) (Template, bool) {
 // HasMeta reports whether the object has a metadata field at the template
 // (typed objects always serialize one).
 func (t Template) HasMeta() bool { return !t.metaAbsent }
-
-// PodTemplate returns the pod template of obj, or false when obj is not of a
-// built-in typed kind. Callers that may hold a custom kind use
-// Kind.PodTemplate.
-func PodTemplate(obj any) (Template, bool) {
-	switch o := obj.(type) {
-	case *appsv1.Deployment:
-		return fromSpec(&o.Spec.Template), true
-	case *appsv1.StatefulSet:
-		return fromSpec(&o.Spec.Template), true
-	case *appsv1.DaemonSet:
-		return fromSpec(&o.Spec.Template), true
-	case *batchv1.Job:
-		return fromSpec(&o.Spec.Template), true
-	case *batchv1.CronJob:
-		// The Job template, not a running Job, carries the stamp, so the next
-		// Job gets the new config and running ones are left alone.
-		return fromSpec(&o.Spec.JobTemplate.Spec.Template), true
-	case *corev1.Pod:
-		return Template{Meta: &o.ObjectMeta, Spec: &o.Spec}, true
-	}
-	return Template{}, false
-}
 
 func fromSpec(t *corev1.PodTemplateSpec) Template {
 	return Template{Meta: &t.ObjectMeta, Spec: &t.Spec}

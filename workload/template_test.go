@@ -19,7 +19,7 @@ import (
 const testSum = "v1:0123456789abcdef"
 
 // templateOf reads the pod template straight out of each kind's struct
-// fields, independently of PodTemplate, so the two can be compared.
+// fields, independently of Kind.PodTemplate, so the two can be compared.
 func templateOf(t *testing.T, obj client.Object) (*metav1.ObjectMeta, *corev1.PodSpec) {
 	t.Helper()
 	switch o := obj.(type) {
@@ -53,7 +53,7 @@ func TestPodTemplateAliasesObject(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			tmpl, ok := PodTemplate(tc.obj)
+			tmpl, ok := Kinds().PodTemplate(tc.obj)
 			if !ok {
 				t.Fatalf("PodTemplate(%T) = false, want true", tc.obj)
 			}
@@ -98,27 +98,42 @@ func TestPodTemplateAliasesObject(t *testing.T) {
 	}
 }
 
+// TestPodTemplateUnknownType checks that no kind finds a template in an
+// object that is not of its kind: neither the registry, which finds the kind
+// by Go type, nor a kind handed another kind's object.
 func TestPodTemplateUnknownType(t *testing.T) {
 	tests := map[string]struct {
-		obj any
+		obj client.Object
 	}{
-		"nil":                   {obj: nil},
 		"ConfigMap":             {obj: &corev1.ConfigMap{}},
 		"ReplicaSet":            {obj: &appsv1.ReplicaSet{}},
-		"Deployment by value":   {obj: appsv1.Deployment{}},
 		"PodTemplate (core/v1)": {obj: &corev1.PodTemplate{}},
-		"string":                {obj: "Deployment"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			tmpl, ok := PodTemplate(tc.obj)
+			tmpl, ok := Kinds().PodTemplate(tc.obj)
 			if ok {
 				t.Fatalf("PodTemplate(%T) = true, want false", tc.obj)
 			}
 			if tmpl.Meta != nil || tmpl.Spec != nil {
 				t.Errorf("PodTemplate(%T) returned a non-empty Template %+v", tc.obj, tmpl)
 			}
+			for _, k := range Kinds() {
+				if _, ok := k.PodTemplate(tc.obj); ok {
+					t.Errorf("%s.PodTemplate(%T) = true, want false", k.Name(), tc.obj)
+				}
+			}
 		})
+	}
+	for _, k := range Kinds() {
+		for _, other := range Kinds() {
+			if other.GVK == k.GVK {
+				continue
+			}
+			if _, ok := k.PodTemplate(other.New()); ok {
+				t.Errorf("%s.PodTemplate(%T) = true, want false", k.Name(), other.New())
+			}
+		}
 	}
 }
 
@@ -158,7 +173,7 @@ func TestSetChecksum(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			d := &appsv1.Deployment{}
 			d.Spec.Template.Annotations = tc.before
-			tmpl, _ := PodTemplate(d)
+			tmpl, _ := Kinds().PodTemplate(d)
 			tmpl.SetChecksum(tc.sum)
 			got := d.Spec.Template.Annotations
 			if len(got) != len(tc.want) || (got == nil) != (tc.want == nil) {
@@ -283,7 +298,7 @@ func TestKinds(t *testing.T) {
 			t.Errorf("mutable kind %s listed after an immutable one", k.GVK.Kind)
 		}
 		obj := k.New()
-		if k.Custom() {
+		if k.Unstructured() {
 			// Custom kinds are unstructured; custom_test.go covers them.
 			continue
 		}
@@ -329,31 +344,31 @@ func typeName(v any) string {
 	return s[strings.LastIndex(s, ".")+1:]
 }
 
-func TestMutableKinds(t *testing.T) {
+func TestRegistryMutable(t *testing.T) {
 	got := map[string]bool{}
-	for _, k := range MutableKinds() {
+	for _, k := range Kinds().Mutable() {
 		if !k.Mutable {
-			t.Errorf("MutableKinds() includes immutable %s", k.GVK.Kind)
+			t.Errorf("Mutable() includes immutable %s", k.GVK.Kind)
 		}
 		got[k.GVK.Kind] = true
 	}
 	want := []string{"Deployment", "StatefulSet", "DaemonSet", "CronJob", "Rollout"}
 	if len(got) != len(want) {
-		t.Errorf("MutableKinds() = %v, want %v", got, want)
+		t.Errorf("Mutable() = %v, want %v", got, want)
 	}
 	for _, k := range want {
 		if !got[k] {
-			t.Errorf("MutableKinds() lacks %s", k)
+			t.Errorf("Mutable() lacks %s", k)
 		}
 	}
 	for _, k := range []string{"Job", "Pod"} {
 		if got[k] {
-			t.Errorf("MutableKinds() includes %s, whose template is fixed once created", k)
+			t.Errorf("Mutable() includes %s, whose template is fixed once created", k)
 		}
 	}
 }
 
-func TestKindOf(t *testing.T) {
+func TestRegistryOf(t *testing.T) {
 	tests := map[string]struct {
 		gvk      schema.GroupVersionKind
 		wantKind string
@@ -375,29 +390,29 @@ func TestKindOf(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			gvk := tc.gvk
-			k, ok := KindOf(gvk)
+			k, ok := Kinds().Of(gvk)
 			if ok != tc.wantOK {
-				t.Fatalf("KindOf(%v) ok = %v, want %v", gvk, ok, tc.wantOK)
+				t.Fatalf("Of(%v) ok = %v, want %v", gvk, ok, tc.wantOK)
 			}
 			if k.GVK.Kind != tc.wantKind {
-				t.Errorf("KindOf(%v) = %s, want %s", gvk, k.GVK.Kind, tc.wantKind)
+				t.Errorf("Of(%v) = %s, want %s", gvk, k.GVK.Kind, tc.wantKind)
 			}
 			if !ok {
 				if k.New != nil || k.MetaPath != "" {
-					t.Errorf("KindOf(%v) returned a non-zero Kind on a miss", gvk)
+					t.Errorf("Of(%v) returned a non-zero Kind on a miss", gvk)
 				}
 				return
 			}
 			if k.GVK != gvk {
-				t.Errorf("KindOf(%v).GVK = %v", gvk, k.GVK)
+				t.Errorf("Of(%v).GVK = %v", gvk, k.GVK)
 			}
 		})
 	}
 	// Every listed kind is found by its own GVK, with the same entry.
 	for _, want := range Kinds() {
-		got, ok := KindOf(want.GVK)
+		got, ok := Kinds().Of(want.GVK)
 		if !ok || got.GVK != want.GVK || got.MetaPath != want.MetaPath || got.Resource != want.Resource || got.Mutable != want.Mutable {
-			t.Errorf("KindOf(%v) = %+v, %v; want the Kinds() entry", want.GVK, got, ok)
+			t.Errorf("Of(%v) = %+v, %v; want the Kinds() entry", want.GVK, got, ok)
 		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // checkCustomKinds checks, before anything starts, each kind --workload-kind
-// configured whose CRD is installed: a template path that leads nowhere in
+// configured (kinds.Configured) whose CRD is installed: a template path that leads nowhere in
 // the CRD's schema stops confighash with an error saying so, rather than
 // making it a silent no-op. A kind not served yet is checked when the hook
 // finds it served. It returns the hook's probe, which checks the same way.
@@ -32,15 +32,8 @@ func checkCustomKinds(ctx context.Context, cfg *rest.Config, kinds workload.Regi
 		}
 		return served, err
 	}
-	builtin := map[string]bool{}
-	for _, k := range workload.Kinds() {
-		builtin[k.Name()] = true
-	}
 	logger := log.FromContext(ctx)
-	for _, k := range kinds {
-		if !k.Custom() || builtin[k.Name()] {
-			continue
-		}
+	for _, k := range kinds.Configured() {
 		served, err := probe(ctx, k)
 		switch {
 		case errors.Is(err, restamp.ErrBadKind):

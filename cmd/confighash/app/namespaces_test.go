@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/confighash/confighash/workload"
 )
 
 func TestNamespacesFlag(t *testing.T) {
@@ -69,7 +71,7 @@ func TestPermissionsNamespaced(t *testing.T) {
 			o := DefaultOptions()
 			o.Namespaces = tc.namespaces
 			var nsGets []string
-			for _, p := range Permissions(o) {
+			for _, p := range Permissions(o, workload.Kinds()) {
 				switch {
 				case p.OwnNamespace:
 					if len(p.Namespaces) > 0 {

@@ -40,9 +40,11 @@ const AnyName = "*"
 // leaderElectionID is the Lease (and ID) of the leader election.
 const leaderElectionID = "confighash.dev"
 
-// Permissions returns what `confighash serve` with o asks of the API server.
-// It follows Serve's wiring: what runs depends on the same options.
-func Permissions(o Options) []Permission {
+// Permissions returns what `confighash serve` with o asks of the API server,
+// serving kinds, the registry o's --workload-kind resolves to (built-in
+// kinds plus those it adds; KindsForArgs gives it for a command line). It
+// follows Serve's wiring: what runs depends on the same options.
+func Permissions(o Options, kinds workload.Registry) []Permission {
 	var ps []Permission
 	add := func(p Permission) { ps = append(ps, p) }
 	// served adds a request made in the namespaces confighash serves:
@@ -74,11 +76,6 @@ func Permissions(o Options) []Permission {
 	for _, ns := range o.Namespaces {
 		add(Permission{Resource: "namespaces", Verbs: []string{"get"}, Name: ns, Why: "webhook: live GET of a listed Namespace not yet cached"})
 	}
-	// Validated flags parse; a registry of the built-in kinds otherwise.
-	kinds, err := o.kinds()
-	if err != nil {
-		kinds = workload.Kinds()
-	}
 	for _, k := range kinds.Mutable() {
 		served(Permission{Group: k.GVK.Group, Resource: k.Resource, Verbs: []string{"list", "watch"}, Why: "hook: workload informer and readers index"})
 		served(Permission{Group: k.GVK.Group, Resource: k.Resource, Verbs: []string{"patch"}, Name: AnyName, Why: "hook: merge patch of the stamp"})
@@ -86,8 +83,8 @@ func Permissions(o Options) []Permission {
 	// client-go's tools/events sink creates an event, then patches its series.
 	served(Permission{Group: "events.k8s.io", Resource: "events", Verbs: []string{"create"}, Why: "hook: ConfigChanged, SourceMissing, FlapHold events"})
 	served(Permission{Group: "events.k8s.io", Resource: "events", Verbs: []string{"patch"}, Name: AnyName, Why: "hook: event series"})
-	custom := slices.ContainsFunc(kinds.Mutable(), func(k workload.Kind) bool { return k.Custom() })
-	if custom && o.PodName != "" {
+	unstructured := slices.ContainsFunc(kinds.Mutable(), func(k workload.Kind) bool { return k.Unstructured() })
+	if unstructured && o.PodName != "" {
 		// customWatcher: a custom kind it refuses to watch, on confighash's pod.
 		add(Permission{Group: "events.k8s.io", Resource: "events", Verbs: []string{"create"}, OwnNamespace: true, Why: "hook: KindNotWatched events on its own pod"})
 		add(Permission{Group: "events.k8s.io", Resource: "events", Verbs: []string{"patch"}, OwnNamespace: true, Name: AnyName, Why: "hook: KindNotWatched event series"})
@@ -141,7 +138,11 @@ func PermissionsForArgs(args []string) ([]Permission, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Permissions(o), nil
+	kinds, err := o.kinds()
+	if err != nil {
+		return nil, err
+	}
+	return Permissions(o, kinds), nil
 }
 
 // KindsForArgs parses a `confighash serve` command line and returns the

@@ -19,7 +19,7 @@ func TestPermissionsCoverEveryRegistryKind(t *testing.T) {
 	}
 	for name, o := range tests {
 		t.Run(name, func(t *testing.T) {
-			ps := Permissions(o)
+			ps := Permissions(o, workload.Kinds())
 			for _, k := range workload.Kinds() {
 				var verbs []string
 				for _, p := range ps {

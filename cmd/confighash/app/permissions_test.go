@@ -24,6 +24,7 @@ import (
 
 	"github.com/confighash/confighash/certs"
 	"github.com/confighash/confighash/hashkey"
+	"github.com/confighash/confighash/workload"
 )
 
 // sent is one request a component sent, as RBAC sees it.
@@ -115,7 +116,7 @@ func permits(ps []Permission, ns string, s sent) bool {
 // not use.
 func TestPermissionsCoverWhatTheCodeSends(t *testing.T) {
 	o := DefaultOptions()
-	ps := Permissions(o)
+	ps := Permissions(o, workload.Kinds())
 	rec := &recorder{}
 	cfgName := o.WebhookConfigName
 	c, base := rec.client(t, &admissionregistrationv1.MutatingWebhookConfiguration{

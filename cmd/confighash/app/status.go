@@ -111,6 +111,9 @@ func parseStatusArgs(args []string, stderr io.Writer) (*statusArgs, error) {
 	kinds, err := (&Options{WorkloadKinds: a.WorkloadKinds}).kinds()
 	if err != nil {
 		errs = append(errs, err)
+		// Not run: the built-in kinds only tell the target's own
+		// mistakes, which are reported with this one.
+		kinds = workload.Kinds()
 	}
 	a.kinds = kinds
 	switch fs.NArg() {
