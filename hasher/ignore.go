@@ -8,24 +8,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/confighash/confighash/contract"
 )
-
-// IgnoreAnnotation set to "true" on a ConfigMap or Secret keeps its content
-// out of every checksum: in the v2 pre-image the source is written as
-// ignored (state 2) with no entries, so its changes never change a stamp.
-// It is for sources that change without mattering to their readers: one an
-// operator rewrites with a timestamp, one a sidecar reloads on its own.
-// Users set it on the source; confighash only reads it. Exactly "true"
-// counts, like the other confighash switches, so a typo never silently
-// widens what is left out.
-const IgnoreAnnotation = "confighash.dev/ignore"
-
-// IgnoreTrue is the value of IgnoreAnnotation that ignores a source.
-const IgnoreTrue = "true"
 
 // IgnoredBy reports whether a source with annotations is ignored.
 func IgnoredBy(annotations map[string]string) bool {
-	return annotations[IgnoreAnnotation] == IgnoreTrue
+	return annotations[contract.IgnoreAnnotation] == contract.IgnoreTrue
 }
 
 // ToggleCheck tunes StoredBeforeIgnoreToggle.

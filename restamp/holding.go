@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/contract"
 )
 
 // minHoldRetry keeps a hold's re-checks from spinning when the quiet time
@@ -65,7 +65,7 @@ func (r *reconciler) actOnHold(ctx context.Context, obj client.Object, req Reque
 			r.metrics.held(req.Kind)
 		}
 		if v.Started {
-			r.events.Eventf(obj, nil, corev1.EventTypeWarning, workload.ReasonFlapHold, "Restamp",
+			r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonFlapHold, "Restamp",
 				"re-stamped too often; holding until its sources have not changed for %s (backoff level %d)", v.Hold.Quiet, v.Hold.Level)
 			logger.Info("flap hold", "quiet", v.Hold.Quiet, "level", v.Hold.Level)
 		}
@@ -92,8 +92,8 @@ func (r *reconciler) actOnHold(ctx context.Context, obj client.Object, req Reque
 // the cached object, so that dropping the last annotation cannot turn into
 // "annotations": null and take someone else's new annotation with it; and
 // since it names one key only, it needs no optimistic lock.
-func (r *reconciler) setHold(ctx context.Context, obj client.Object, h *Hold) error {
-	cur, has := obj.GetAnnotations()[HoldAnnotation]
+func (r *reconciler) setHold(ctx context.Context, obj client.Object, h *contract.Hold) error {
+	cur, has := obj.GetAnnotations()[contract.HoldAnnotation]
 	if (h == nil && !has) || (h != nil && has && cur == h.String()) {
 		return nil
 	}
@@ -101,12 +101,12 @@ func (r *reconciler) setHold(ctx context.Context, obj client.Object, h *Hold) er
 	if h != nil {
 		value = h.String()
 	}
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{HoldAnnotation: value}}})
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{contract.HoldAnnotation: value}}})
 	if err != nil {
-		return fmt.Errorf("encoding %s: %w", HoldAnnotation, err)
+		return fmt.Errorf("encoding %s: %w", contract.HoldAnnotation, err)
 	}
-	if err := r.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body), client.FieldOwner(workload.FieldManager)); err != nil {
-		return fmt.Errorf("writing %s: %w", HoldAnnotation, err)
+	if err := r.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body), client.FieldOwner(contract.FieldManager)); err != nil {
+		return fmt.Errorf("writing %s: %w", contract.HoldAnnotation, err)
 	}
 	return nil
 }
@@ -115,9 +115,9 @@ func (r *reconciler) setHold(ctx context.Context, obj client.Object, h *Hold) er
 // that re-stamps a workload at the end of its hold also ends the hold.
 func dropHold(obj client.Object) {
 	a := obj.GetAnnotations()
-	if _, ok := a[HoldAnnotation]; !ok {
+	if _, ok := a[contract.HoldAnnotation]; !ok {
 		return
 	}
-	delete(a, HoldAnnotation)
+	delete(a, contract.HoldAnnotation)
 	obj.SetAnnotations(a)
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/confighash/confighash/hasher"
 )
 
-// Reasons a differing stamp is kept because of hasher.IgnoreAnnotation, as
+// Reasons a differing stamp is kept because of contract.IgnoreAnnotation, as
 // metric labels; see keepAcrossIgnore.
 const (
 	keptIgnoreToggled = "ignore-toggled"
@@ -19,7 +19,7 @@ const (
 )
 
 // ignored reports whether a source (a slimmed object from the cache, which
-// keeps the annotation) carries hasher.IgnoreAnnotation. Its events
+// keeps the annotation) carries contract.IgnoreAnnotation. Its events
 // concern no reader: its content is in no checksum.
 func ignored(obj client.Object) bool {
 	return hasher.IgnoredBy(obj.GetAnnotations())

@@ -3,7 +3,7 @@ package status
 import (
 	"time"
 
-	"github.com/confighash/confighash/restamp"
+	"github.com/confighash/confighash/contract"
 )
 
 // Hold is the hook's flap hold on a workload, as the workload's
@@ -25,11 +25,11 @@ type Hold struct {
 
 // holdOf reads the hold from a workload's annotations; nil when there is none.
 func holdOf(annotations map[string]string) *Hold {
-	v, ok := annotations[restamp.HoldAnnotation]
+	v, ok := annotations[contract.HoldAnnotation]
 	if !ok {
 		return nil
 	}
-	h, err := restamp.ParseHold(v)
+	h, err := contract.ParseHold(v)
 	if err != nil {
 		return &Hold{Error: err.Error()}
 	}
