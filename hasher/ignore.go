@@ -19,7 +19,7 @@ func IgnoredBy(annotations map[string]string) bool {
 
 // ToggleCheck tunes StoredBeforeIgnoreToggle.
 type ToggleCheck struct {
-	// Toggled reports the sources whose IgnoreAnnotation the caller saw
+	// Toggled reports the sources whose contract.IgnoreAnnotation the caller saw
 	// added or removed; they are tried first, then the sources ignored now
 	// (the annotation may have been added since), then the rest. nil: none
 	// known.
@@ -42,7 +42,7 @@ type ToggleResult struct {
 }
 
 // StoredBeforeIgnoreToggle reports whether stored is the checksum that refs
-// give now except for one source whose IgnoreAnnotation was added or
+// give now except for one source whose contract.IgnoreAnnotation was added or
 // removed since: the content is what it was, only whether one source
 // counts has changed. Adding or removing the annotation must roll nothing
 // by itself, so callers keep such a stamp until a source that counts

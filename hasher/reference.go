@@ -32,8 +32,8 @@ type Reference struct {
 // then Name. Which fields count as reads is described in the package
 // documentation.
 //
-// annotations may carry IncludeAnnotation and ExcludeAnnotation. Included
-// sources are read whole and optional (see IncludeAnnotation); excluded
+// annotations may carry contract.IncludeAnnotation and contract.ExcludeAnnotation. Included
+// sources are read whole and optional (see contract.IncludeAnnotation); excluded
 // sources are dropped entirely,
 // whoever reads them. Malformed annotation entries are skipped rather than
 // failing the whole call, because one typo should not stop the rest of the

@@ -59,7 +59,7 @@ type flapEntry struct {
 // content, once. A hold that follows within Window of the end of the last
 // one doubles the quiet time, so a source that flaps in bursts rolls its
 // readers ever more rarely. The hold itself is also kept on the workload
-// (HoldAnnotation), which is how a new leader honours it.
+// (contract.HoldAnnotation), which is how a new leader honours it.
 type flapGuard struct {
 	cfg flapConfig
 

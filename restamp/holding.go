@@ -84,7 +84,7 @@ func (r *reconciler) actOnHold(ctx context.Context, obj client.Object, req Reque
 	return false, reconcile.Result{}, nil
 }
 
-// setHold makes obj carry h in HoldAnnotation, or not carry it when h is
+// setHold makes obj carry h in contract.HoldAnnotation, or not carry it when h is
 // nil, and writes only when that changes something. The write is a merge
 // patch of that one key of the workload's own metadata, under the hook's
 // field manager: the pod template is untouched, so nothing rolls, and the
@@ -111,7 +111,7 @@ func (r *reconciler) setHold(ctx context.Context, obj client.Object, h *contract
 	return nil
 }
 
-// dropHold removes HoldAnnotation from obj in memory, so that the patch
+// dropHold removes contract.HoldAnnotation from obj in memory, so that the patch
 // that re-stamps a workload at the end of its hold also ends the hold.
 func dropHold(obj client.Object) {
 	a := obj.GetAnnotations()

@@ -8,7 +8,7 @@ import (
 )
 
 // windowOf is the coalescing window of a workload with annotations: def
-// when it has no CoalesceWindowAnnotation. A value that is not a duration,
+// when it has no contract.CoalesceWindowAnnotation. A value that is not a duration,
 // or is negative, gives def and an error; one above maxWait gives maxWait
 // and an error, since the cap would cut it short anyway.
 func windowOf(annotations map[string]string, def, maxWait time.Duration) (time.Duration, error) {

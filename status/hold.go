@@ -7,9 +7,11 @@ import (
 )
 
 // Hold is the hook's flap hold on a workload, as the workload's
-// confighash.dev/hold annotation records it. The annotation, not an Event,
-// is what the hook itself goes by (a new leader honours it), so it is what
-// `held` is decided on.
+// contract.HoldAnnotation records it, in the report's JSON schema (Quiet as
+// a duration string, Error for a value that cannot be read). It is a view:
+// contract.ParseHold is the one reader of the annotation. The annotation,
+// not an Event, is what the hook itself goes by (a new leader honours it),
+// so it is what `held` is decided on.
 type Hold struct {
 	// Since is when the hold began.
 	Since time.Time `json:"since"`
