@@ -13,8 +13,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/webhook"
-	"github.com/confighash/confighash/workload"
 )
 
 // benchTarget is one webhook measured: confighash, or the do-nothing floor.
@@ -38,7 +38,7 @@ func TestBenchAdmission(t *testing.T) {
 	serveNoopWebhook(t)
 	targets := []benchTarget{
 		{label: "do-nothing webhook (floor)", webhook: noopWebhookName, nsLabels: map[string]string{noopNamespaceLabel: "true"}},
-		{label: "confighash", webhook: webhook.Name, nsLabels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled}},
+		{label: "confighash", webhook: webhook.Name, nsLabels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}},
 	}
 	fmt.Printf("\nadmission cost against a do-nothing webhook\nmachine: %s\n\n", machine())
 	fmt.Printf("| matchConditions | workload | webhook | calls | admission time, total | per call | vs floor |\n|---|---|---|---|---|---|---|\n")

@@ -17,7 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/contract"
 )
 
 // TestBenchFairness floods the hook from one namespace (one ConfigMap read
@@ -83,7 +83,7 @@ func TestBenchFairness(t *testing.T) {
 				if err := env.Client.Get(ctx, client.ObjectKeyFromObject(victim), d); err != nil {
 					return false, nil
 				}
-				if d.Spec.Template.Annotations[workload.ChecksumAnnotation] != oldVictim {
+				if d.Spec.Template.Annotations[contract.ChecksumAnnotation] != oldVictim {
 					lat = time.Since(start) - changed
 					return true, nil
 				}
@@ -96,7 +96,7 @@ func TestBenchFairness(t *testing.T) {
 			select {
 			case ev := <-w.ResultChan():
 				if d, ok := ev.Object.(*appsv1.Deployment); ok {
-					if s := d.Spec.Template.Annotations[workload.ChecksumAnnotation]; s != stamps[d.Name] {
+					if s := d.Spec.Template.Annotations[contract.ChecksumAnnotation]; s != stamps[d.Name] {
 						stamps[d.Name] = s
 						done++
 					}

@@ -24,7 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/contract"
 )
 
 // The hook's figures on the local control plane. They run only under
@@ -156,7 +156,7 @@ func watchStamps(t *testing.T, ns string, n int) (watch.Interface, map[string]st
 	for range n {
 		ev := <-w.ResultChan()
 		d := ev.Object.(*appsv1.Deployment)
-		stamps[d.Name] = d.Spec.Template.Annotations[workload.ChecksumAnnotation]
+		stamps[d.Name] = d.Spec.Template.Annotations[contract.ChecksumAnnotation]
 	}
 	return w, stamps
 }
@@ -191,7 +191,7 @@ func benchFanOut(t *testing.T) {
 	for len(done) < readers {
 		select {
 		case ev := <-w.ResultChan():
-			if d, ok := ev.Object.(*appsv1.Deployment); ok && d.Spec.Template.Annotations[workload.ChecksumAnnotation] != before[d.Name] {
+			if d, ok := ev.Object.(*appsv1.Deployment); ok && d.Spec.Template.Annotations[contract.ChecksumAnnotation] != before[d.Name] {
 				done[d.Name] = true
 			}
 		case <-timeout:

@@ -18,7 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/contract"
 )
 
 // warningRecorder collects the warnings the apiserver passes on.
@@ -80,7 +80,7 @@ func TestWebhookAnswersOnlyTheAPIServer(t *testing.T) {
 		if !strings.Contains(rec.all(), "required sources missing: secret/absent") {
 			t.Errorf("warnings %q, want secret/absent named", rec.all())
 		}
-		if got := d.Spec.Template.Annotations[workload.ChecksumAnnotation]; !strings.HasPrefix(got, "v2:") {
+		if got := d.Spec.Template.Annotations[contract.ChecksumAnnotation]; !strings.HasPrefix(got, "v2:") {
 			t.Errorf("stamp %q, want a v2 stamp", got)
 		}
 	})
@@ -110,7 +110,7 @@ func TestWebhookAnswersOnlyTheAPIServer(t *testing.T) {
 			// stamp, with the stamp in an old object the caller wrote.
 			v1 := deploymentOf(ns, "reader", podSpec("cfg", "sec"))
 			v1.TypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}
-			v1.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: "v1:" + strings.Repeat("ab", 32)}
+			v1.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v1:" + strings.Repeat("ab", 32)}
 			marked := v1.DeepCopy()
 			marked.Annotations = map[string]string{"confighash.dev/verify-stamp": "true"}
 			resp := postAdmission(t, hc, url, admissionv1.AdmissionRequest{
@@ -130,13 +130,13 @@ func TestWebhookAnswersOnlyTheAPIServer(t *testing.T) {
 
 	t.Run("opted back in, a v1 stamp gives way to v2", func(t *testing.T) {
 		d := deploymentOf(ns, "optin", podSpec("cfg", "sec"))
-		d.Annotations = map[string]string{workload.InjectionAnnotation: workload.InjectionDisabled}
-		d.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: "v1:" + strings.Repeat("cd", 32)}
+		d.Annotations = map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}
+		d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v1:" + strings.Repeat("cd", 32)}
 		create(t, d)
 		if got := stampOf(t, d); !strings.HasPrefix(got, "v1:") {
 			t.Fatalf("stored stamp %q, want the v1 stamp (the API server skips opted-out workloads)", got)
 		}
-		update(t, d, func() { delete(d.Annotations, workload.InjectionAnnotation) })
+		update(t, d, func() { delete(d.Annotations, contract.InjectionAnnotation) })
 		spec := podSpec("cfg", "sec")
 		if got, want := stampOf(t, d), expectedChecksum(t, ns, &spec, nil); got != want {
 			t.Errorf("stamp after opting back in %q, want the fresh %q", got, want)

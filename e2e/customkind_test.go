@@ -17,10 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/confighash/confighash/cmd/confighash/app"
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/restamp"
 	"github.com/confighash/confighash/status"
-	"github.com/confighash/confighash/workload"
 )
 
 // widgetCRD is a small custom resource with a pod template and no
@@ -111,7 +111,7 @@ func TestCustomKindStampedAndRestamped(t *testing.T) {
 	update(t, cm, func() { cm.Data["mode"] = "two" })
 	want := expectedChecksum(t, ns, &spec, nil)
 	waitSpecTemplateStamp(t, w, want, restamp.ProbeInterval+20*time.Second)
-	if n := len(events(t, ns, "gadget", workload.ReasonConfigChanged)); n != 1 {
+	if n := len(events(t, ns, "gadget", contract.ReasonConfigChanged)); n != 1 {
 		t.Errorf("%d ConfigChanged events, want 1", n)
 	}
 
@@ -143,7 +143,7 @@ func TestCustomKindStampedAndRestamped(t *testing.T) {
 	if got := specTemplateStamp(t, w); got != want3 {
 		t.Errorf("after a re-apply the stamp is %q, want %q kept", got, want3)
 	}
-	if n := len(events(t, ns, "gadget", workload.ReasonConfigChanged)); n != 2 {
+	if n := len(events(t, ns, "gadget", contract.ReasonConfigChanged)); n != 2 {
 		t.Errorf("%d ConfigChanged events after two changes and a re-apply, want 2", n)
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/cmd/confighash/app"
-	"github.com/confighash/confighash/restamp"
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/status"
 )
 
@@ -49,7 +49,7 @@ func TestHookFlapHoldSurvivesLeaderChange(t *testing.T) {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(f.app), d); err != nil {
 			t.Fatal(err)
 		}
-		return d.Annotations[restamp.HoldAnnotation]
+		return d.Annotations[contract.HoldAnnotation]
 	}
 
 	// The leader change runs beside the flips, which go on meanwhile.
@@ -86,7 +86,7 @@ func TestHookFlapHoldSurvivesLeaderChange(t *testing.T) {
 		t.Fatalf("restarting confighash: %v", err)
 	}
 	t.Logf("%d flips in %s; hold before the restart %q, near the end %q", flips, time.Since(start).Round(time.Second), holdBefore, holdAfter)
-	if _, err := restamp.ParseHold(holdBefore); err != nil {
+	if _, err := contract.ParseHold(holdBefore); err != nil {
 		t.Errorf("not held before the restart: %v", err)
 	}
 	if holdAfter != holdBefore {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/contract"
 )
 
 // Flux's kustomize-controller detects drift with a server-side apply
@@ -51,7 +51,7 @@ func TestFluxSSADryRunSeesNoDrift(t *testing.T) {
 			client.FieldOwner("kustomize-controller"), client.ForceOwnership, client.DryRunAll); err != nil {
 			t.Fatalf("dry-run apply: %v", err)
 		}
-		got, _, _ := unstructured.NestedString(dry.Object, "spec", "template", "metadata", "annotations", workload.ChecksumAnnotation)
+		got, _, _ := unstructured.NestedString(dry.Object, "spec", "template", "metadata", "annotations", contract.ChecksumAnnotation)
 		if got != want {
 			t.Errorf("SSA dry-run predicts stamp %q, live has %q: Flux would see drift", got, want)
 		}

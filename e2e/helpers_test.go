@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/hashkey"
@@ -44,7 +45,7 @@ func namespace(t *testing.T, labelled bool) string {
 	ctx := specContext(t)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("e2e-%d", rand.Uint32())}}
 	if labelled {
-		ns.Labels = map[string]string{workload.InjectionLabel: workload.InjectionEnabled}
+		ns.Labels = map[string]string{contract.InjectionLabel: contract.InjectionEnabled}
 	}
 	if err := env.Client.Create(ctx, ns); err != nil {
 		t.Fatalf("creating namespace: %v", err)
@@ -148,7 +149,7 @@ func dryRunUntilCached(t *testing.T, ns string, spec corev1.PodSpec) *appsv1.Dep
 		if err := env.Client.Create(ctx, d, client.DryRunAll); err != nil {
 			return false, err
 		}
-		got = d.Spec.Template.Annotations[workload.ChecksumAnnotation]
+		got = d.Spec.Template.Annotations[contract.ChecksumAnnotation]
 		return got == want, nil
 	})
 	if err != nil {
@@ -236,9 +237,9 @@ func currentReplicaSet(t *testing.T, ns, name string) string {
 	if err := env.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
-	want := d.Spec.Template.Annotations[workload.ChecksumAnnotation]
+	want := d.Spec.Template.Annotations[contract.ChecksumAnnotation]
 	for _, rs := range l.Items {
-		if c := metav1.GetControllerOf(&rs); c != nil && c.Name == name && rs.Spec.Template.Annotations[workload.ChecksumAnnotation] == want {
+		if c := metav1.GetControllerOf(&rs); c != nil && c.Name == name && rs.Spec.Template.Annotations[contract.ChecksumAnnotation] == want {
 			return rs.Name
 		}
 	}
@@ -354,7 +355,7 @@ func specTemplateStamp(t *testing.T, u *unstructured.Unstructured) string {
 	if err := env.Client.Get(specContext(t), client.ObjectKeyFromObject(u), u); err != nil {
 		t.Fatalf("reading %s %s: %v", u.GetKind(), u.GetName(), err)
 	}
-	s, _, _ := unstructured.NestedString(u.Object, "spec", "template", "metadata", "annotations", workload.ChecksumAnnotation)
+	s, _, _ := unstructured.NestedString(u.Object, "spec", "template", "metadata", "annotations", contract.ChecksumAnnotation)
 	return s
 }
 

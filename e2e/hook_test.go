@@ -19,7 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/contract"
 )
 
 // fixture is a labelled namespace with ConfigMap "cfg" (keys a, b, unread),
@@ -257,7 +257,7 @@ func TestHookLeavesPreexistingWorkloadsUntilTheirConfigChanges(t *testing.T) {
 	expectReplicaSets(t, ns, "app", 1)
 
 	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-	update(t, nsObj, func() { nsObj.Labels = map[string]string{workload.InjectionLabel: workload.InjectionEnabled} })
+	update(t, nsObj, func() { nsObj.Labels = map[string]string{contract.InjectionLabel: contract.InjectionEnabled} })
 	restartConfighash(t)
 	expectReplicaSets(t, ns, "app", 1)
 	if got := stampOf(t, d); got != "" {

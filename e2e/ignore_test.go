@@ -8,7 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/status"
 )
 
@@ -36,9 +36,9 @@ func TestIgnoredSourceRollsNothing(t *testing.T) {
 	setIgnore := func(on bool) {
 		update(t, clock, func() {
 			if on {
-				clock.Annotations = map[string]string{hasher.IgnoreAnnotation: hasher.IgnoreTrue}
+				clock.Annotations = map[string]string{contract.IgnoreAnnotation: contract.IgnoreTrue}
 			} else {
-				delete(clock.Annotations, hasher.IgnoreAnnotation)
+				delete(clock.Annotations, contract.IgnoreAnnotation)
 			}
 		})
 	}

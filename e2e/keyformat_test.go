@@ -15,11 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/hashkey"
 	"github.com/confighash/confighash/status"
-	"github.com/confighash/confighash/workload"
 )
 
 var keyRef = types.NamespacedName{Namespace: framework.Namespace, Name: "confighash-hmac-key"}
@@ -38,8 +38,8 @@ func TestV1StampRollsOnce(t *testing.T) {
 
 	stopConfighash(t)
 	d := deploymentOf(f.ns, "v1", readerSpec())
-	d.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: "v1:" + strings.Repeat("ab", 32)}
-	create(t, d, client.FieldOwner(workload.FieldManager))
+	d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v1:" + strings.Repeat("ab", 32)}
+	create(t, d, client.FieldOwner(contract.FieldManager))
 	expectReplicaSets(t, f.ns, "v1", 1)
 	startConfighash(t)
 
@@ -73,7 +73,7 @@ func TestKeySecretDeletedWhileRunningIsRestored(t *testing.T) {
 	if !bytes.Equal(after.Data[hashkey.DataKey], before.Data[hashkey.DataKey]) {
 		t.Errorf("restored key %s, want the one in use %s", hasher.KeyID(after.Data[hashkey.DataKey]), hasher.KeyID(before.Data[hashkey.DataKey]))
 	}
-	if evs := events(t, framework.Namespace, keyRef.Name, hashkey.ReasonKeyRestored); len(evs) == 0 {
+	if evs := events(t, framework.Namespace, keyRef.Name, contract.ReasonKeyRestored); len(evs) == 0 {
 		t.Error("no KeyRestored event on the Secret")
 	}
 	restartConfighash(t)

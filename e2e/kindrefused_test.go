@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/restamp"
 	"github.com/confighash/confighash/status"
@@ -141,14 +142,14 @@ func TestRefusedKindIsLoud(t *testing.T) {
 		}
 		got = got[:0]
 		for _, e := range l.Items {
-			if e.Reason == restamp.ReasonKindNotWatched && e.InvolvedObject.Kind == "Pod" && e.InvolvedObject.Name == pod {
+			if e.Reason == contract.ReasonKindNotWatched && e.InvolvedObject.Kind == "Pod" && e.InvolvedObject.Name == pod {
 				got = append(got, e)
 			}
 		}
 		return len(got) > 0, nil
 	})
 	if err != nil {
-		t.Fatalf("no %s Event on the pod: %v", restamp.ReasonKindNotWatched, err)
+		t.Fatalf("no %s Event on the pod: %v", contract.ReasonKindNotWatched, err)
 	}
 	if e := got[0]; e.Type != corev1.EventTypeWarning || !strings.Contains(e.Message, "Widget.e2e.confighash.dev") ||
 		!strings.Contains(e.Message, "not a pod template") {

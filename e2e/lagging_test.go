@@ -17,9 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/e2e/controlplane"
 	"github.com/confighash/confighash/e2e/framework"
-	"github.com/confighash/confighash/workload"
 )
 
 // cacheLag is how far the lagging replica's ConfigMap informer runs behind:
@@ -88,7 +88,7 @@ func dryRunStamp(t *testing.T, ns string, spec corev1.PodSpec) string {
 	if err := env.Client.Create(specContext(t), d, client.DryRunAll); err != nil {
 		t.Fatal(err)
 	}
-	return d.Spec.Template.Annotations[workload.ChecksumAnnotation]
+	return d.Spec.Template.Annotations[contract.ChecksumAnnotation]
 }
 
 // TestLaggingReplicaStampIsRechecked: a kubectl rollout restart (a change of

@@ -14,8 +14,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/webhook"
-	"github.com/confighash/confighash/workload"
 )
 
 // TestAdmissionSkipsControllerOwned counts, with the apiserver's own
@@ -51,7 +51,7 @@ func TestAdmissionSkipsControllerOwned(t *testing.T) {
 	})
 	creates("an opted-out Deployment", 0, func() {
 		d := deploymentOf(ns, "out", spec)
-		d.Annotations = map[string]string{workload.InjectionAnnotation: workload.InjectionDisabled}
+		d.Annotations = map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}
 		d.Spec.Replicas = ptr.To[int32](0)
 		create(t, d)
 	})

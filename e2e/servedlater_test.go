@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/contract"
 )
 
 // TestNamespaceServedLater: sources created while their namespace is not
@@ -28,7 +28,7 @@ func TestNamespaceServedLater(t *testing.T) {
 	if err := env.Client.Get(specContext(t), client.ObjectKey{Name: ns}, nsObj); err != nil {
 		t.Fatal(err)
 	}
-	nsObj.Labels[workload.InjectionLabel] = workload.InjectionEnabled
+	nsObj.Labels[contract.InjectionLabel] = contract.InjectionEnabled
 	if err := env.Client.Update(specContext(t), nsObj); err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/contract"
 )
 
 // TestSlowCallersHoldNoSlot: 64 connections that send an AdmissionReview's
@@ -77,7 +77,7 @@ func TestSlowCallersHoldNoSlot(t *testing.T) {
 				}
 				// The answer to the CREATE is what was stored: a stamp
 				// missing there is never added later.
-				if d.Spec.Template.Annotations[workload.ChecksumAnnotation] != "" {
+				if d.Spec.Template.Annotations[contract.ChecksumAnnotation] != "" {
 					stamped.Add(1)
 				}
 			}

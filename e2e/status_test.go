@@ -22,11 +22,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/cmd/confighash/app"
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/e2e/controlplane"
 	"github.com/confighash/confighash/e2e/framework"
-	"github.com/confighash/confighash/restamp"
 	"github.com/confighash/confighash/status"
-	"github.com/confighash/confighash/workload"
 )
 
 // statusResult is one in-process run of `confighash status`.
@@ -108,8 +107,8 @@ func setStaleStamp(t *testing.T, ns, name string) string {
 	d := deploymentOf(ns, name, corev1.PodSpec{})
 	current := stampOf(t, d)
 	bogus := current[:strings.LastIndex(current, ":")+1] + strings.Repeat("0", 64)
-	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`, workload.ChecksumAnnotation, bogus)
-	if err := env.Client.Patch(specContext(t), d, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner(workload.FieldManager)); err != nil {
+	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`, contract.ChecksumAnnotation, bogus)
+	if err := env.Client.Patch(specContext(t), d, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner(contract.FieldManager)); err != nil {
 		t.Fatalf("patching the stamp: %v", err)
 	}
 	if got := stampOf(t, d); got != bogus {
@@ -192,10 +191,10 @@ func TestStatusHeld(t *testing.T) {
 	setStaleStamp(t, ns, "web")
 	// The hold the hook's flap guard keeps on the workload, written as it
 	// writes it: the annotation, not an Event, is what held is decided on.
-	hold := restamp.Hold{Since: time.Now().UTC().Truncate(time.Second), Level: 1, Quiet: 2 * time.Minute}
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, restamp.HoldAnnotation, hold.String())
+	hold := contract.Hold{Since: time.Now().UTC().Truncate(time.Second), Level: 1, Quiet: 2 * time.Minute}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, contract.HoldAnnotation, hold.String())
 	d := deploymentOf(ns, "web", corev1.PodSpec{})
-	if err := env.Client.Patch(specContext(t), d, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner(workload.FieldManager)); err != nil {
+	if err := env.Client.Patch(specContext(t), d, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner(contract.FieldManager)); err != nil {
 		t.Fatalf("writing the hold: %v", err)
 	}
 	w := statusOf(t, ns, "deployment/web", 1)
@@ -307,7 +306,7 @@ func TestStatusWebhookUnreachable(t *testing.T) {
 		_ = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 			d := deploymentOf(ns, "probe", podSpec("cfg", "sec"))
 			err := env.Client.Create(ctx, d, client.DryRunAll)
-			return err == nil && d.Spec.Template.Annotations[workload.ChecksumAnnotation] != "", nil
+			return err == nil && d.Spec.Template.Annotations[contract.ChecksumAnnotation] != "", nil
 		})
 	})
 

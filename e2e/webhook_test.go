@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/workload"
 )
@@ -80,7 +81,7 @@ func TestWebhookOptOut(t *testing.T) {
 	ns := namespace(t, true)
 	create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
 	d := deploymentOf(ns, "d", podSpec("cfg", "sec"))
-	d.Annotations = map[string]string{workload.InjectionAnnotation: workload.InjectionDisabled}
+	d.Annotations = map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}
 	create(t, d)
 	if got := stampOf(t, d); got != "" {
 		t.Errorf("opted-out deployment got stamp %q", got)
@@ -144,7 +145,7 @@ func TestNoOpWritesDoNotRoll(t *testing.T) {
 	// A manifest holding a stamp copied from some other live object: only
 	// confighash may change a stamp without a template change.
 	copied := strings.Replace(manifest, "metadata: {labels: {app: e2e}}",
-		fmt.Sprintf("metadata: {labels: {app: e2e}, annotations: {%q: %q}}", workload.ChecksumAnnotation, "v1:"+strings.Repeat("0", 64)), 1)
+		fmt.Sprintf("metadata: {labels: {app: e2e}, annotations: {%q: %q}}", contract.ChecksumAnnotation, "v1:"+strings.Repeat("0", 64)), 1)
 	if copied == manifest {
 		t.Fatal("could not add a stamp to the manifest")
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/confighash/confighash/contract"
 )
 
 // benchPodSpec is a realistic template: an init container, an app, two
@@ -58,7 +60,7 @@ func benchPodSpec() *corev1.PodSpec {
 
 func BenchmarkReferences(b *testing.B) {
 	spec := benchPodSpec()
-	annotations := map[string]string{IncludeAnnotation: "configmap/extra", ExcludeAnnotation: "secret/proxy-auth"}
+	annotations := map[string]string{contract.IncludeAnnotation: "configmap/extra", contract.ExcludeAnnotation: "secret/proxy-auth"}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := References(spec, annotations); err != nil {

@@ -20,7 +20,7 @@ func DigestOf(value []byte) Digest {
 type Content struct {
 	Data       map[string]Digest // ConfigMap.data or Secret.data
 	BinaryData map[string]Digest // ConfigMap.binaryData
-	// Ignored is true when the source carries IgnoreAnnotation: the v2
+	// Ignored is true when the source carries contract.IgnoreAnnotation: the v2
 	// pre-image then leaves Data and BinaryData out. They are still kept,
 	// so that a caller can tell what the checksum would be without it.
 	Ignored bool

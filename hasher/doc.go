@@ -15,7 +15,7 @@
 // workload configuration, such as imagePullSecrets or service account token
 // projections, are ignored. The confighash.dev/include and
 // confighash.dev/exclude annotations add or drop whole sources by hand; an
-// included source is optional (see IncludeAnnotation).
+// included source is optional (see contract.IncludeAnnotation).
 //
 // The kubelet builds env from a ConfigMap's data alone: a ConfigMap that
 // only env valueFrom and envFrom read (Reference.EnvOnly) contributes no
@@ -34,7 +34,7 @@
 //
 // scope is 1 for a whole-object read and 2 for a key list; state is 0 when
 // the source does not exist, 1 when it does and 2 when it exists and carries
-// IgnoreAnnotation (then nothing follows: no entry count, no entries, so its
+// contract.IgnoreAnnotation (then nothing follows: no entry count, no entries, so its
 // content never reaches the checksum); field is 1 for data, 2 for
 // binaryData and 3 for a listed key the object does not have, which carries
 // no digest. A digest is the 32-byte SHA-256 of one value. Sources are sorted

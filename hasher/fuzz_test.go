@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/confighash/confighash/contract"
 )
 
 // FuzzReferences feeds reference discovery arbitrary pod specs (JSON, as the
@@ -21,7 +23,7 @@ func FuzzReferences(f *testing.F) {
 		if json.Unmarshal(spec, &ps) != nil {
 			return
 		}
-		ann := map[string]string{IncludeAnnotation: include, ExcludeAnnotation: exclude}
+		ann := map[string]string{contract.IncludeAnnotation: include, contract.ExcludeAnnotation: exclude}
 		refs, _ := References(&ps, ann)
 		for i, r := range refs {
 			if r.Name == "" || (r.Kind != ConfigMap && r.Kind != Secret) {

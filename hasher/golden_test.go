@@ -43,7 +43,7 @@ type goldenRef struct {
 type goldenObject struct {
 	Data       map[string]string `json:"data,omitempty"`
 	BinaryData map[string]string `json:"binaryData,omitempty"`
-	// Annotations matter only for IgnoreAnnotation.
+	// Annotations matter only for contract.IgnoreAnnotation.
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
 

@@ -8,29 +8,18 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/confighash/confighash/contract"
 )
-
-// IgnoreAnnotation set to "true" on a ConfigMap or Secret keeps its content
-// out of every checksum: in the v2 pre-image the source is written as
-// ignored (state 2) with no entries, so its changes never change a stamp.
-// It is for sources that change without mattering to their readers: one an
-// operator rewrites with a timestamp, one a sidecar reloads on its own.
-// Users set it on the source; confighash only reads it. Exactly "true"
-// counts, like the other confighash switches, so a typo never silently
-// widens what is left out.
-const IgnoreAnnotation = "confighash.dev/ignore"
-
-// IgnoreTrue is the value of IgnoreAnnotation that ignores a source.
-const IgnoreTrue = "true"
 
 // IgnoredBy reports whether a source with annotations is ignored.
 func IgnoredBy(annotations map[string]string) bool {
-	return annotations[IgnoreAnnotation] == IgnoreTrue
+	return annotations[contract.IgnoreAnnotation] == contract.IgnoreTrue
 }
 
 // ToggleCheck tunes StoredBeforeIgnoreToggle.
 type ToggleCheck struct {
-	// Toggled reports the sources whose IgnoreAnnotation the caller saw
+	// Toggled reports the sources whose contract.IgnoreAnnotation the caller saw
 	// added or removed; they are tried first, then the sources ignored now
 	// (the annotation may have been added since), then the rest. nil: none
 	// known.
@@ -53,7 +42,7 @@ type ToggleResult struct {
 }
 
 // StoredBeforeIgnoreToggle reports whether stored is the checksum that refs
-// give now except for one source whose IgnoreAnnotation was added or
+// give now except for one source whose contract.IgnoreAnnotation was added or
 // removed since: the content is what it was, only whether one source
 // counts has changed. Adding or removing the annotation must roll nothing
 // by itself, so callers keep such a stamp until a source that counts

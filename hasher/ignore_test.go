@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/confighash/confighash/contract"
 )
 
 // TestPreimageIgnoredSource spells out an ignored source: kind, name, scope
@@ -80,9 +82,9 @@ func TestIgnoredByAnnotation(t *testing.T) {
 		want        bool
 	}{
 		"none":        {},
-		"true":        {annotations: map[string]string{IgnoreAnnotation: "true"}, want: true},
-		"false":       {annotations: map[string]string{IgnoreAnnotation: "false"}},
-		"other value": {annotations: map[string]string{IgnoreAnnotation: "yes"}},
+		"true":        {annotations: map[string]string{contract.IgnoreAnnotation: "true"}, want: true},
+		"false":       {annotations: map[string]string{contract.IgnoreAnnotation: "false"}},
+		"other value": {annotations: map[string]string{contract.IgnoreAnnotation: "yes"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

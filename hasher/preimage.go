@@ -17,7 +17,7 @@ const (
 
 	stateAbsent  byte = 0
 	statePresent byte = 1
-	// stateIgnored is a source that exists and carries IgnoreAnnotation; no
+	// stateIgnored is a source that exists and carries contract.IgnoreAnnotation; no
 	// entry count and no entries follow. v2 only: v1 has no such state.
 	stateIgnored byte = 2
 

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/confighash/confighash/contract"
 )
 
 // Reference is what a pod template reads of one source, merged over all the
@@ -30,8 +32,8 @@ type Reference struct {
 // then Name. Which fields count as reads is described in the package
 // documentation.
 //
-// annotations may carry IncludeAnnotation and ExcludeAnnotation. Included
-// sources are read whole and optional (see IncludeAnnotation); excluded
+// annotations may carry contract.IncludeAnnotation and contract.ExcludeAnnotation. Included
+// sources are read whole and optional (see contract.IncludeAnnotation); excluded
 // sources are dropped entirely,
 // whoever reads them. Malformed annotation entries are skipped rather than
 // failing the whole call, because one typo should not stop the rest of the
@@ -43,13 +45,13 @@ func References(spec *corev1.PodSpec, annotations map[string]string) ([]Referenc
 		readPodSpec(set, spec)
 	}
 
-	include, errs := parseSourceList(IncludeAnnotation, annotations[IncludeAnnotation], nil)
+	include, errs := parseSourceList(contract.IncludeAnnotation, annotations[contract.IncludeAnnotation], nil)
 	for _, src := range include {
 		// Optional: the pods do not mount it, so its absence cannot stop
 		// them starting, and must not hold back the sources they do read.
 		set.addWhole(src, read{optional: true})
 	}
-	exclude, errs := parseSourceList(ExcludeAnnotation, annotations[ExcludeAnnotation], errs)
+	exclude, errs := parseSourceList(contract.ExcludeAnnotation, annotations[contract.ExcludeAnnotation], errs)
 
 	refs := slices.DeleteFunc(set.list(), func(r Reference) bool {
 		return slices.Contains(exclude, r.Source)

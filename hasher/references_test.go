@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/confighash/confighash/contract"
 )
 
 func TestReferences(t *testing.T) {
@@ -97,7 +99,7 @@ func TestReferences(t *testing.T) {
 		},
 		"an included ConfigMap env reads is not env-only": {
 			spec:        corev1.PodSpec{Containers: []corev1.Container{{Env: []corev1.EnvVar{envCM("app", "a", nil)}}}},
-			annotations: map[string]string{IncludeAnnotation: "configmap/app"},
+			annotations: map[string]string{contract.IncludeAnnotation: "configmap/app"},
 			want:        []Reference{whole(ConfigMap, "app")},
 		},
 		"whole wins over keys": {
@@ -167,21 +169,21 @@ func TestReferences(t *testing.T) {
 		},
 		"include adds whole and optional": {
 			spec:        corev1.PodSpec{Containers: []corev1.Container{{Env: []corev1.EnvVar{envCM("app", "a", new(true))}}}},
-			annotations: map[string]string{IncludeAnnotation: "configmap/app, Secret/extra"},
+			annotations: map[string]string{contract.IncludeAnnotation: "configmap/app, Secret/extra"},
 			want:        []Reference{optional(whole(ConfigMap, "app")), optional(whole(Secret, "extra"))},
 		},
 		"include keeps the spec's requirement": {
 			spec:        corev1.PodSpec{Volumes: []corev1.Volume{volSecret("db", nil, "pass")}},
-			annotations: map[string]string{IncludeAnnotation: "secret/db"},
+			annotations: map[string]string{contract.IncludeAnnotation: "secret/db"},
 			want:        []Reference{whole(Secret, "db")},
 		},
 		"include skips empty entries": {
-			annotations: map[string]string{IncludeAnnotation: " ,secret/a,, "},
+			annotations: map[string]string{contract.IncludeAnnotation: " ,secret/a,, "},
 			want:        []Reference{optional(whole(Secret, "a"))},
 		},
 		"malformed include entries are ignored with a warning": {
 			spec:        corev1.PodSpec{Volumes: []corev1.Volume{volCM("app", nil)}},
-			annotations: map[string]string{IncludeAnnotation: "configmap/, foo/bar, configmap/ns/name, secret/missing"},
+			annotations: map[string]string{contract.IncludeAnnotation: "configmap/, foo/bar, configmap/ns/name, secret/missing"},
 			want:        []Reference{whole(ConfigMap, "app"), optional(whole(Secret, "missing"))},
 			wantErrs: []string{
 				`invalid source "configmap/": missing name`,
@@ -194,22 +196,22 @@ func TestReferences(t *testing.T) {
 				Env:     []corev1.EnvVar{envCM("app", "a", nil)},
 				EnvFrom: []corev1.EnvFromSource{envFromSecret("db", nil)},
 			}}},
-			annotations: map[string]string{ExcludeAnnotation: "secret/db"},
+			annotations: map[string]string{contract.ExcludeAnnotation: "secret/db"},
 			want:        []Reference{envOnly(keyed(ConfigMap, "app", "a"))},
 		},
 		"exclude beats include": {
-			annotations: map[string]string{IncludeAnnotation: "configmap/a,configmap/b", ExcludeAnnotation: "configmap/a"},
+			annotations: map[string]string{contract.IncludeAnnotation: "configmap/a,configmap/b", contract.ExcludeAnnotation: "configmap/a"},
 			want:        []Reference{optional(whole(ConfigMap, "b"))},
 		},
 		"exclude everything": {
 			spec:        corev1.PodSpec{Volumes: []corev1.Volume{volCM("app", nil)}},
-			annotations: map[string]string{ExcludeAnnotation: "configmap/app"},
+			annotations: map[string]string{contract.ExcludeAnnotation: "configmap/app"},
 		},
 		"malformed entries reported, others kept": {
 			spec: corev1.PodSpec{Volumes: []corev1.Volume{volCM("app", nil), volSecret("db", nil)}},
 			annotations: map[string]string{
-				IncludeAnnotation: "configmap/extra, deployment/web, secret/Bad_Name",
-				ExcludeAnnotation: "nonsense, secret/db",
+				contract.IncludeAnnotation: "configmap/extra, deployment/web, secret/Bad_Name",
+				contract.ExcludeAnnotation: "nonsense, secret/db",
 			},
 			want: []Reference{whole(ConfigMap, "app"), optional(whole(ConfigMap, "extra"))},
 			wantErrs: []string{
@@ -256,7 +258,7 @@ func checkJoinedErrors(t *testing.T, err error, want []string) {
 }
 
 func TestReferencesNilSpec(t *testing.T) {
-	got, err := References(nil, map[string]string{IncludeAnnotation: "secret/a"})
+	got, err := References(nil, map[string]string{contract.IncludeAnnotation: "secret/a"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,15 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
-)
-
-// Event reasons on the key Secret. They name key IDs and sizes, never key
-// bytes.
-const (
-	ReasonKeyRestored = "KeyRestored"
-	ReasonKeyChanged  = "KeyChanged"
-	ReasonKeyInvalid  = "KeyInvalid"
 )
 
 // DefaultInterval is how often a Keeper re-reads the key Secret. One GET
@@ -143,7 +136,7 @@ func (k *Keeper) tick(ctx context.Context, now time.Time) error {
 			delay := k.restartDelay()
 			k.restartAt = now.Add(delay)
 			logger.Info("hmac key secret holds a new key; restarting onto it after a delay, so that the replicas do not restart at once", "delay", delay)
-			k.event(s, ReasonKeyChanged,
+			k.event(s, contract.ReasonKeyChanged,
 				"the Secret now holds key %s; a replica stamping with key %s restarts to use it in %s", changed.KeyID, changed.InUse, delay.Round(time.Second))
 			return nil
 		}
@@ -223,7 +216,7 @@ func (k *Keeper) check(ctx context.Context) (*corev1.Secret, error) {
 			k.invalid = invalid.Reason
 			logger.Error(invalid, "hmac key secret holds no usable key; keeping the key in use. Replicas that start now fail until it is fixed",
 				"dataKeys", dataKeys(s))
-			k.event(s, ReasonKeyInvalid, "%s; running replicas keep stamping with key %s, and a replica that starts now fails until this is fixed",
+			k.event(s, contract.ReasonKeyInvalid, "%s; running replicas keep stamping with key %s, and a replica that starts now fails until this is fixed",
 				invalid.Reason, hasher.KeyID(k.Key))
 		}
 		return s, err
@@ -262,7 +255,7 @@ func (k *Keeper) restore(ctx context.Context) error {
 	}
 	k.Metrics.check(resultRestored)
 	logger.Info("hmac key secret was deleted; restored it with the key in use, so that no replica creates a new one and nothing rolls")
-	k.event(s, ReasonKeyRestored, "the Secret was deleted while confighash ran; restored key %s (to rotate the key, write a new one into this Secret instead)", hasher.KeyID(k.Key))
+	k.event(s, contract.ReasonKeyRestored, "the Secret was deleted while confighash ran; restored key %s (to rotate the key, write a new one into this Secret instead)", hasher.KeyID(k.Key))
 	return nil
 }
 

@@ -7,7 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/contract"
 )
 
 // NameLabel is the label the apiserver sets on every namespace to its own
@@ -68,10 +68,10 @@ func (p Policy) Decide(name string, labels map[string]string) Decision {
 		return Decision{Reason: fmt.Sprintf("namespace %s is never served (confighash excludes kube-system and its own namespace)", name)}
 	case p.outsideOnly(name):
 		return Decision{Reason: fmt.Sprintf("namespace %s is not served (confighash runs with --namespaces=%s)", name, strings.Join(p.only, ","))}
-	case labels[workload.InjectionLabel] == workload.InjectionEnabled:
-		return Decision{Serves: true, Reason: fmt.Sprintf("namespace %s is labelled %s=%s", name, workload.InjectionLabel, workload.InjectionEnabled)}
+	case labels[contract.InjectionLabel] == contract.InjectionEnabled:
+		return Decision{Serves: true, Reason: fmt.Sprintf("namespace %s is labelled %s=%s", name, contract.InjectionLabel, contract.InjectionEnabled)}
 	}
-	return Decision{Reason: fmt.Sprintf("namespace %s is not labelled %s=%s", name, workload.InjectionLabel, workload.InjectionEnabled)}
+	return Decision{Reason: fmt.Sprintf("namespace %s is not labelled %s=%s", name, contract.InjectionLabel, contract.InjectionEnabled)}
 }
 
 // NamespaceSelector is the policy as the webhook configuration's
@@ -97,7 +97,7 @@ func (p Policy) NamespaceSelector() *metav1.LabelSelector {
 		})
 	}
 	return &metav1.LabelSelector{
-		MatchLabels:      map[string]string{workload.InjectionLabel: workload.InjectionEnabled},
+		MatchLabels:      map[string]string{contract.InjectionLabel: contract.InjectionEnabled},
 		MatchExpressions: exprs,
 	}
 }

@@ -12,12 +12,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/contract"
 )
 
 const own = "confighash-system"
 
-var enabled = map[string]string{workload.InjectionLabel: workload.InjectionEnabled}
+var enabled = map[string]string{contract.InjectionLabel: contract.InjectionEnabled}
 
 // policyCases is shared by the tests below, so that Decide, the selector
 // and Check are held to the same table.
@@ -29,7 +29,7 @@ var policyCases = map[string]struct {
 }{
 	"labelled":                      {ns: "shop", labels: enabled, serves: true, reason: "is labelled"},
 	"unlabelled":                    {ns: "shop", reason: "not labelled"},
-	"other label value":             {ns: "shop", labels: map[string]string{workload.InjectionLabel: "true"}, reason: "not labelled"},
+	"other label value":             {ns: "shop", labels: map[string]string{contract.InjectionLabel: "true"}, reason: "not labelled"},
 	"label on another key":          {ns: "shop", labels: map[string]string{"confighash.dev/other": "enabled"}, reason: "not labelled"},
 	"unlabelled kube-system":        {ns: "kube-system", reason: "never served"},
 	"labelled kube-system":          {ns: "kube-system", labels: enabled, reason: "never served"},

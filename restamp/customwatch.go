@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/workload"
 )
 
@@ -20,11 +21,6 @@ type Probe func(ctx context.Context, k workload.Kind) (served bool, err error)
 
 // ErrBadKind marks a Probe error about the kind's configuration.
 var ErrBadKind = errors.New("bad workload kind")
-
-// ReasonKindNotWatched is the reason of the Warning Event the hook records,
-// on confighash's own pod, when it refuses to watch a custom kind whose
-// template path leads nowhere in the CRD's schema.
-const ReasonKindNotWatched = "KindNotWatched"
 
 // ProbeInterval is how often the hook looks for custom kinds it does not
 // watch yet. Installing a CRD is rare; ten seconds is prompt enough, and the
@@ -103,7 +99,7 @@ func (c *customWatcher) round(ctx context.Context, reported map[string]string) [
 		case errors.Is(err, ErrBadKind):
 			logger.Error(err, "not watching custom workload kind until its configuration or CRD is fixed", "kind", k.Name())
 			if c.events != nil && c.self != nil {
-				c.events.Eventf(c.self, nil, corev1.EventTypeWarning, ReasonKindNotWatched, "WatchKind",
+				c.events.Eventf(c.self, nil, corev1.EventTypeWarning, contract.ReasonKindNotWatched, "WatchKind",
 					"not watching %s: %s; its objects are stamped on create and update but not re-stamped when their ConfigMaps and Secrets change",
 					k.Name(), err.Error())
 			}

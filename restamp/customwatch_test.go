@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/workload"
 )
 
@@ -113,7 +114,7 @@ func TestCustomWatcherRefusalIsLoud(t *testing.T) {
 		t.Fatalf("%d events after two rounds, want 1", n)
 	}
 	ev := <-rec.Events
-	for _, want := range []string{"Warning", ReasonKindNotWatched, "Broken.e.io", `no field "spec"`, "not re-stamped"} {
+	for _, want := range []string{"Warning", contract.ReasonKindNotWatched, "Broken.e.io", `no field "spec"`, "not re-stamped"} {
 		if !strings.Contains(ev, want) {
 			t.Errorf("event %q does not say %q", ev, want)
 		}

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/workload"
 )
@@ -87,7 +88,7 @@ func TestBurstSettlesIntoOneRecheck(t *testing.T) {
 			web := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
 			web.Spec.Template.Spec = envFromCM("app")
 			if tc.annotation != "" {
-				web.Annotations = map[string]string{CoalesceWindowAnnotation: tc.annotation}
+				web.Annotations = map[string]string{contract.CoalesceWindowAnnotation: tc.annotation}
 			}
 			b := fake.NewClientBuilder().WithObjects(web)
 			b = withReadersIndex(b)
@@ -144,7 +145,7 @@ func TestSettlerWarnsOnBadWindow(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			web := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns",
-				Annotations: map[string]string{CoalesceWindowAnnotation: tc.annotation}}}
+				Annotations: map[string]string{contract.CoalesceWindowAnnotation: tc.annotation}}}
 			rec := events.NewFakeRecorder(10)
 			ch := newChanges()
 			req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}

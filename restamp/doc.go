@@ -7,7 +7,7 @@
 // coalesced per workload over a trailing window (debounce.go), writes share a global budget,
 // and a workload re-stamped too often is held until its sources settle
 // (flap.go). The hold is also written on the workload's own metadata
-// (HoldAnnotation), so that a new leader honours it.
+// (contract.HoldAnnotation), so that a new leader honours it.
 //
 // Every template change is re-checked a moment later (enqueue.go), because
 // the webhook stamped it from the answering replica's view, which may lag;

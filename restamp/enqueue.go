@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/sources"
 	"github.com/confighash/confighash/workload"
@@ -188,7 +189,7 @@ func templateChanged(kind workload.Kind, oldObj, newObj client.Object) bool {
 	}
 	oa, na := oldObj.GetAnnotations(), newObj.GetAnnotations()
 	return (ok1 && !workload.SameTemplate(ot, nt)) ||
-		oa[hasher.IncludeAnnotation] != na[hasher.IncludeAnnotation] ||
-		oa[hasher.ExcludeAnnotation] != na[hasher.ExcludeAnnotation] ||
-		oa[workload.InjectionAnnotation] != na[workload.InjectionAnnotation]
+		oa[contract.IncludeAnnotation] != na[contract.IncludeAnnotation] ||
+		oa[contract.ExcludeAnnotation] != na[contract.ExcludeAnnotation] ||
+		oa[contract.InjectionAnnotation] != na[contract.InjectionAnnotation]
 }

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/workload"
 )
@@ -64,7 +65,7 @@ func readers(t *testing.T, funcs *interceptor.Funcs) client.Client {
 	elsewhere := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "other"}}
 	elsewhere.Spec.Template.Spec = envFromCM("app")
 	optedOut := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "quiet", Namespace: "ns",
-		Annotations: map[string]string{workload.InjectionAnnotation: workload.InjectionDisabled}}}
+		Annotations: map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}}}
 	optedOut.Spec.Template.Spec = envFromCM("app")
 	nightly := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "ns"}}
 	nightly.Spec.JobTemplate.Spec.Template.Spec = envFromCM("app")
@@ -197,7 +198,7 @@ func TestTemplateChanged(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"},
 			Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"},
-					Annotations: map[string]string{workload.ChecksumAnnotation: "v2:k:old"}},
+					Annotations: map[string]string{contract.ChecksumAnnotation: "v2:k:old"}},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "a"}}}}},
 		}
 	}
@@ -207,10 +208,10 @@ func TestTemplateChanged(t *testing.T) {
 	}{
 		"nothing": {func(*appsv1.Deployment) {}, false},
 		"only the stamp (the hook's re-stamp)": {func(d *appsv1.Deployment) {
-			d.Spec.Template.Annotations[workload.ChecksumAnnotation] = "v2:k:new"
+			d.Spec.Template.Annotations[contract.ChecksumAnnotation] = "v2:k:new"
 		}, false},
 		"hold annotation": {func(d *appsv1.Deployment) {
-			d.Annotations = map[string]string{HoldAnnotation: "v1 since=2030-01-02T03:04:05Z level=0 quiet=1m0s"}
+			d.Annotations = map[string]string{contract.HoldAnnotation: "v1 since=2030-01-02T03:04:05Z level=0 quiet=1m0s"}
 		}, false},
 		"workload label":  {func(d *appsv1.Deployment) { d.Labels = map[string]string{"team": "x"} }, false},
 		"replicas":        {func(d *appsv1.Deployment) { d.Spec.Replicas = new(int32(3)) }, false},

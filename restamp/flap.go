@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/confighash/confighash/contract"
 )
 
 // flapConfig tunes the flap guard.
@@ -34,7 +36,7 @@ func keyOf(r Request) workloadKey {
 type flapEntry struct {
 	restamps []time.Time // within the window, oldest first
 	held     bool
-	hold     Hold // while held: what the annotation carries
+	hold     contract.Hold // while held: what the annotation carries
 	// lastSeen is the checksum the sources gave at the last look during a
 	// hold, and lastChange when it was last seen to change.
 	lastSeen   string
@@ -57,7 +59,7 @@ type flapEntry struct {
 // content, once. A hold that follows within Window of the end of the last
 // one doubles the quiet time, so a source that flaps in bursts rolls its
 // readers ever more rarely. The hold itself is also kept on the workload
-// (HoldAnnotation), which is how a new leader honours it.
+// (contract.HoldAnnotation), which is how a new leader honours it.
 type flapGuard struct {
 	cfg flapConfig
 
@@ -77,7 +79,7 @@ func newFlapGuard(cfg flapConfig) *flapGuard {
 type flapVerdict struct {
 	// Hold is set while the workload is held: re-stamp nothing, make sure
 	// the workload carries this hold, and look again after Retry.
-	Hold  *Hold
+	Hold  *contract.Hold
 	Retry time.Duration
 	// Started is true on the look that began the hold.
 	Started bool
@@ -90,7 +92,7 @@ type flapVerdict struct {
 // look is asked each time the hook works out what w's sources give now
 // (sum) and whether that differs from w's stamp (stale). stored is the hold
 // w carries, nil if none.
-func (g *flapGuard) look(w workloadKey, sum string, stale bool, stored *Hold, now time.Time) flapVerdict {
+func (g *flapGuard) look(w workloadKey, sum string, stale bool, stored *contract.Hold, now time.Time) flapVerdict {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	e := g.entry(w, stale || stored != nil, now)
@@ -112,7 +114,7 @@ func (g *flapGuard) look(w workloadKey, sum string, stale bool, stored *Hold, no
 		level = min(e.level+1, g.maxLevel())
 	}
 	e.held, e.level = true, level
-	e.hold = Hold{Since: holdSince(now), Level: level, Quiet: g.quiet(level)}
+	e.hold = contract.Hold{Since: holdSince(now), Level: level, Quiet: g.quiet(level)}
 	e.lastSeen, e.lastChange = sum, now
 	h := e.hold
 	return flapVerdict{Hold: &h, Retry: h.Quiet, Started: true}
@@ -124,7 +126,7 @@ func (g *flapGuard) look(w workloadKey, sum string, stale bool, stored *Hold, no
 // from one kept on purpose (ignored.go) is saved for after the hold. ok is
 // false when w is not held or its hold is over; the caller then works out
 // stale and asks look.
-func (g *flapGuard) held(w workloadKey, sum string, stored *Hold, now time.Time) (v flapVerdict, ok bool) {
+func (g *flapGuard) held(w workloadKey, sum string, stored *contract.Hold, now time.Time) (v flapVerdict, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	e := g.entry(w, stored != nil, now)
@@ -155,14 +157,14 @@ func (g *flapGuard) entry(w workloadKey, create bool, now time.Time) *flapEntry 
 // carries a hold (stored) this guard did not end; ok is false otherwise.
 // The verdict does not depend on whether the stamp is stale. Callers hold
 // mu.
-func (g *flapGuard) whileHeld(e *flapEntry, sum string, stored *Hold, now time.Time) (flapVerdict, bool) {
+func (g *flapGuard) whileHeld(e *flapEntry, sum string, stored *contract.Hold, now time.Time) (flapVerdict, bool) {
 	// A hold this guard did not start (a former leader's, or one whose
 	// entry was evicted) is honoured. The one just ended is not: a cache
 	// that has not yet seen the end still shows it.
 	if stored != nil && !e.held && !stored.Since.Equal(e.releasedSince) {
 		level := min(stored.Level, g.maxLevel())
 		e.held, e.level = true, level
-		e.hold = Hold{Since: stored.Since, Level: level, Quiet: g.quiet(level)}
+		e.hold = contract.Hold{Since: stored.Since, Level: level, Quiet: g.quiet(level)}
 		// When the sources last changed is not known; counting from now
 		// can only make the hold longer, never let a flap through.
 		e.lastSeen, e.lastChange = sum, now

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/confighash/confighash/contract"
 )
 
 // t0 has a fraction of a second, as the clock has: the hold annotation
@@ -31,11 +33,11 @@ func testFlapConfig() flapConfig {
 type flapSim struct {
 	g        *flapGuard
 	w        workloadKey
-	content  string // what the source gives now
-	stamp    string // what the workload is stamped with
-	hold     *Hold  // what its annotation carries
+	content  string         // what the source gives now
+	stamp    string         // what the workload is stamped with
+	hold     *contract.Hold // what its annotation carries
 	restamps []time.Duration
-	holds    []Hold // every hold the workload was made to carry
+	holds    []contract.Hold // every hold the workload was made to carry
 	due      time.Duration
 	queued   bool
 }
@@ -239,17 +241,17 @@ func TestFlapGuardRecheckDoesNotDoubleTheLimit(t *testing.T) {
 // first look.
 func TestFlapGuardHonoursStoredHold(t *testing.T) {
 	cfg := testFlapConfig()
-	stored := &Hold{Since: at(-time.Hour), Level: 2, Quiet: 2 * time.Minute}
+	stored := &contract.Hold{Since: at(-time.Hour), Level: 2, Quiet: 2 * time.Minute}
 	tests := map[string]struct {
-		stored    *Hold
+		stored    *contract.Hold
 		stale     bool
 		wantLevel int
 		wantQuiet time.Duration
 	}{
 		"stale stamp":                         {stored: stored, stale: true, wantLevel: 2, wantQuiet: 2 * time.Minute},
 		"stamp current: hold runs its course": {stored: stored, stale: false, wantLevel: 2, wantQuiet: 2 * time.Minute},
-		"level above the cap":                 {stored: &Hold{Since: at(-time.Hour), Level: 40, Quiet: time.Hour}, stale: true, wantLevel: 3, wantQuiet: 4 * time.Minute},
-		"unreadable: first level":             {stored: &Hold{Since: at(0)}, stale: true, wantLevel: 0, wantQuiet: 30 * time.Second},
+		"level above the cap":                 {stored: &contract.Hold{Since: at(-time.Hour), Level: 40, Quiet: time.Hour}, stale: true, wantLevel: 3, wantQuiet: 4 * time.Minute},
+		"unreadable: first level":             {stored: &contract.Hold{Since: at(0)}, stale: true, wantLevel: 0, wantQuiet: 30 * time.Second},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -279,7 +281,7 @@ func TestFlapGuardIgnoresTheHoldItEnded(t *testing.T) {
 	cfg := testFlapConfig()
 	g := newFlapGuard(cfg)
 	w := keyOf(req("web"))
-	stored := annotated(t, Hold{Since: at(0).Truncate(time.Second), Level: 0, Quiet: cfg.Quiet})
+	stored := annotated(t, contract.Hold{Since: at(0).Truncate(time.Second), Level: 0, Quiet: cfg.Quiet})
 	if v := g.look(w, "x", true, stored, at(0)); v.Hold == nil {
 		t.Fatal("stored hold not honoured")
 	}
@@ -290,7 +292,7 @@ func TestFlapGuardIgnoresTheHoldItEnded(t *testing.T) {
 	if v := g.look(w, "x", false, stored, at(cfg.Quiet+time.Second)); v.Hold != nil {
 		t.Errorf("the ended hold, seen again in a stale cache, started a new one: %+v", v.Hold)
 	}
-	later := annotated(t, Hold{Since: at(time.Hour), Quiet: cfg.Quiet})
+	later := annotated(t, contract.Hold{Since: at(time.Hour), Quiet: cfg.Quiet})
 	if v := g.look(w, "x", false, later, at(time.Hour)); v.Hold == nil {
 		t.Error("a later hold was not honoured")
 	}
@@ -328,9 +330,9 @@ func TestFlapGuardIgnoresTheHoldItStartedAndEnded(t *testing.T) {
 
 // annotated is h as a workload carries it: written to the annotation and
 // read back.
-func annotated(t *testing.T, h Hold) *Hold {
+func annotated(t *testing.T, h contract.Hold) *contract.Hold {
 	t.Helper()
-	got, err := ParseHold(h.String())
+	got, err := contract.ParseHold(h.String())
 	if err != nil {
 		t.Fatal(err)
 	}

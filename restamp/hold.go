@@ -1,91 +1,10 @@
 package restamp
 
 import (
-	"errors"
-	"fmt"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/confighash/confighash/contract"
 )
-
-// HoldAnnotation on a workload's own metadata (never its pod template, so
-// writing it rolls nothing) says the hook holds the workload's re-stamps
-// because its sources flap. It lives on the workload rather than only in
-// the leader's memory so that a new leader honours a hold it did not start,
-// and so that `confighash status` can show it. It carries no config content.
-const HoldAnnotation = "confighash.dev/hold"
-
-// holdVersion prefixes the annotation's value, so that a later layout can be
-// told from this one.
-const holdVersion = "v1"
-
-// Hold is the value of HoldAnnotation.
-type Hold struct {
-	// Since is when the hold began, in whole seconds (holdSince) as the
-	// annotation keeps it: it is also what tells one hold from another, so
-	// the hold a leader remembers and the one it wrote must be equal.
-	Since time.Time
-	// Level is the backoff level: each hold that follows closely on the end
-	// of the previous one doubles the quiet time.
-	Level int
-	// Quiet is how long the sources must go unchanged before the workload
-	// takes their latest content, as the leader that wrote it was set up.
-	// The leader counts from the last change it saw itself; a new leader has
-	// seen none, so it counts from when it took over.
-	Quiet time.Duration
-}
-
-// String renders the annotation value, e.g.
-// "v1 since=2026-12-01T00:12:00Z level=1 quiet=2m0s".
-func (h Hold) String() string {
-	return fmt.Sprintf("%s since=%s level=%d quiet=%s", holdVersion,
-		h.Since.UTC().Format(time.RFC3339), h.Level, h.Quiet)
-}
-
-// ParseHold reads an annotation value written by String.
-func ParseHold(s string) (Hold, error) {
-	fields := strings.Fields(s)
-	if len(fields) == 0 || fields[0] != holdVersion {
-		return Hold{}, fmt.Errorf("%s %q: want a value starting %q", HoldAnnotation, s, holdVersion)
-	}
-	var h Hold
-	seen := map[string]bool{}
-	for _, f := range fields[1:] {
-		k, v, ok := strings.Cut(f, "=")
-		if !ok {
-			return Hold{}, fmt.Errorf("%s %q: %q is not key=value", HoldAnnotation, s, f)
-		}
-		var err error
-		switch k {
-		case "since":
-			h.Since, err = time.Parse(time.RFC3339, v)
-		case "level":
-			h.Level, err = strconv.Atoi(v)
-			if err == nil && h.Level < 0 {
-				err = errors.New("negative")
-			}
-		case "quiet":
-			h.Quiet, err = time.ParseDuration(v)
-			if err == nil && h.Quiet < 0 {
-				err = errors.New("negative")
-			}
-		default:
-			// Keys added later under the same version are skipped, so an
-			// older leader still honours the hold.
-			continue
-		}
-		if err != nil {
-			return Hold{}, fmt.Errorf("%s %q: %s: %w", HoldAnnotation, s, k, err)
-		}
-		seen[k] = true
-	}
-	for _, k := range []string{"since", "level", "quiet"} {
-		if !seen[k] {
-			return Hold{}, fmt.Errorf("%s %q: %s missing", HoldAnnotation, s, k)
-		}
-	}
-	return h, nil
-}
 
 // holdSince is the Since of a hold that begins at now: whole seconds, so
 // that it survives the annotation unchanged.
@@ -96,14 +15,14 @@ func holdSince(now time.Time) time.Time {
 // storedHold reads the hold a workload carries, if any. An annotation that
 // cannot be read still means someone meant a hold; the hook then holds at
 // the first level from now, which ends in one quiet time at most.
-func storedHold(annotations map[string]string, now time.Time) (*Hold, error) {
-	v, ok := annotations[HoldAnnotation]
+func storedHold(annotations map[string]string, now time.Time) (*contract.Hold, error) {
+	v, ok := annotations[contract.HoldAnnotation]
 	if !ok {
 		return nil, nil
 	}
-	h, err := ParseHold(v)
+	h, err := contract.ParseHold(v)
 	if err != nil {
-		return &Hold{Since: holdSince(now)}, err
+		return &contract.Hold{Since: holdSince(now)}, err
 	}
 	return &h, nil
 }

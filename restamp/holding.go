@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/contract"
 )
 
 // minHoldRetry keeps a hold's re-checks from spinning when the quiet time
@@ -65,7 +65,7 @@ func (r *reconciler) actOnHold(ctx context.Context, obj client.Object, req Reque
 			r.metrics.held(req.KindName)
 		}
 		if v.Started {
-			r.events.Eventf(obj, nil, corev1.EventTypeWarning, workload.ReasonFlapHold, "Restamp",
+			r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonFlapHold, "Restamp",
 				"re-stamped too often; holding until its sources have not changed for %s (backoff level %d)", v.Hold.Quiet, v.Hold.Level)
 			logger.Info("flap hold", "quiet", v.Hold.Quiet, "level", v.Hold.Level)
 		}
@@ -84,7 +84,7 @@ func (r *reconciler) actOnHold(ctx context.Context, obj client.Object, req Reque
 	return false, reconcile.Result{}, nil
 }
 
-// setHold makes obj carry h in HoldAnnotation, or not carry it when h is
+// setHold makes obj carry h in contract.HoldAnnotation, or not carry it when h is
 // nil, and writes only when that changes something. The write is a merge
 // patch of that one key of the workload's own metadata, under the hook's
 // field manager: the pod template is untouched, so nothing rolls, and the
@@ -92,8 +92,8 @@ func (r *reconciler) actOnHold(ctx context.Context, obj client.Object, req Reque
 // the cached object, so that dropping the last annotation cannot turn into
 // "annotations": null and take someone else's new annotation with it; and
 // since it names one key only, it needs no optimistic lock.
-func (r *reconciler) setHold(ctx context.Context, obj client.Object, h *Hold) error {
-	cur, has := obj.GetAnnotations()[HoldAnnotation]
+func (r *reconciler) setHold(ctx context.Context, obj client.Object, h *contract.Hold) error {
+	cur, has := obj.GetAnnotations()[contract.HoldAnnotation]
 	if (h == nil && !has) || (h != nil && has && cur == h.String()) {
 		return nil
 	}
@@ -101,23 +101,23 @@ func (r *reconciler) setHold(ctx context.Context, obj client.Object, h *Hold) er
 	if h != nil {
 		value = h.String()
 	}
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{HoldAnnotation: value}}})
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{contract.HoldAnnotation: value}}})
 	if err != nil {
-		return fmt.Errorf("encoding %s: %w", HoldAnnotation, err)
+		return fmt.Errorf("encoding %s: %w", contract.HoldAnnotation, err)
 	}
-	if err := r.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body), client.FieldOwner(workload.FieldManager)); err != nil {
-		return fmt.Errorf("writing %s: %w", HoldAnnotation, err)
+	if err := r.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body), client.FieldOwner(contract.FieldManager)); err != nil {
+		return fmt.Errorf("writing %s: %w", contract.HoldAnnotation, err)
 	}
 	return nil
 }
 
-// dropHold removes HoldAnnotation from obj in memory, so that the patch
+// dropHold removes contract.HoldAnnotation from obj in memory, so that the patch
 // that re-stamps a workload at the end of its hold also ends the hold.
 func dropHold(obj client.Object) {
 	a := obj.GetAnnotations()
-	if _, ok := a[HoldAnnotation]; !ok {
+	if _, ok := a[contract.HoldAnnotation]; !ok {
 		return
 	}
-	delete(a, HoldAnnotation)
+	delete(a, contract.HoldAnnotation)
 	obj.SetAnnotations(a)
 }

@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/sources"
-	"github.com/confighash/confighash/workload"
 )
 
 const flapQuiet = time.Minute
@@ -30,7 +30,7 @@ func testHookFlapConfig() flapConfig {
 
 // withHold makes a test Deployment carry a hold annotation.
 func withHold(v string) func(*appsv1.Deployment) {
-	return func(d *appsv1.Deployment) { metav1.SetMetaDataAnnotation(&d.ObjectMeta, HoldAnnotation, v) }
+	return func(d *appsv1.Deployment) { metav1.SetMetaDataAnnotation(&d.ObjectMeta, contract.HoldAnnotation, v) }
 }
 
 // A hold a former leader left on the workload ends once the sources have
@@ -61,15 +61,15 @@ func TestReconcileHoldEnds(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := log.IntoContext(context.Background(), logr.Discard())
 			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-				Labels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled}}}
+				Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
 			cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: data})
 			if err != nil {
 				t.Fatal(err)
 			}
 			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", ResourceVersion: "999",
-				Annotations: map[string]string{HoldAnnotation: stored, "deployment.kubernetes.io/revision": "7"}}}
+				Annotations: map[string]string{contract.HoldAnnotation: stored, "deployment.kubernetes.io/revision": "7"}}}
 			d.Spec.Template.Spec = envFromCM("app")
-			d.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: tc.stamp}
+			d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: tc.stamp}
 			var writes []string
 			c := fake.NewClientBuilder().WithObjects(ns, cm.(client.Object), d).
 				WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
@@ -109,9 +109,9 @@ func TestReconcileHoldEnds(t *testing.T) {
 			if err := c.Get(ctx, client.ObjectKeyFromObject(d), got); err != nil {
 				t.Fatal(err)
 			}
-			if _, held := got.Annotations[HoldAnnotation]; held || got.Spec.Template.Annotations[workload.ChecksumAnnotation] != current {
+			if _, held := got.Annotations[contract.HoldAnnotation]; held || got.Spec.Template.Annotations[contract.ChecksumAnnotation] != current {
 				t.Errorf("after the release: annotations %v, stamp %q; want no hold and %q",
-					got.Annotations, got.Spec.Template.Annotations[workload.ChecksumAnnotation], current)
+					got.Annotations, got.Spec.Template.Annotations[contract.ChecksumAnnotation], current)
 			}
 			if r.flaps.holding(keyOf(webReq)) {
 				t.Error("guard still holds the workload")
@@ -132,7 +132,7 @@ func TestReconcileHeldSkipsTheToggleCheck(t *testing.T) {
 	ctx := log.IntoContext(context.Background(), logr.Discard())
 	const n = 8
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-		Labels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled}}}
+		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
 	objs := []client.Object{ns}
 	var spec corev1.PodSpec
 	for i := range n {
@@ -145,10 +145,10 @@ func TestReconcileHeldSkipsTheToggleCheck(t *testing.T) {
 		spec.Containers = append(spec.Containers, envFromCM(name).Containers...)
 	}
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns",
-		Annotations: map[string]string{HoldAnnotation: "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s"}}}
+		Annotations: map[string]string{contract.HoldAnnotation: "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s"}}}
 	d.Spec.Template.Spec = spec
 	// A stamp of this version and key that no toggle explains.
-	d.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: hasher.Version + ":" + hasher.KeyID(hookKey) + ":" + strings.Repeat("0", 64)}
+	d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: hasher.Version + ":" + hasher.KeyID(hookKey) + ":" + strings.Repeat("0", 64)}
 	objs = append(objs, d)
 	reads := 0
 	c := fake.NewClientBuilder().WithObjects(objs...).WithInterceptorFuncs(interceptor.Funcs{

@@ -12,7 +12,7 @@ import (
 )
 
 // ignored reports whether a source (a slimmed object from the cache, which
-// keeps the annotation) carries hasher.IgnoreAnnotation. Its events
+// keeps the annotation) carries contract.IgnoreAnnotation. Its events
 // concern no reader: its content is in no checksum.
 func ignored(obj client.Object) bool {
 	return hasher.IgnoredBy(obj.GetAnnotations())

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/sources"
 	"github.com/confighash/confighash/workload"
@@ -25,7 +26,7 @@ import (
 func clockCM(at string, ignore bool) *corev1.ConfigMap {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "clock", Namespace: "ns"}, Data: map[string]string{"t": at}}
 	if ignore {
-		cm.Annotations = map[string]string{hasher.IgnoreAnnotation: hasher.IgnoreTrue}
+		cm.Annotations = map[string]string{contract.IgnoreAnnotation: contract.IgnoreTrue}
 	}
 	return cm
 }
@@ -116,9 +117,9 @@ func TestReconcileIgnoreAnnotation(t *testing.T) {
 			}
 			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
 			d.Spec.Template.Spec = readsAppAndClock()
-			d.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: stored}
+			d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: stored}
 			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-				Labels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled}}}
+				Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
 			objs := []client.Object{ns, d}
 			for _, cm := range []*corev1.ConfigMap{tc.nowApp, tc.nowClock} {
 				slim, err := sources.Slim(cm.DeepCopy())
@@ -137,7 +138,7 @@ func TestReconcileIgnoreAnnotation(t *testing.T) {
 			if err := c.Get(ctx, tc.req.NamespacedName, got); err != nil {
 				t.Fatal(err)
 			}
-			if s := got.Spec.Template.Annotations[workload.ChecksumAnnotation]; s != want {
+			if s := got.Spec.Template.Annotations[contract.ChecksumAnnotation]; s != want {
 				t.Errorf("stamp %s, want %s (re-stamped: %v, want %v)", s, want, s != stored, tc.wantRestamp)
 			}
 			for _, reason := range []string{keptIgnoreToggled, keptIgnoredSource} {
@@ -166,7 +167,7 @@ func TestHandlerSkipsIgnoredSources(t *testing.T) {
 	app := func(v string, ignore bool) *corev1.ConfigMap {
 		cm := appCMWith(v)
 		if ignore {
-			cm.Annotations = map[string]string{hasher.IgnoreAnnotation: hasher.IgnoreTrue}
+			cm.Annotations = map[string]string{contract.IgnoreAnnotation: contract.IgnoreTrue}
 		}
 		return slim(cm)
 	}

@@ -13,9 +13,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/sources"
-	"github.com/confighash/confighash/workload"
 )
 
 // TestReconcileIncludedSourceMissing: a source the include annotation names
@@ -29,12 +29,12 @@ func TestReconcileIncludedSourceMissing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	include := map[string]string{hasher.IncludeAnnotation: "secret/missing"}
+	include := map[string]string{contract.IncludeAnnotation: "secret/missing"}
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Annotations: include}}
 	d.Spec.Template.Spec = envFromCM("app")
-	d.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: "v2:stale"}
+	d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v2:stale"}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-		Labels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled}}}
+		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
 	c := fake.NewClientBuilder().WithObjects(ns, slim.(*corev1.ConfigMap), d).Build()
 	r, rec := testReconciler(t, c, newFlapGuard(testHookFlapConfig()), func() time.Time { return t0 })
 	req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
@@ -57,7 +57,7 @@ func TestReconcileIncludedSourceMissing(t *testing.T) {
 	if err := c.Get(ctx, req.NamespacedName, got); err != nil {
 		t.Fatal(err)
 	}
-	if stamp := got.Spec.Template.Annotations[workload.ChecksumAnnotation]; stamp != want.Checksum {
+	if stamp := got.Spec.Template.Annotations[contract.ChecksumAnnotation]; stamp != want.Checksum {
 		t.Errorf("stamp = %q, want %q: the missing included Secret froze the re-stamp", stamp, want.Checksum)
 	}
 	expectOneEvent(t, rec, "Normal ConfigChanged")

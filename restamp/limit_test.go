@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/sources"
 	"github.com/confighash/confighash/workload"
 )
@@ -24,9 +25,9 @@ import (
 func TestReconcileSourceLimit(t *testing.T) {
 	ctx := log.IntoContext(context.Background(), logr.Discard())
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-		Labels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled}}}
+		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
-	d.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: "v1:old"}
+	d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v1:old"}
 	objs := []client.Object{ns}
 	for i := range workload.MaxSources + 1 {
 		name := fmt.Sprint("cm-", i)

@@ -27,7 +27,7 @@ const (
 	// keptCacheBehind: the cache was behind the apiserver (see confirmLive).
 	keptCacheBehind = "cache_behind"
 	// keptIgnoreToggled: the stamp differs only because a source's
-	// hasher.IgnoreAnnotation was added or removed (see keepAcrossIgnore).
+	// contract.IgnoreAnnotation was added or removed (see keepAcrossIgnore).
 	keptIgnoreToggled = "ignore_toggled"
 	// keptIgnoredSource: a re-check of a workload that reads an ignored
 	// source, whose stamp cannot be told stale (see keepAcrossIgnore).

@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/sources"
-	"github.com/confighash/confighash/workload"
 )
 
 // TestReconcileHonoursNamespacePolicy: a reader whose config changed, with
@@ -25,7 +25,7 @@ import (
 // kube-system would have CoreDNS rolled on its next ConfigMap change.
 func TestReconcileHonoursNamespacePolicy(t *testing.T) {
 	const own = "confighash-system"
-	labelled := map[string]string{workload.InjectionLabel: workload.InjectionEnabled}
+	labelled := map[string]string{contract.InjectionLabel: contract.InjectionEnabled}
 	tests := map[string]struct {
 		ns      string
 		labels  map[string]string
@@ -45,7 +45,7 @@ func TestReconcileHonoursNamespacePolicy(t *testing.T) {
 			}
 			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "coredns", Namespace: tc.ns}}
 			d.Spec.Template.Spec = envFromCM("app")
-			d.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: "v1:stale"}
+			d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v1:stale"}
 			c := fake.NewClientBuilder().WithObjects(
 				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tc.ns, Labels: tc.labels}}, cm.(client.Object), d).Build()
 			r := policyTestReconciler(t, c, injection.New(own))
@@ -56,7 +56,7 @@ func TestReconcileHonoursNamespacePolicy(t *testing.T) {
 			if err := c.Get(ctx, req.NamespacedName, d); err != nil {
 				t.Fatal(err)
 			}
-			stamp := d.Spec.Template.Annotations[workload.ChecksumAnnotation]
+			stamp := d.Spec.Template.Annotations[contract.ChecksumAnnotation]
 			if wentOn := panicked || stamp != "v1:stale"; wentOn != tc.restamp {
 				t.Fatalf("went past the namespace policy: %v (stamp %q), want %v", wentOn, stamp, tc.restamp)
 			}

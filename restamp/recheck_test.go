@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/sources"
-	"github.com/confighash/confighash/workload"
 )
 
 // TestRecheckConfirmsLive: a re-check that would re-stamp first reads the
@@ -31,7 +31,7 @@ func TestRecheckConfirmsLive(t *testing.T) {
 	name := types.NamespacedName{Namespace: "ns", Name: "web"}
 	ns := func() client.Object {
 		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-			Labels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled}}}
+			Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
 	}
 	app := func(data map[string]string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: data}
@@ -46,7 +46,7 @@ func TestRecheckConfirmsLive(t *testing.T) {
 	web := func(stamp string) client.Object {
 		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
 		d.Spec.Template.Spec = envFromCM("app")
-		d.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: stamp}
+		d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: stamp}
 		return d
 	}
 
@@ -84,7 +84,7 @@ func TestRecheckConfirmsLive(t *testing.T) {
 			if err := c.Get(ctx, name, d); err != nil {
 				t.Fatal(err)
 			}
-			if got := d.Spec.Template.Annotations[workload.ChecksumAnnotation]; got != tc.wantStamp {
+			if got := d.Spec.Template.Annotations[contract.ChecksumAnnotation]; got != tc.wantStamp {
 				t.Errorf("stamp = %q, want %q (old content %q, new %q)", got, tc.wantStamp, oldSum, newSum)
 			}
 			if got := counterValue(t, r.metrics.Kept.WithLabelValues("Deployment", keptCacheBehind)); got != tc.wantKept {

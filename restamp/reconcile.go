@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/sources"
@@ -82,7 +83,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 		// The webhook does not stamp such a reader either; until the
 		// source shrinks (its update event brings us back), keep the stamp.
 		r.changes.take(req)
-		r.events.Eventf(obj, nil, corev1.EventTypeWarning, workload.ReasonSourceTooLarge, "Restamp",
+		r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonSourceTooLarge, "Restamp",
 			"%s has more keys than the limit of --max-source-keys; not rolling", notHeld.Source)
 		return reconcile.Result{}, nil
 	}
@@ -96,7 +97,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 		// the stamp; when the source returns, its create event brings us back.
 		r.changes.take(req)
 		r.metrics.missing(req.KindName)
-		r.events.Eventf(obj, nil, corev1.EventTypeWarning, workload.ReasonSourceMissing, "Restamp",
+		r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonSourceMissing, "Restamp",
 			"required %s missing; not rolling until it exists", joinSources(res.Missing))
 		return reconcile.Result{}, nil
 	}
@@ -143,7 +144,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 	}
 	r.metrics.restamped(req.KindName, reason)
 	changed := r.changes.take(req)
-	r.events.Eventf(obj, nil, corev1.EventTypeNormal, workload.ReasonConfigChanged, "Restamp",
+	r.events.Eventf(obj, nil, corev1.EventTypeNormal, contract.ReasonConfigChanged, "Restamp",
 		"config changed (%s); re-stamped pod template", strings.Join(changed, ", "))
 	logger.Info("re-stamped", "sources", changed, "reason", reason, "from", current, "to", res.Checksum)
 	return reconcile.Result{}, nil
@@ -158,7 +159,7 @@ func (r *reconciler) patch(ctx context.Context, obj client.Object, t workload.Te
 	// The re-stamp that ends a flap hold ends it on the workload too, in
 	// the same write.
 	dropHold(obj)
-	err := r.client.Patch(ctx, obj, base, client.FieldOwner(workload.FieldManager))
+	err := r.client.Patch(ctx, obj, base, client.FieldOwner(contract.FieldManager))
 	if apierrors.IsConflict(err) {
 		return fmt.Errorf("workload changed while re-stamping, retrying: %w", err)
 	}

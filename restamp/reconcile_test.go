@@ -16,9 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/sources"
-	"github.com/confighash/confighash/workload"
 )
 
 var hookKey = []byte("0123456789abcdef0123456789abcdef")
@@ -58,7 +58,7 @@ func TestReconcile(t *testing.T) {
 
 	enabledNS := func() *corev1.Namespace {
 		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-			Labels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled}}}
+			Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
 	}
 	appCM := func() client.Object {
 		out, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: data})
@@ -71,7 +71,7 @@ func TestReconcile(t *testing.T) {
 		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
 		d.Spec.Template.Spec = envFromCM("app")
 		if stamp != "" {
-			d.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: stamp}
+			d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: stamp}
 		}
 		for _, m := range mutate {
 			m(d)
@@ -134,7 +134,7 @@ func TestReconcile(t *testing.T) {
 		},
 		"opted out": {
 			objects: []client.Object{enabledNS(), appCM(), web("v1:stale", func(d *appsv1.Deployment) {
-				d.Annotations = map[string]string{workload.InjectionAnnotation: workload.InjectionDisabled}
+				d.Annotations = map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}
 			})},
 			req:       webReq,
 			wantStamp: "v1:stale",
@@ -242,16 +242,16 @@ func TestReconcile(t *testing.T) {
 			case client.IgnoreNotFound(err) != nil:
 				t.Fatal(err)
 			case err == nil:
-				if got := d.Spec.Template.Annotations[workload.ChecksumAnnotation]; got != tc.wantStamp {
+				if got := d.Spec.Template.Annotations[contract.ChecksumAnnotation]; got != tc.wantStamp {
 					t.Errorf("stamp = %q, want %q", got, tc.wantStamp)
 				}
-				if _, found := d.Annotations[workload.ChecksumAnnotation]; found {
+				if _, found := d.Annotations[contract.ChecksumAnnotation]; found {
 					t.Errorf("stamp written to the Deployment's own annotations")
 				}
-				if got := d.Annotations[HoldAnnotation]; got != tc.wantHold {
+				if got := d.Annotations[contract.HoldAnnotation]; got != tc.wantHold {
 					t.Errorf("hold annotation = %q, want %q", got, tc.wantHold)
 				}
-				if _, found := d.Spec.Template.Annotations[HoldAnnotation]; found {
+				if _, found := d.Spec.Template.Annotations[contract.HoldAnnotation]; found {
 					t.Errorf("hold written to the pod template, which would roll it")
 				}
 			}

@@ -8,6 +8,8 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/confighash/confighash/contract"
 )
 
 // settler puts the trailing coalescing window in front of the reconciler.
@@ -52,6 +54,6 @@ func (s *settler) reportWindow(ctx context.Context, req Request) {
 		return
 	}
 	if _, err := windowOf(obj.GetAnnotations(), s.window, s.maxWait); err != nil {
-		s.events.Eventf(obj, nil, corev1.EventTypeWarning, ReasonInvalidAnnotation, "Restamp", "%s", err.Error())
+		s.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonInvalidAnnotation, "Restamp", "%s", err.Error())
 	}
 }

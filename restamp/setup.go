@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/sources"
@@ -117,7 +118,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		flaps:   flaps,
 		changes: ch,
 		toggles: tg,
-		events:  mgr.GetEventRecorder(workload.EventSource),
+		events:  mgr.GetEventRecorder(contract.EventSource),
 		metrics: m,
 		policy:  o.Policy,
 		now:     time.Now,

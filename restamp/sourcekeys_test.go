@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/sources"
-	"github.com/confighash/confighash/workload"
 )
 
 // TestReconcileSourceNotHeld: the hook never re-stamps from a source the
@@ -44,9 +44,9 @@ func TestReconcileSourceNotHeld(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := log.IntoContext(context.Background(), logr.Discard())
 			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-				Labels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled}}}
+				Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
 			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
-			d.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: "v2:old"}
+			d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v2:old"}
 			d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c",
 				EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "big"}}}}}}
 			slim, err := tc.slimmer.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "big", Namespace: "ns"}, Data: keys})

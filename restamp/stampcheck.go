@@ -8,13 +8,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/sources"
 )
-
-// ReasonKeyChanged is the warning on a workload whose stamp was made under
-// another HMAC key. It names key IDs only, never content.
-const ReasonKeyChanged = "KeyChanged"
 
 // stale reports whether the stored stamp must give way to fresh. A stamp
 // that differs only because confighash's HMAC key changed is kept: replacing
@@ -43,7 +40,7 @@ func (r *reconciler) stale(ctx context.Context, obj client.Object, req Request, 
 		storedID, _ := hasher.StampKeyID(stored)
 		freshID, _ := hasher.StampKeyID(fresh)
 		r.metrics.kept(req.KindName, keptOtherKey)
-		r.events.Eventf(obj, nil, corev1.EventTypeWarning, ReasonKeyChanged, "Restamp",
+		r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonKeyChanged, "Restamp",
 			"stamped under HMAC key %s, but confighash now uses key %s: not rolling; the next change to its config re-stamps it", storedID, freshID)
 		log.FromContext(ctx).Info("stamp made under another HMAC key; keeping it until its config changes",
 			"stampKeyID", storedID, "keyID", freshID)

@@ -16,9 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/sources"
-	"github.com/confighash/confighash/workload"
 )
 
 // legacyV1 is the v1 stamp (releases before v2) of a workload reading
@@ -111,9 +111,9 @@ func TestReconcileKeepsStampsOnlyConfighashChanged(t *testing.T) {
 			}
 			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
 			d.Spec.Template.Spec = envFromCM("app")
-			d.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: tc.stamp}
+			d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: tc.stamp}
 			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-				Labels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled}}}
+				Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
 			var patches int
 			c := interceptor.NewClient(fake.NewClientBuilder().WithObjects(ns, cm.(client.Object), d).Build(), interceptor.Funcs{
 				Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
@@ -139,7 +139,7 @@ func TestReconcileKeepsStampsOnlyConfighashChanged(t *testing.T) {
 			if err := c.Get(ctx, tc.req.NamespacedName, got); err != nil {
 				t.Fatal(err)
 			}
-			if s := got.Spec.Template.Annotations[workload.ChecksumAnnotation]; s != tc.wantStamp {
+			if s := got.Spec.Template.Annotations[contract.ChecksumAnnotation]; s != tc.wantStamp {
 				t.Errorf("stamp = %q, want %q", s, tc.wantStamp)
 			}
 			if wantPatches := map[bool]int{true: 0, false: 1}[tc.wantStamp == tc.stamp]; patches != wantPatches {

@@ -3,6 +3,8 @@ package restamp
 import (
 	"testing"
 	"time"
+
+	"github.com/confighash/confighash/contract"
 )
 
 func TestWindowOf(t *testing.T) {
@@ -13,13 +15,13 @@ func TestWindowOf(t *testing.T) {
 		wantErr     bool
 	}{
 		"no annotation":      {want: def},
-		"set":                {annotations: map[string]string{CoalesceWindowAnnotation: "3s"}, want: 3 * time.Second},
-		"zero rolls at once": {annotations: map[string]string{CoalesceWindowAnnotation: "0s"}, want: 0},
-		"at the cap":         {annotations: map[string]string{CoalesceWindowAnnotation: "10s"}, want: maxWait},
-		"above the cap":      {annotations: map[string]string{CoalesceWindowAnnotation: "1m"}, want: maxWait, wantErr: true},
-		"negative":           {annotations: map[string]string{CoalesceWindowAnnotation: "-2s"}, want: def, wantErr: true},
-		"not a duration":     {annotations: map[string]string{CoalesceWindowAnnotation: "3"}, want: def, wantErr: true},
-		"empty":              {annotations: map[string]string{CoalesceWindowAnnotation: ""}, want: def, wantErr: true},
+		"set":                {annotations: map[string]string{contract.CoalesceWindowAnnotation: "3s"}, want: 3 * time.Second},
+		"zero rolls at once": {annotations: map[string]string{contract.CoalesceWindowAnnotation: "0s"}, want: 0},
+		"at the cap":         {annotations: map[string]string{contract.CoalesceWindowAnnotation: "10s"}, want: maxWait},
+		"above the cap":      {annotations: map[string]string{contract.CoalesceWindowAnnotation: "1m"}, want: maxWait, wantErr: true},
+		"negative":           {annotations: map[string]string{contract.CoalesceWindowAnnotation: "-2s"}, want: def, wantErr: true},
+		"not a duration":     {annotations: map[string]string{contract.CoalesceWindowAnnotation: "3"}, want: def, wantErr: true},
+		"empty":              {annotations: map[string]string{contract.CoalesceWindowAnnotation: ""}, want: def, wantErr: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/contract"
 )
 
 // TestSlimKeepsIgnore: the cache drops every annotation but the one that
@@ -17,11 +17,11 @@ func TestSlimKeepsIgnore(t *testing.T) {
 		wantIgnored bool
 	}{
 		"ignored configmap": {obj: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a",
-			Annotations: map[string]string{hasher.IgnoreAnnotation: "true", "other": "x"}}, Data: map[string]string{"k": "v"}}, wantIgnored: true},
+			Annotations: map[string]string{contract.IgnoreAnnotation: "true", "other": "x"}}, Data: map[string]string{"k": "v"}}, wantIgnored: true},
 		"ignored secret": {obj: &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "a",
-			Annotations: map[string]string{hasher.IgnoreAnnotation: "true"}}, Data: map[string][]byte{"k": []byte("v")}}, wantIgnored: true},
+			Annotations: map[string]string{contract.IgnoreAnnotation: "true"}}, Data: map[string][]byte{"k": []byte("v")}}, wantIgnored: true},
 		"not true": {obj: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a",
-			Annotations: map[string]string{hasher.IgnoreAnnotation: "True"}}}},
+			Annotations: map[string]string{contract.IgnoreAnnotation: "True"}}}},
 		"no annotation": {obj: &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "a"}}},
 	}
 	for name, tc := range tests {

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/workload"
 )
@@ -86,7 +87,7 @@ func TestReadKeysOf(t *testing.T) {
 	sts.Spec.Template.Spec = readingSpec()
 	// The workload's own annotations govern, not the template's.
 	templateOptOut := deploymentReading(nil)
-	templateOptOut.Spec.Template.Annotations = map[string]string{workload.InjectionAnnotation: workload.InjectionDisabled}
+	templateOptOut.Spec.Template.Annotations = map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}
 
 	tests := map[string]struct {
 		obj  client.Object
@@ -110,14 +111,14 @@ func TestReadKeysOf(t *testing.T) {
 		},
 		"include and exclude annotations": {
 			obj: deploymentReading(map[string]string{
-				hasher.IncludeAnnotation: "secret/extra, configmap/more",
-				hasher.ExcludeAnnotation: "configmap/files",
+				contract.IncludeAnnotation: "secret/extra, configmap/more",
+				contract.ExcludeAnnotation: "configmap/files",
 			}),
 			want: []string{"configmap/app", "configmap/more", "secret/db", "secret/extra"},
 		},
 		"malformed include entries are ignored": {
 			obj: deploymentReading(map[string]string{
-				hasher.IncludeAnnotation: "nonsense, configmap/Not_A_Name, configmap/ok",
+				contract.IncludeAnnotation: "nonsense, configmap/Not_A_Name, configmap/ok",
 			}),
 			want: []string{"configmap/app", "configmap/files", "configmap/ok", "secret/db"},
 		},
@@ -130,7 +131,7 @@ func TestReadKeysOf(t *testing.T) {
 			want: all,
 		},
 		"opted out": {
-			obj: deploymentReading(map[string]string{workload.InjectionAnnotation: workload.InjectionDisabled}),
+			obj: deploymentReading(map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}),
 		},
 		"configmap is not a workload": {
 			obj: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}},

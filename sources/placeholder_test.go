@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 )
 
@@ -263,7 +264,7 @@ func mustSlimWith[T client.Object](t *testing.T, s Slimmer, obj T) T {
 // reader of it was left unstamped and never re-stamped.
 func TestIgnoredPlaceholderIsContent(t *testing.T) {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "generated",
-		Annotations: map[string]string{hasher.IgnoreAnnotation: hasher.IgnoreTrue}},
+		Annotations: map[string]string{contract.IgnoreAnnotation: contract.IgnoreTrue}},
 		Data: map[string]string{"a": "1", "b": "2"}}
 	for name, s := range map[string]Slimmer{
 		"over the key bound": {MaxKeys: 1},

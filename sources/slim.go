@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 )
 
@@ -106,12 +107,12 @@ func (s Slimmer) meta(m metav1.ObjectMeta, keys int) (metav1.ObjectMeta, bool) {
 
 // slimMeta keeps identity and lifecycle only. Labels and annotations go: the
 // last-applied-configuration annotation holds a Secret's data in clear.
-// The one exception is hasher.IgnoreAnnotation, which decides how the
+// The one exception is contract.IgnoreAnnotation, which decides how the
 // source enters a checksum; it is kept as the fixed value, never copied.
 func slimMeta(m metav1.ObjectMeta, format string) metav1.ObjectMeta {
 	annotations := map[string]string{slimmed: format}
 	if hasher.IgnoredBy(m.Annotations) {
-		annotations[hasher.IgnoreAnnotation] = hasher.IgnoreTrue
+		annotations[contract.IgnoreAnnotation] = contract.IgnoreTrue
 	}
 	return metav1.ObjectMeta{
 		Name:              m.Name,

@@ -20,8 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/confighash/confighash/hasher"
-	"github.com/confighash/confighash/restamp"
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/workload"
 )
 
@@ -62,7 +61,7 @@ func deploy(ns, name, stamp string, spec corev1.PodSpec, annotations map[string]
 		Spec:       appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: spec}},
 	}
 	if stamp != "" {
-		d.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: stamp}
+		d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: stamp}
 	}
 	return d
 }
@@ -75,7 +74,7 @@ func event(ns, name, reason, typ string, at time.Time) *corev1.Event {
 		Type:                typ,
 		Message:             reason + " message",
 		EventTime:           metav1.NewMicroTime(at),
-		ReportingController: workload.EventSource,
+		ReportingController: contract.EventSource,
 		ReportingInstance:   "confighash-1",
 		Action:              "Restamp",
 	}
@@ -99,9 +98,9 @@ func newFakeClient(t *testing.T, objs ...client.Object) client.Client {
 
 func TestCollect(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	labelled := map[string]string{workload.InjectionLabel: workload.InjectionEnabled}
+	labelled := map[string]string{contract.InjectionLabel: contract.InjectionEnabled}
 	spec := readsSpec("cfg", "sec")
-	optOut := map[string]string{workload.InjectionAnnotation: workload.InjectionDisabled}
+	optOut := map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}
 	otherEvent := event("on", "stale", "ConfigChanged", corev1.EventTypeNormal, t0.Add(time.Hour))
 	otherEvent.Name, otherEvent.ReportingController = "not-ours", "someone-else"
 	oldObject := event("on", "stale", "FlapHold", corev1.EventTypeWarning, t0.Add(time.Hour))
@@ -114,7 +113,7 @@ func TestCollect(t *testing.T) {
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "on", Name: "sec"}, Data: map[string][]byte{"password": []byte(secretValue)}},
 		deploy("on", "web", "v1:good", spec, nil),
 		deploy("on", "stale", "v1:old", spec, nil),
-		deploy("on", "held", "v1:old", spec, map[string]string{restamp.HoldAnnotation: "v1 since=2026-01-02T03:05:05Z level=0 quiet=1m0s"}),
+		deploy("on", "held", "v1:old", spec, map[string]string{contract.HoldAnnotation: "v1 since=2026-01-02T03:05:05Z level=0 quiet=1m0s"}),
 		deploy("on", "missing", "v1:good", readsSpec("cfg", "gone"), nil),
 		deploy("on", "optout", "", spec, optOut),
 		deploy("on", "down", "v1:good", spec, nil),
@@ -123,7 +122,7 @@ func TestCollect(t *testing.T) {
 		deploy("confighash-system", "confighash", "", spec, nil),
 		&batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: "on", Name: "nightly"}, Spec: batchv1.CronJobSpec{
 			JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{workload.ChecksumAnnotation: "v1:good"}},
+				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{contract.ChecksumAnnotation: "v1:good"}},
 				Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 					LocalObjectReference: corev1.LocalObjectReference{Name: "opt"}, Optional: ptr.To(true)}}}}},
 			}}}}},
@@ -242,8 +241,8 @@ func TestCollect(t *testing.T) {
 }
 
 func TestInjectionOf(t *testing.T) {
-	labelled := map[string]string{workload.InjectionLabel: workload.InjectionEnabled}
-	optOut := map[string]string{workload.InjectionAnnotation: workload.InjectionDisabled}
+	labelled := map[string]string{contract.InjectionLabel: contract.InjectionEnabled}
+	optOut := map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}
 	tests := map[string]struct {
 		ns          string
 		labels      map[string]string
@@ -253,13 +252,13 @@ func TestInjectionOf(t *testing.T) {
 	}{
 		"labelled":                  {ns: "a", labels: labelled, want: InjectionOn},
 		"unlabelled":                {ns: "a", want: InjectionOff},
-		"other label value":         {ns: "a", labels: map[string]string{workload.InjectionLabel: "true"}, want: InjectionOff},
+		"other label value":         {ns: "a", labels: map[string]string{contract.InjectionLabel: "true"}, want: InjectionOff},
 		"opted out":                 {ns: "a", labels: labelled, annotations: optOut, want: InjectionOff},
 		"kube-system":               {ns: "kube-system", labels: labelled, want: InjectionOff},
 		"confighash's own":          {ns: "ch", labels: labelled, want: InjectionOff},
 		"unreadable namespace":      {ns: "a", nsErr: errors.New("forbidden"), want: InjectionUnknown},
 		"opted out, unreadable ns":  {ns: "a", nsErr: errors.New("forbidden"), annotations: optOut, want: InjectionOff},
-		"other annotation value on": {ns: "a", labels: labelled, annotations: map[string]string{workload.InjectionAnnotation: "enabled"}, want: InjectionOn},
+		"other annotation value on": {ns: "a", labels: labelled, annotations: map[string]string{contract.InjectionAnnotation: "enabled"}, want: InjectionOn},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -272,7 +271,7 @@ func TestInjectionOf(t *testing.T) {
 }
 
 func TestDryRunCopy(t *testing.T) {
-	d := deploy("ns", "web", "v1:old", readsSpec("cfg", "sec"), map[string]string{hasher.IncludeAnnotation: "configmap/extra"})
+	d := deploy("ns", "web", "v1:old", readsSpec("cfg", "sec"), map[string]string{contract.IncludeAnnotation: "configmap/extra"})
 	d.ResourceVersion, d.Generation = "42", 3
 	d.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
 	d.OwnerReferences = []metav1.OwnerReference{{Name: "owner"}}
@@ -283,13 +282,13 @@ func TestDryRunCopy(t *testing.T) {
 		cp.OwnerReferences != nil || cp.Finalizers != nil || cp.Status.Replicas != 0 || cp.Name != "" {
 		t.Errorf("copy keeps identity or status: %+v", cp.ObjectMeta)
 	}
-	if cp.Namespace != "ns" || cp.Annotations[hasher.IncludeAnnotation] != "configmap/extra" {
+	if cp.Namespace != "ns" || cp.Annotations[contract.IncludeAnnotation] != "configmap/extra" {
 		t.Errorf("copy lost namespace or annotations: %+v", cp.ObjectMeta)
 	}
-	if _, ok := cp.Spec.Template.Annotations[workload.ChecksumAnnotation]; ok {
+	if _, ok := cp.Spec.Template.Annotations[contract.ChecksumAnnotation]; ok {
 		t.Error("copy keeps the stamp, so a webhook that did not act would go unnoticed")
 	}
-	if d.Spec.Template.Annotations[workload.ChecksumAnnotation] != "v1:old" || d.UID == "" {
+	if d.Spec.Template.Annotations[contract.ChecksumAnnotation] != "v1:old" || d.UID == "" {
 		t.Error("the original was modified")
 	}
 }

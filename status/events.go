@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/contract"
 )
 
 // eventObject identifies the object an Event is about.
@@ -22,12 +22,12 @@ type eventObject struct {
 type eventIndex map[eventObject][]corev1.Event
 
 // listEvents reads confighash's Events (reportingController
-// workload.EventSource; Events with the same reasons from anyone else are
+// contract.EventSource; Events with the same reasons from anyone else are
 // ignored) in namespace ns ("" for all), about object name when it is set.
 // Both the core and the events.k8s.io API serve the same Events; the core
 // one is read because it filters by reporting controller.
 func listEvents(ctx context.Context, c client.Reader, ns, name string) (eventIndex, error) {
-	sel := fields.Set{"reportingComponent": workload.EventSource}
+	sel := fields.Set{"reportingComponent": contract.EventSource}
 	if name != "" {
 		sel["involvedObject.name"] = name
 	}
@@ -59,11 +59,11 @@ func (idx eventIndex) latest(ns, kind, name string, uid types.UID) (changed, hol
 		}
 		var slot **Event
 		switch e.Reason {
-		case workload.ReasonConfigChanged:
+		case contract.ReasonConfigChanged:
 			slot = &changed
-		case workload.ReasonFlapHold:
+		case contract.ReasonFlapHold:
 			slot = &hold
-		case workload.ReasonSourceMissing:
+		case contract.ReasonSourceMissing:
 			slot = &missing
 		default:
 			continue

@@ -3,13 +3,15 @@ package status
 import (
 	"time"
 
-	"github.com/confighash/confighash/restamp"
+	"github.com/confighash/confighash/contract"
 )
 
 // Hold is the hook's flap hold on a workload, as the workload's
-// confighash.dev/hold annotation records it. The annotation, not an Event,
-// is what the hook itself goes by (a new leader honours it), so it is what
-// `held` is decided on.
+// contract.HoldAnnotation records it, in the report's JSON schema (Quiet as
+// a duration string, Error for a value that cannot be read). It is a view:
+// contract.ParseHold is the one reader of the annotation. The annotation,
+// not an Event, is what the hook itself goes by (a new leader honours it),
+// so it is what `held` is decided on.
 type Hold struct {
 	// Since is when the hold began.
 	Since time.Time `json:"since"`
@@ -25,11 +27,11 @@ type Hold struct {
 
 // holdOf reads the hold from a workload's annotations; nil when there is none.
 func holdOf(annotations map[string]string) *Hold {
-	v, ok := annotations[restamp.HoldAnnotation]
+	v, ok := annotations[contract.HoldAnnotation]
 	if !ok {
 		return nil
 	}
-	h, err := restamp.ParseHold(v)
+	h, err := contract.ParseHold(v)
 	if err != nil {
 		return &Hold{Error: err.Error()}
 	}

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/contract"
 )
 
 func TestClassifyIgnoredSource(t *testing.T) {
@@ -58,8 +58,8 @@ func TestPresenceReadsIgnore(t *testing.T) {
 		annotations map[string]string
 		want        bool
 	}{
-		"ignored":          {annotations: map[string]string{hasher.IgnoreAnnotation: "true"}, want: true},
-		"annotation false": {annotations: map[string]string{hasher.IgnoreAnnotation: "false"}},
+		"ignored":          {annotations: map[string]string{contract.IgnoreAnnotation: "true"}, want: true},
+		"annotation false": {annotations: map[string]string{contract.IgnoreAnnotation: "false"}},
 		"no annotation":    {},
 	}
 	for name, tc := range tests {

@@ -3,6 +3,7 @@ package status
 import (
 	"fmt"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/workload"
 )
@@ -17,7 +18,7 @@ func injectionOf(ns string, nsLabels map[string]string, nsErr error, annotations
 	policy := injection.New(confighashNS, served...)
 	switch {
 	case workload.OptedOut(annotations):
-		return Injection{InjectionOff, fmt.Sprintf("opted out by annotation %s=%s", workload.InjectionAnnotation, workload.InjectionDisabled)}
+		return Injection{InjectionOff, fmt.Sprintf("opted out by annotation %s=%s", contract.InjectionAnnotation, contract.InjectionDisabled)}
 	case policy.Excluded(ns):
 		return Injection{InjectionOff, policy.Decide(ns, nil).Reason}
 	case nsErr != nil:

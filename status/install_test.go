@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/webhook"
 	"github.com/confighash/confighash/workload"
 )
@@ -139,7 +140,7 @@ func TestCheckInstallURL(t *testing.T) {
 		},
 		"selector without the exclusions": {
 			mutate: func(c *admissionregistrationv1.MutatingWebhookConfiguration) {
-				c.Webhooks[0].NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled}}
+				c.Webhooks[0].NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}
 			},
 			failing: []string{CheckNamespaceSelector}, inDetail: "kube-system",
 		},

@@ -8,6 +8,7 @@ import (
 
 	"sigs.k8s.io/randfill"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/workload"
 )
 
@@ -118,7 +119,7 @@ func testDryRunCopyCustom(t *testing.T, k workload.Kind) {
 	u := k.New().(*unstructured.Unstructured)
 	u.SetName("web")
 	tmpl := map[string]any{
-		"metadata": map[string]any{"annotations": map[string]any{workload.ChecksumAnnotation: "v1:old", "team": "a"}},
+		"metadata": map[string]any{"annotations": map[string]any{contract.ChecksumAnnotation: "v1:old", "team": "a"}},
 		"spec":     map[string]any{"containers": []any{map[string]any{"name": "app", "image": "app"}}},
 	}
 	if err := unstructured.SetNestedMap(u.Object, tmpl, k.TemplatePath...); err != nil {

@@ -6,14 +6,14 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/injection"
-	"github.com/confighash/confighash/workload"
 )
 
 // TestInjectionOfNamespaced: status tells a labelled namespace outside a
 // namespaced-mode confighash's list from one it serves.
 func TestInjectionOfNamespaced(t *testing.T) {
-	labelled := map[string]string{workload.InjectionLabel: workload.InjectionEnabled}
+	labelled := map[string]string{contract.InjectionLabel: contract.InjectionEnabled}
 	tests := map[string]struct {
 		ns     string
 		served []string

@@ -146,7 +146,7 @@ type Source struct {
 	Optional bool     `json:"optional"`
 	Presence Presence `json:"presence"`
 	// Ignored is true when the source carries confighash.dev/ignore: "true"
-	// (hasher.IgnoreAnnotation), so its content is in no checksum.
+	// (contract.IgnoreAnnotation), so its content is in no checksum.
 	Ignored bool `json:"ignored,omitempty"`
 	// Error says why Presence is unknown.
 	Error string `json:"error,omitempty"`

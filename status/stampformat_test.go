@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/contract"
 )
 
 const (
@@ -73,7 +73,7 @@ func TestClassifyStampFormats(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "x"}}
-			d.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: tc.stored}
+			d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: tc.stored}
 			ws := []Workload{{Injection: on, StampedChecksum: tc.stored}}
 			stampAll(context.Background(), Options{Stamper: tc.stamper}, []client.Object{d}, ws)
 			state, reason := Classify(&ws[0])

@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 )
 
@@ -46,7 +47,7 @@ func BenchmarkHandleCreate(b *testing.B) {
 // checksum is computed at all.
 func BenchmarkHandleNoOpUpdate(b *testing.B) {
 	d, src := benchDeployment(10)
-	d.Spec.Template.Annotations = map[string]string{"confighash.dev/checksum": "v1:x"}
+	d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v1:x"}
 	h := newHandler(b, src)
 	req := request(admissionv1.Update, d, d)
 	b.ReportAllocs()

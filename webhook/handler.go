@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/sources"
@@ -145,7 +146,7 @@ const restoredMessage = "restored the stored stamp"
 
 // keptStampWarning is shown (kubectl prints admission warnings) when a write
 // tried to set a stamp without changing the template.
-var keptStampWarning = workload.Warning("kept the stored " + workload.ChecksumAnnotation +
+var keptStampWarning = workload.Warning("kept the stored " + contract.ChecksumAnnotation +
 	"; the stamp follows the content of the ConfigMaps and Secrets the pods read, so this write rolls nothing (change the config, or the template, to roll)")
 
 // keepStamp handles a write that leaves the template as it was, apart from
@@ -189,7 +190,7 @@ func writtenByConfighash(req admission.Request) bool {
 	}
 	// Options are absent on some requests; then no manager is named.
 	_ = json.Unmarshal(req.Options.Raw, &opts)
-	return opts.FieldManager == workload.FieldManager
+	return opts.FieldManager == contract.FieldManager
 }
 
 // checksum computes the stamp for a new or changed template. On UPDATE with

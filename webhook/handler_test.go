@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/workload"
@@ -74,7 +75,7 @@ func deployment(mutate ...func(*appsv1.Deployment)) *appsv1.Deployment {
 
 func withStamp(sum string) func(*appsv1.Deployment) {
 	return func(d *appsv1.Deployment) {
-		d.Spec.Template.Annotations = map[string]string{workload.ChecksumAnnotation: sum}
+		d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: sum}
 	}
 }
 
@@ -193,13 +194,13 @@ func TestHandle(t *testing.T) {
 			wantStamp: current,
 		},
 		"the hook's re-stamp passes through": {
-			src: present, req: byManager(workload.FieldManager, request(admissionv1.Update, deployment(withStamp(stale)), deployment(withStamp(current)))),
+			src: present, req: byManager(contract.FieldManager, request(admissionv1.Update, deployment(withStamp(stale)), deployment(withStamp(current)))),
 			wantStamp: stale,
 		},
 		// confighash never writes v1; one arriving as a stamp-only write was
 		// copied, maybe from another namespace, and must not get in.
 		"a legacy v1 stamp under confighash's manager is undone": {
-			src: present, req: byManager(workload.FieldManager, request(admissionv1.Update, deployment(withStamp(copiedV1)), deployment(withStamp(current)))),
+			src: present, req: byManager(contract.FieldManager, request(admissionv1.Update, deployment(withStamp(copiedV1)), deployment(withStamp(current)))),
 			wantStamp: current, wantPatch: true, wantWarn: "kept the stored confighash.dev/checksum",
 		},
 		// Nothing compares a v1 stamp any more (see foreign): a stored one
@@ -216,7 +217,7 @@ func TestHandle(t *testing.T) {
 			wantStamp: current, wantPatch: true,
 		},
 		"the hook's first stamp of an unstamped workload passes through": {
-			src: changed, req: byManager(workload.FieldManager, request(admissionv1.Update, deployment(withStamp(stale)), deployment())),
+			src: changed, req: byManager(contract.FieldManager, request(admissionv1.Update, deployment(withStamp(stale)), deployment())),
 			wantStamp: stale,
 		},
 		"another manager's stamp-only change is undone, with a warning": {
@@ -248,12 +249,12 @@ func TestHandle(t *testing.T) {
 		},
 		"opt-out is left alone": {
 			src: present, req: request(admissionv1.Create, deployment(func(d *appsv1.Deployment) {
-				d.Annotations = map[string]string{workload.InjectionAnnotation: workload.InjectionDisabled}
+				d.Annotations = map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}
 			}), nil),
 		},
 		"malformed include is reported, the rest still stamped": {
 			src: present, req: request(admissionv1.Create, deployment(func(d *appsv1.Deployment) {
-				d.Annotations = map[string]string{hasher.IncludeAnnotation: "deployment/x"}
+				d.Annotations = map[string]string{contract.IncludeAnnotation: "deployment/x"}
 			}), nil),
 			wantStamp: current, wantPatch: true, wantWarn: "deployment/x",
 		},

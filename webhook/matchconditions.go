@@ -6,6 +6,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/workload"
 )
 
@@ -31,7 +32,7 @@ func MatchConditions() []admissionregistrationv1.MatchCondition {
 		{
 			Name: ConditionNotOptedOut,
 			Expression: fmt.Sprintf("object == null || !has(object.metadata.annotations) || !('%[1]s' in object.metadata.annotations) || object.metadata.annotations['%[1]s'] != '%[2]s'",
-				workload.InjectionAnnotation, workload.InjectionDisabled),
+				contract.InjectionAnnotation, contract.InjectionDisabled),
 		},
 		{
 			Name: ConditionNotControllerOwned,

@@ -23,10 +23,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/sources"
-	"github.com/confighash/confighash/workload"
 )
 
 // testOwnNamespace is where the test handler's confighash runs.
@@ -45,7 +45,7 @@ func (n namespaces) Get(_ context.Context, key client.ObjectKey, obj client.Obje
 	return nil
 }
 
-var injected = map[string]string{workload.InjectionLabel: workload.InjectionEnabled}
+var injected = map[string]string{contract.InjectionLabel: contract.InjectionEnabled}
 
 // testNamespaces are what the handler tests see: "ns" is served.
 var testNamespaces = namespaces{"ns": injected}

@@ -6,6 +6,7 @@ import (
 	"gomodules.xyz/jsonpatch/v2"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/workload"
 )
 
@@ -15,7 +16,7 @@ import (
 // fields or reorder values, and the patch would then carry those changes too.
 func stampPatch(kind workload.Kind, t workload.Template, sum, reason string) admission.Response {
 	base := kind.MetaPath
-	key := base + "/annotations/" + escape(workload.ChecksumAnnotation)
+	key := base + "/annotations/" + escape(contract.ChecksumAnnotation)
 	var op jsonpatch.JsonPatchOperation
 	switch {
 	case sum == "":
@@ -23,9 +24,9 @@ func stampPatch(kind workload.Kind, t workload.Template, sum, reason string) adm
 	case !t.HasMeta():
 		// A custom object's template may omit metadata altogether, and a
 		// JSON patch cannot add below a member that is not there.
-		op = jsonpatch.NewOperation("add", base, map[string]any{"annotations": map[string]string{workload.ChecksumAnnotation: sum}})
+		op = jsonpatch.NewOperation("add", base, map[string]any{"annotations": map[string]string{contract.ChecksumAnnotation: sum}})
 	case t.Meta.Annotations == nil:
-		op = jsonpatch.NewOperation("add", base+"/annotations", map[string]string{workload.ChecksumAnnotation: sum})
+		op = jsonpatch.NewOperation("add", base+"/annotations", map[string]string{contract.ChecksumAnnotation: sum})
 	default:
 		op = jsonpatch.NewOperation("add", key, sum)
 	}

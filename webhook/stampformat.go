@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/workload"
 )
@@ -39,7 +40,7 @@ func foreign(stamp string) bool {
 
 // foreignRemovedMessage answers a write to an opted-out workload that set a
 // stamp confighash does not write.
-const foreignRemovedMessage = "opted out by annotation " + workload.InjectionAnnotation + "; removed a " + workload.ChecksumAnnotation + " of a format confighash does not write"
+const foreignRemovedMessage = "opted out by annotation " + contract.InjectionAnnotation + "; removed a " + contract.ChecksumAnnotation + " of a format confighash does not write"
 
 // optedOut answers a write to an opted-out workload: confighash stamps
 // nothing and leaves the object alone, except that a foreign stamp the write
@@ -48,7 +49,7 @@ const foreignRemovedMessage = "opted out by annotation " + workload.InjectionAnn
 // because of confighash; once opted back in, it gets a fresh stamp (see
 // keepStamp).
 func (h *Handler) optedOut(ctx context.Context, kind workload.Kind, obj client.Object, req admission.Request) (admission.Response, outcome) {
-	allowed := admission.Allowed("opted out by annotation " + workload.InjectionAnnotation)
+	allowed := admission.Allowed("opted out by annotation " + contract.InjectionAnnotation)
 	t, ok := kind.PodTemplate(obj)
 	if !ok || !foreign(t.Checksum()) {
 		return allowed, answerUnchanged

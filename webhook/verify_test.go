@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/workload"
 )
@@ -30,7 +31,7 @@ func verifyMarker(d *appsv1.Deployment) {
 }
 
 func optedOut(d *appsv1.Deployment) {
-	d.Annotations = map[string]string{workload.InjectionAnnotation: workload.InjectionDisabled}
+	d.Annotations = map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}
 }
 
 // overSourceLimit makes the template read more sources than are stamped.
@@ -93,7 +94,7 @@ func TestVerifyStored(t *testing.T) {
 			want: fresh,
 		},
 		"a stamp-only write to v1 under confighash's manager": {
-			req:  byManager(workload.FieldManager, request(admissionv1.Update, deployment(withStamp(copiedV1)), deployment())),
+			req:  byManager(contract.FieldManager, request(admissionv1.Update, deployment(withStamp(copiedV1)), deployment())),
 			want: fresh,
 		},
 		"a dropped v1 stamp is not restored": {

@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/confighash/confighash/contract"
 )
 
 func TestParseKind(t *testing.T) {
@@ -128,7 +130,7 @@ func TestCustomKindTemplate(t *testing.T) {
 				t.Errorf("HasMeta = %v, want %v", tmpl.HasMeta(), tc.hasMeta)
 			}
 			tmpl.SetChecksum("v2:k:sum")
-			got, _, _ := unstructured.NestedString(u.Object, "spec", "template", "metadata", "annotations", ChecksumAnnotation)
+			got, _, _ := unstructured.NestedString(u.Object, "spec", "template", "metadata", "annotations", contract.ChecksumAnnotation)
 			if got != "v2:k:sum" {
 				t.Errorf("stamp in the object = %q after SetChecksum", got)
 			}
@@ -141,7 +143,7 @@ func TestCustomKindTemplate(t *testing.T) {
 				}
 			}
 			tmpl.SetChecksum("")
-			if _, found, _ := unstructured.NestedString(u.Object, "spec", "template", "metadata", "annotations", ChecksumAnnotation); found {
+			if _, found, _ := unstructured.NestedString(u.Object, "spec", "template", "metadata", "annotations", contract.ChecksumAnnotation); found {
 				t.Error("SetChecksum(\"\") left the stamp in the object")
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
 )
 
@@ -18,7 +19,7 @@ import (
 // reads nothing for the others: the webhook, the hook, its index and the
 // status command all take their answer from ReadsOf.
 func TestReadsOf(t *testing.T) {
-	optOut := map[string]string{InjectionAnnotation: InjectionDisabled}
+	optOut := map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}
 	owner := []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: "u", Controller: new(true)}}
 	tests := map[string]struct {
 		kind     string
@@ -34,7 +35,7 @@ func TestReadsOf(t *testing.T) {
 		"over the limit":         {kind: "Deployment", obj: deploymentReading(MaxSources+1, nil), want: SkipOverLimit, template: true, refs: MaxSources + 1},
 		"opted out":              {kind: "Deployment", obj: deploymentReading(2, optOut), want: SkipOptedOut, template: true, refs: 2},
 		"opted out, over limit":  {kind: "Deployment", obj: deploymentReading(MaxSources+1, optOut), want: SkipOptedOut, template: true, refs: MaxSources + 1},
-		"malformed include":      {kind: "Deployment", obj: deploymentReading(1, map[string]string{hasher.IncludeAnnotation: "configmap/a,nonsense"}), template: true, refs: 2, refErr: true},
+		"malformed include":      {kind: "Deployment", obj: deploymentReading(1, map[string]string{contract.IncludeAnnotation: "configmap/a,nonsense"}), template: true, refs: 2, refErr: true},
 		"owned, mutable kind":    {kind: "Deployment", obj: owned(deploymentReading(1, nil), owner), template: true, refs: 1},
 		"owned Pod":              {kind: "Pod", obj: owned(podReading(1, nil), owner), want: SkipOwned},
 		"owned Pod, opted out":   {kind: "Pod", obj: owned(podReading(1, optOut), owner), want: SkipOptedOut, template: true, refs: 1},

@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/confighash/confighash/contract"
 )
 
 // Template points into an object's pod template. Both fields alias the
@@ -66,7 +68,7 @@ func (t Template) Checksum() string {
 	if t.Meta == nil {
 		return ""
 	}
-	return t.Meta.Annotations[ChecksumAnnotation]
+	return t.Meta.Annotations[contract.ChecksumAnnotation]
 }
 
 // SameTemplate reports whether two pod templates differ in nothing but the
@@ -82,7 +84,7 @@ func withoutStamp(t Template) metav1.ObjectMeta {
 		return metav1.ObjectMeta{}
 	}
 	m := *t.Meta.DeepCopy()
-	delete(m.Annotations, ChecksumAnnotation)
+	delete(m.Annotations, contract.ChecksumAnnotation)
 	if len(m.Annotations) == 0 {
 		// A template whose only annotation was the stamp equals one with none.
 		m.Annotations = nil
@@ -93,17 +95,17 @@ func withoutStamp(t Template) metav1.ObjectMeta {
 // SetChecksum writes the stamp; an empty sum removes it.
 func (t Template) SetChecksum(sum string) {
 	if sum == "" {
-		delete(t.Meta.Annotations, ChecksumAnnotation)
+		delete(t.Meta.Annotations, contract.ChecksumAnnotation)
 	} else {
 		if t.Meta.Annotations == nil {
 			t.Meta.Annotations = map[string]string{}
 		}
-		t.Meta.Annotations[ChecksumAnnotation] = sum
+		t.Meta.Annotations[contract.ChecksumAnnotation] = sum
 	}
 	if t.u == nil {
 		return
 	}
-	field := append(append([]string(nil), t.path...), "metadata", "annotations", ChecksumAnnotation)
+	field := append(append([]string(nil), t.path...), "metadata", "annotations", contract.ChecksumAnnotation)
 	if sum == "" {
 		unstructured.RemoveNestedField(t.u.Object, field...)
 		return

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/confighash/confighash/contract"
 )
 
 const testSum = "v1:0123456789abcdef"
@@ -66,7 +68,7 @@ func TestPodTemplateAliasesObject(t *testing.T) {
 			}
 
 			tmpl.SetChecksum(testSum)
-			if got := meta.Annotations[ChecksumAnnotation]; got != testSum {
+			if got := meta.Annotations[contract.ChecksumAnnotation]; got != testSum {
 				t.Errorf("after SetChecksum the object's template annotation = %q, want %q", got, testSum)
 			}
 			if got := tmpl.Checksum(); got != testSum {
@@ -82,7 +84,7 @@ func TestPodTemplateAliasesObject(t *testing.T) {
 			// For every kind but Pod the stamp must not land on the
 			// workload's own metadata.
 			if name != "Pod" {
-				if _, found := tc.obj.GetAnnotations()[ChecksumAnnotation]; found {
+				if _, found := tc.obj.GetAnnotations()[contract.ChecksumAnnotation]; found {
 					t.Errorf("stamp leaked onto the %s's own annotations: %v", name, tc.obj.GetAnnotations())
 				}
 			}
@@ -91,7 +93,7 @@ func TestPodTemplateAliasesObject(t *testing.T) {
 			}
 			// A CronJob's Job template metadata is not the pod template.
 			cj := tc.obj.(*batchv1.CronJob)
-			if _, found := cj.Spec.JobTemplate.Annotations[ChecksumAnnotation]; found {
+			if _, found := cj.Spec.JobTemplate.Annotations[contract.ChecksumAnnotation]; found {
 				t.Errorf("stamp landed on the CronJob's jobTemplate metadata, want jobTemplate.spec.template")
 			}
 		})
@@ -146,20 +148,20 @@ func TestSetChecksum(t *testing.T) {
 		"set on nil annotations": {
 			before: nil,
 			sum:    testSum,
-			want:   map[string]string{ChecksumAnnotation: testSum},
+			want:   map[string]string{contract.ChecksumAnnotation: testSum},
 		},
 		"set keeps other annotations": {
 			before: map[string]string{"a": "1"},
 			sum:    testSum,
-			want:   map[string]string{"a": "1", ChecksumAnnotation: testSum},
+			want:   map[string]string{"a": "1", contract.ChecksumAnnotation: testSum},
 		},
 		"overwrite": {
-			before: map[string]string{ChecksumAnnotation: "v1:old", "a": "1"},
+			before: map[string]string{contract.ChecksumAnnotation: "v1:old", "a": "1"},
 			sum:    testSum,
-			want:   map[string]string{ChecksumAnnotation: testSum, "a": "1"},
+			want:   map[string]string{contract.ChecksumAnnotation: testSum, "a": "1"},
 		},
 		"empty removes": {
-			before: map[string]string{ChecksumAnnotation: "v1:old", "a": "1"},
+			before: map[string]string{contract.ChecksumAnnotation: "v1:old", "a": "1"},
 			sum:    "",
 			want:   map[string]string{"a": "1"},
 		},
@@ -197,11 +199,11 @@ func TestOptedOut(t *testing.T) {
 		want        bool
 	}{
 		"nil":              {annotations: nil, want: false},
-		"disabled":         {annotations: map[string]string{InjectionAnnotation: InjectionDisabled}, want: true},
-		"enabled":          {annotations: map[string]string{InjectionAnnotation: "enabled"}, want: false},
-		"empty value":      {annotations: map[string]string{InjectionAnnotation: ""}, want: false},
-		"case matters":     {annotations: map[string]string{InjectionAnnotation: "Disabled"}, want: false},
-		"other annotation": {annotations: map[string]string{"confighash.dev/other": InjectionDisabled}, want: false},
+		"disabled":         {annotations: map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}, want: true},
+		"enabled":          {annotations: map[string]string{contract.InjectionAnnotation: "enabled"}, want: false},
+		"empty value":      {annotations: map[string]string{contract.InjectionAnnotation: ""}, want: false},
+		"case matters":     {annotations: map[string]string{contract.InjectionAnnotation: "Disabled"}, want: false},
+		"other annotation": {annotations: map[string]string{"confighash.dev/other": contract.InjectionDisabled}, want: false},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -265,10 +267,10 @@ func TestKindsMetaPathMatchesPodTemplate(t *testing.T) {
 				t.Fatalf("MetaPath %q not found in %s", k.MetaPath, raw)
 			}
 			// RFC 6901 escapes the "/" of the annotation key as "~1".
-			key := strings.ReplaceAll(ChecksumAnnotation, "/", "~1")
+			key := strings.ReplaceAll(contract.ChecksumAnnotation, "/", "~1")
 			got, ok := jsonPointer(meta, "/annotations/"+key)
 			if !ok {
-				t.Fatalf("no %s under MetaPath %q in %s", ChecksumAnnotation, k.MetaPath, raw)
+				t.Fatalf("no %s under MetaPath %q in %s", contract.ChecksumAnnotation, k.MetaPath, raw)
 			}
 			if got != testSum {
 				t.Errorf("annotation at MetaPath = %v, want %q", got, testSum)

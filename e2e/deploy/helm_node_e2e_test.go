@@ -19,9 +19,9 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/cli"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/e2e/images"
-	"github.com/confighash/confighash/workload"
 )
 
 // TestHelmChartOnANode installs the chart with the Helm SDK, as `helm
@@ -76,7 +76,7 @@ func TestHelmChartOnANode(t *testing.T) {
 	}
 
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "helm-e2e",
-		Labels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled}}}
+		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "cfg"}, Data: map[string]string{"k": "v"}}
 	labels := map[string]string{"app": "reader"}
 	d := &appsv1.Deployment{
@@ -98,7 +98,7 @@ func TestHelmChartOnANode(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(d), d); err != nil {
 		t.Fatal(err)
 	}
-	if stamp := d.Spec.Template.Annotations[workload.ChecksumAnnotation]; !strings.Contains(stamp, ":") {
+	if stamp := d.Spec.Template.Annotations[contract.ChecksumAnnotation]; !strings.Contains(stamp, ":") {
 		t.Fatalf("the chart's webhook did not stamp the Deployment: %q", stamp)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/contract"
 )
 
 // TestNamespacedRBACSufficesAtRunTime is TestRBACSufficesAtRunTime for the
@@ -42,7 +42,7 @@ func TestNamespacedRBACSufficesAtRunTime(t *testing.T) {
 	const outside = "team-c"
 	for _, ns := range append([]string{outside}, r.Namespaces...) {
 		_, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-			Name: ns, Labels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled},
+			Name: ns, Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled},
 		}}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -95,7 +95,7 @@ func TestNamespacedRBACSufficesAtRunTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := d.Spec.Template.Annotations[workload.ChecksumAnnotation]; s != "" {
+	if s := d.Spec.Template.Annotations[contract.ChecksumAnnotation]; s != "" {
 		t.Errorf("%s (labelled, not served): stamped %q", outside, s)
 	}
 	proc.stop(t)

@@ -36,8 +36,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hashkey"
-	"github.com/confighash/confighash/workload"
 )
 
 // TestRBACSufficesAtRunTime installs each overlay for real and runs the
@@ -328,7 +328,7 @@ func waitReady(ctx context.Context, t *testing.T, p *process, url string) {
 func restampWorkload(ctx context.Context, t *testing.T, admin kubernetes.Interface, p *process, ns string) {
 	t.Helper()
 	_, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		Name: ns, Labels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled},
+		Name: ns, Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled},
 	}}, metav1.CreateOptions{})
 	// Namespaced mode creates (and labels) its namespaces before its Roles.
 	if err != nil && !apierrors.IsAlreadyExists(err) {
@@ -371,7 +371,7 @@ func restampWorkload(ctx context.Context, t *testing.T, admin kubernetes.Interfa
 		if err != nil {
 			return false, err
 		}
-		if d.Spec.Template.Annotations[workload.ChecksumAnnotation] != "" {
+		if d.Spec.Template.Annotations[contract.ChecksumAnnotation] != "" {
 			return true, nil
 		}
 		if time.Since(lastChange) > 5*time.Second {
@@ -390,7 +390,7 @@ func restampWorkload(ctx context.Context, t *testing.T, admin kubernetes.Interfa
 			return false, err
 		}
 		for _, e := range evs.Items {
-			if e.Regarding.Kind == "Deployment" && e.Regarding.Name == "app" && e.Reason == workload.ReasonConfigChanged {
+			if e.Regarding.Kind == "Deployment" && e.Regarding.Name == "app" && e.Reason == contract.ReasonConfigChanged {
 				return true, nil
 			}
 		}

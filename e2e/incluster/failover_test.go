@@ -13,9 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/e2e/images"
-	"github.com/confighash/confighash/workload"
 )
 
 // readers is the size of the fan-out the leader is killed in.
@@ -133,7 +133,7 @@ func restamped(t *testing.T, ns, old string) int {
 	}
 	n := 0
 	for _, d := range l.Items {
-		if d.Spec.Template.Annotations[workload.ChecksumAnnotation] != old {
+		if d.Spec.Template.Annotations[contract.ChecksumAnnotation] != old {
 			n++
 		}
 	}

@@ -19,9 +19,9 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/e2e/images"
-	"github.com/confighash/confighash/workload"
 )
 
 // settle is longer than the hook's 1 s coalescing window plus its work, so
@@ -42,7 +42,7 @@ func labelledNamespace(t *testing.T) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 		Name:   fmt.Sprintf("node-e2e-%d", rand.Uint32()),
-		Labels: map[string]string{workload.InjectionLabel: workload.InjectionEnabled},
+		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled},
 	}}
 	if err := env.Client.Create(specContext(t), ns); err != nil {
 		t.Fatalf("creating namespace: %v", err)
@@ -143,7 +143,7 @@ func stampOf(t *testing.T, d *appsv1.Deployment) string {
 	if err := env.Client.Get(specContext(t), client.ObjectKeyFromObject(d), d); err != nil {
 		t.Fatalf("reading %s: %v", d.Name, err)
 	}
-	return d.Spec.Template.Annotations[workload.ChecksumAnnotation]
+	return d.Spec.Template.Annotations[contract.ChecksumAnnotation]
 }
 
 // replicaSets lists the ReplicaSets a Deployment owns, by name.
@@ -179,7 +179,7 @@ func current(t *testing.T, d *appsv1.Deployment) (string, bool) {
 	t.Helper()
 	want := stampOf(t, d)
 	for name, rs := range replicaSets(t, d.Namespace, d.Name) {
-		if rs.Spec.Template.Annotations[workload.ChecksumAnnotation] == want {
+		if rs.Spec.Template.Annotations[contract.ChecksumAnnotation] == want {
 			return name, true
 		}
 	}

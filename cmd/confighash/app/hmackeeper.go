@@ -8,8 +8,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hashkey"
-	"github.com/confighash/confighash/workload"
 )
 
 // addKeyKeeper holds this replica to the key in the Secret: a deleted
@@ -24,7 +24,7 @@ func addKeyKeeper(mgr manager.Manager, reg prometheus.Registerer, live client.Cl
 	if err != nil {
 		return err
 	}
-	k := &hashkey.Keeper{Client: live, Ref: ref, Key: key, Events: mgr.GetEventRecorder(workload.EventSource), Metrics: m}
+	k := &hashkey.Keeper{Client: live, Ref: ref, Key: key, Events: mgr.GetEventRecorder(contract.EventSource), Metrics: m}
 	if leaderElect {
 		k.Elected = mgr.Elected()
 	}

@@ -13,12 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/webhook"
 	"github.com/confighash/confighash/workload"
 )
 
 // fieldOwner is confighash's field manager for every write it makes.
-const fieldOwner = workload.FieldManager
+const fieldOwner = contract.FieldManager
 
 // applyWebhookConfiguration registers the webhook by URL for out-of-cluster
 // mode. Server-side apply leaves caBundle alone, since the certificate

@@ -1,0 +1,47 @@
+package contract
+
+// EventSource is the reportingController of every Event confighash writes
+// (the name its event recorders are created with), so that `confighash
+// status` can tell them from anyone else's Events with the same reasons.
+const EventSource = "confighash"
+
+// Reasons of the Events the config-update hook writes. `confighash status`
+// reads ConfigChanged, FlapHold and SourceMissing back.
+const (
+	// ReasonConfigChanged (Normal): the hook re-stamped the workload (it
+	// rolls); the message names the changed sources, never values.
+	ReasonConfigChanged = "ConfigChanged"
+	// ReasonFlapHold (Warning): the workload was re-stamped too often and is
+	// held (see HoldAnnotation).
+	ReasonFlapHold = "FlapHold"
+	// ReasonSourceMissing (Warning): a required source is missing; not
+	// rolled until it exists.
+	ReasonSourceMissing = "SourceMissing"
+	// ReasonSourceTooLarge (Warning): a source has more keys than confighash
+	// holds (--max-source-keys); not re-stamped.
+	ReasonSourceTooLarge = "SourceTooLarge"
+	// ReasonInvalidAnnotation (Warning): the workload's
+	// CoalesceWindowAnnotation cannot be used as it is.
+	ReasonInvalidAnnotation = "InvalidAnnotation"
+	// ReasonKindNotWatched (Warning), on confighash's own pod: the hook
+	// refuses to watch a custom kind whose template path leads nowhere in
+	// the CRD's schema; its objects are stamped but not re-stamped.
+	ReasonKindNotWatched = "KindNotWatched"
+)
+
+// Reasons of the Events on the HMAC key Secret, and on workloads stamped
+// under another key. They name key IDs and sizes, never key bytes.
+const (
+	// ReasonKeyChanged (Warning) is used twice, for the two ends of one key
+	// change. On the key Secret: it holds a new valid key, and a replica
+	// restarts onto it after its delay. On a workload: its stamp was made
+	// under another key; the hook keeps it until the workload's config
+	// next changes.
+	ReasonKeyChanged = "KeyChanged"
+	// ReasonKeyRestored (Warning), on the key Secret: it was deleted while
+	// confighash ran, and a replica put the key in use back.
+	ReasonKeyRestored = "KeyRestored"
+	// ReasonKeyInvalid (Warning), on the key Secret: it holds no usable key;
+	// running replicas keep theirs, one that starts now fails.
+	ReasonKeyInvalid = "KeyInvalid"
+)

@@ -1,0 +1,239 @@
+package contract
+
+import (
+	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Tables of README.md's Reference section, by their header row.
+const (
+	keysHeader    = "| what | where | values |"
+	reasonsHeader = "| reason | type | on | means |"
+)
+
+// valueOf names the key whose value each switch constant is; the README row
+// of that key must show it.
+var valueOf = map[string]string{
+	"InjectionDisabled": "InjectionAnnotation",
+	"InjectionEnabled":  "InjectionLabel",
+	"IgnoreTrue":        "IgnoreAnnotation",
+}
+
+// whereOf is what the where column of a constant's row must say, for the
+// constants whose value alone does not tell their row.
+var whereOf = map[string]string{
+	"FieldManager": "field manager",
+	"EventSource":  "Event reporting controller",
+}
+
+// TestReadmeReference holds README.md's Reference tables to this package:
+// every key, switch value, name and Event reason declared here has its row,
+// and every row names something declared here.
+func TestReadmeReference(t *testing.T) {
+	consts := declared(t)
+	tables := referenceTables(t, readme(t))
+	keys, reasons := tables[keysHeader], tables[reasonsHeader]
+	if len(keys) == 0 || len(reasons) == 0 {
+		t.Fatalf("README.md's Reference section has no %q or no %q table", keysHeader, reasonsHeader)
+	}
+
+	// From the package to the README.
+	keyRows := map[string]bool{}    // "what|where" the package accounts for
+	reasonRows := map[string]bool{} // reasons the package declares
+	for _, name := range slices.Sorted(maps.Keys(consts)) {
+		value := consts[name]
+		switch {
+		case strings.HasPrefix(name, "Reason"):
+			reasonRows[value] = true
+			if findRow(reasons, value, "") == nil {
+				t.Errorf("%s = %q has no row in README.md's Event reasons table", name, value)
+			}
+		case strings.HasSuffix(name, "Annotation"), strings.HasSuffix(name, "Label"):
+			where := "annotation"
+			if strings.HasSuffix(name, "Label") {
+				where = "label"
+			}
+			row := findRow(keys, value, where)
+			if row == nil {
+				t.Errorf("%s = %q has no row in README.md's Reference table whose where column says %q", name, value, where)
+				continue
+			}
+			keyRows[row[0]+"|"+row[1]] = true
+		case whereOf[name] != "":
+			row := findRow(keys, value, whereOf[name])
+			if row == nil {
+				t.Errorf("%s = %q has no row in README.md's Reference table whose where column says %q", name, value, whereOf[name])
+				continue
+			}
+			keyRows[row[0]+"|"+row[1]] = true
+		case valueOf[name] != "":
+			key := valueOf[name]
+			where := "annotation"
+			if strings.HasSuffix(key, "Label") {
+				where = "label"
+			}
+			row := findRow(keys, consts[key], where)
+			if row == nil {
+				continue // reported for the key
+			}
+			if v := row[2]; !strings.Contains(v, "`"+value+"`") && !strings.Contains(v, strconv.Quote(value)) {
+				t.Errorf("%s = %q: README.md's row of %s (%s) does not show the value", name, value, key, consts[key])
+			}
+		default:
+			t.Errorf("%s = %q: not a key, a switch value or a reason; say in this test which README row documents it", name, value)
+		}
+	}
+
+	// From the README to the package.
+	for _, row := range keys {
+		if !keyRows[row[0]+"|"+row[1]] {
+			t.Errorf("README.md's Reference table documents %s (%s), which package contract does not declare", row[0], row[1])
+		}
+	}
+	seen := map[string]bool{}
+	for _, row := range reasons {
+		r := unquote(row[0])
+		if !reasonRows[r] {
+			t.Errorf("README.md's Event reasons table documents %s, which package contract does not declare", row[0])
+		}
+		if seen[r] {
+			t.Errorf("README.md's Event reasons table documents %s twice", row[0])
+		}
+		seen[r] = true
+	}
+}
+
+// findRow returns the first row whose first cell is `value` and whose second
+// contains where.
+func findRow(rows [][]string, value, where string) []string {
+	for _, r := range rows {
+		if unquote(r[0]) == value && strings.Contains(r[1], where) {
+			return r
+		}
+	}
+	return nil
+}
+
+func unquote(cell string) string { return strings.Trim(cell, "`") }
+
+// declared returns the exported constants of this package, read from its
+// source so that a new one cannot be left out of the README by forgetting a
+// list here.
+func declared(t *testing.T) map[string]string {
+	t.Helper()
+	fset := token.NewFileSet()
+	paths, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	consts := map[string]string{}
+	for _, p := range paths {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, s := range g.Specs {
+				vs := s.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if !n.IsExported() {
+						continue
+					}
+					var lit *ast.BasicLit
+					if i < len(vs.Values) {
+						lit, _ = vs.Values[i].(*ast.BasicLit)
+					}
+					if lit == nil || lit.Kind != token.STRING {
+						t.Errorf("%s: %s is not a string literal; this test reads only those", fset.Position(n.Pos()), n.Name)
+						continue
+					}
+					v, err := strconv.Unquote(lit.Value)
+					if err != nil {
+						t.Fatal(err)
+					}
+					consts[n.Name] = v
+				}
+			}
+		}
+	}
+	if len(consts) == 0 {
+		t.Fatal("found no exported constants in package contract")
+	}
+	return consts
+}
+
+// referenceTables returns the rows of each table in the "## Reference"
+// section of text, by header row, without the header and separator, as
+// trimmed cells.
+func referenceTables(t *testing.T, text string) map[string][][]string {
+	t.Helper()
+	_, section, ok := strings.Cut(text, "\n## Reference\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Reference" section`)
+	}
+	if i := strings.Index(section, "\n## "); i >= 0 {
+		section = section[:i]
+	}
+	tables := map[string][][]string{}
+	header := ""
+	for line := range strings.Lines(section) {
+		line = strings.TrimSpace(line)
+		switch {
+		case !strings.HasPrefix(line, "|"):
+			header = ""
+		case header == "":
+			header = line
+		case strings.HasPrefix(line, "|---"):
+		default:
+			var cells []string
+			for c := range strings.SplitSeq(strings.Trim(line, "|"), "|") {
+				cells = append(cells, strings.TrimSpace(c))
+			}
+			if len(cells) < 3 {
+				t.Fatalf("README.md's Reference table row %q has fewer than 3 cells", line)
+			}
+			tables[header] = append(tables[header], cells)
+		}
+	}
+	return tables
+}
+
+// readme reads README.md at the root of the repository (the directory of
+// the go.mod above this package).
+func readme(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			b, err := os.ReadFile(filepath.Join(dir, "README.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal(errors.New("README.md: not inside the confighash repository"))
+		}
+		dir = parent
+	}
+}
