@@ -20,10 +20,11 @@ import (
 const minHoldRetry = time.Second
 
 // checkHold asks the flap guard about obj, whose sources now give sum.
-// When done is true the reconcile ends with res and err: the workload is
-// held, or its hold ended without a re-stamp. Otherwise the caller goes
-// on, re-stamping if stale; its patch drops the annotation with the stamp.
-func (r *reconciler) checkHold(ctx context.Context, obj client.Object, req Request, sum string, stale bool) (done bool, res reconcile.Result, err error) {
+// When done is true the reconcile ends with res, f and err: the workload is
+// held (its changes are kept for when the hold ends), or its hold ended
+// without a re-stamp. Otherwise the caller goes on, re-stamping if stale;
+// its patch drops the annotation with the stamp.
+func (r *reconciler) checkHold(ctx context.Context, obj client.Object, req Request, sum string, stale bool) (done bool, res reconcile.Result, f fate, err error) {
 	logger := log.FromContext(ctx)
 	now := r.now()
 	stored, parseErr := storedHold(obj.GetAnnotations(), now)
@@ -38,12 +39,12 @@ func (r *reconciler) checkHold(ctx context.Context, obj client.Object, req Reque
 // caller works out whether it is stale (which may cost far more than the
 // checksum, ignored.go): done is true when the workload is held and stays
 // held. Otherwise the caller goes on and asks checkHold.
-func (r *reconciler) checkHeld(ctx context.Context, obj client.Object, req Request, sum string) (done bool, res reconcile.Result, err error) {
+func (r *reconciler) checkHeld(ctx context.Context, obj client.Object, req Request, sum string) (done bool, res reconcile.Result, f fate, err error) {
 	now := r.now()
 	stored, parseErr := storedHold(obj.GetAnnotations(), now)
 	v, held := r.flaps.held(keyOf(req), sum, stored, now)
 	if !held {
-		return false, reconcile.Result{}, nil // checkHold reports parseErr
+		return false, reconcile.Result{}, forget, nil // checkHold reports parseErr
 	}
 	if parseErr != nil {
 		log.FromContext(ctx).Error(parseErr, "unreadable hold annotation; holding for one quiet time")
@@ -54,12 +55,12 @@ func (r *reconciler) checkHeld(ctx context.Context, obj client.Object, req Reque
 }
 
 // actOnHold carries out the flap guard's verdict v on obj.
-func (r *reconciler) actOnHold(ctx context.Context, obj client.Object, req Request, v flapVerdict, stale bool) (done bool, res reconcile.Result, err error) {
+func (r *reconciler) actOnHold(ctx context.Context, obj client.Object, req Request, v flapVerdict, stale bool) (done bool, res reconcile.Result, f fate, err error) {
 	logger := log.FromContext(ctx)
 	switch {
 	case v.Hold != nil:
 		if err := r.setHold(ctx, obj, v.Hold); err != nil {
-			return true, reconcile.Result{}, err
+			return true, reconcile.Result{}, keep, err
 		}
 		if stale {
 			r.metrics.held(req.Kind)
@@ -69,19 +70,18 @@ func (r *reconciler) actOnHold(ctx context.Context, obj client.Object, req Reque
 				"re-stamped too often; holding until its sources have not changed for %s (backoff level %d)", v.Hold.Quiet, v.Hold.Level)
 			logger.Info("flap hold", "quiet", v.Hold.Quiet, "level", v.Hold.Level)
 		}
-		return true, reconcile.Result{RequeueAfter: max(v.Retry, minHoldRetry)}, nil
+		return true, reconcile.Result{RequeueAfter: max(v.Retry, minHoldRetry)}, keep, nil
 	case v.Release && !stale:
 		// The sources settled on what the workload was stamped with:
 		// nothing to roll, only the hold to drop.
 		if err := r.setHold(ctx, obj, nil); err != nil {
-			return true, reconcile.Result{}, err
+			return true, reconcile.Result{}, keep, err
 		}
 		r.flaps.released(keyOf(req), r.now())
-		r.changes.take(req)
 		logger.Info("flap hold ended; stamp already current")
-		return true, reconcile.Result{}, nil
+		return true, reconcile.Result{}, forget, nil
 	}
-	return false, reconcile.Result{}, nil
+	return false, reconcile.Result{}, forget, nil
 }
 
 // setHold makes obj carry h in HoldAnnotation, or not carry it when h is

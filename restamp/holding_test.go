@@ -116,8 +116,8 @@ func TestReconcileHoldEnds(t *testing.T) {
 			if r.flaps.holding(keyOf(webReq)) {
 				t.Error("guard still holds the workload")
 			}
-			if len(r.changes.pending) != 0 {
-				t.Errorf("changes still pending: %v", r.changes.pending)
+			if len(r.changes.entries) != 0 {
+				t.Errorf("changes still pending: %v", r.changes.entries)
 			}
 			expectOneEvent(t, rec, tc.wantEvent)
 		})

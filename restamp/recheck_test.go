@@ -90,8 +90,8 @@ func TestRecheckConfirmsLive(t *testing.T) {
 			if got := counterValue(t, r.metrics.Kept.WithLabelValues("Deployment", keptCacheBehind)); got != tc.wantKept {
 				t.Errorf("kept{reason=cache-behind} = %v, want %v", got, tc.wantKept)
 			}
-			if len(r.changes.pending) > 0 {
-				t.Errorf("changes left pending: %v", r.changes.pending)
+			if len(r.changes.entries) > 0 {
+				t.Errorf("changes left pending: %v", r.changes.entries)
 			}
 		})
 	}
