@@ -121,7 +121,7 @@ func (g *flapGuard) look(w workloadKey, sum string, stale bool, stored *Hold, no
 // held is look's verdict for a workload that is held and stays held, asked
 // before the caller knows whether its stamp is stale: a held workload is
 // not re-stamped whatever the stamp, so the cost of telling a stale stamp
-// from one kept on purpose (ignored.go) is saved for after the hold. ok is
+// from one kept on purpose (check_ignored.go) is saved for after the hold. ok is
 // false when w is not held or its hold is over; the caller then works out
 // stale and asks look.
 func (g *flapGuard) held(w workloadKey, sum string, stored *Hold, now time.Time) (v flapVerdict, ok bool) {

@@ -37,7 +37,7 @@ func (r *reconciler) checkHold(ctx context.Context, obj client.Object, req Reque
 
 // checkHeld is checkHold for a stamp that differs from sum, before the
 // caller works out whether it is stale (which may cost far more than the
-// checksum, ignored.go): done is true when the workload is held and stays
+// checksum, check_ignored.go): done is true when the workload is held and stays
 // held. Otherwise the caller goes on and asks checkHold.
 func (r *reconciler) checkHeld(ctx context.Context, obj client.Object, req Request, sum string) (done bool, res reconcile.Result, f fate, err error) {
 	now := r.now()

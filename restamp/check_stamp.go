@@ -38,7 +38,7 @@ const (
 //     unless the change left what the pods read as it was (readUnchanged,
 //     given before, the content its changes recorded).
 //   - A stamp that differs because a source's ignore annotation was added
-//     or removed is kept (ignored.go).
+//     or removed is kept (check_ignored.go).
 func (r *reconciler) stale(ctx context.Context, obj client.Object, req Request, before map[hasher.Source]prior, refs []hasher.Reference, lookup hasher.Lookup, stored, fresh string) (bool, error) {
 	switch hasher.Compare(stored, fresh) {
 	case hasher.Same:

@@ -16,10 +16,10 @@ type pending struct {
 	// name them.
 	sources []string
 	// before holds each changed source's content from before its first
-	// change since the last take; see priors.go.
+	// change since the last take; see check_priors.go.
 	before map[hasher.Source]prior
 	// due is the trailing coalescing window, nil until a change sets it;
-	// see debounce.go.
+	// see queue_debounce.go.
 	due *debounce
 }
 

@@ -77,7 +77,7 @@ type Options struct {
 
 // Setup indexes the workload kinds by the sources they read and adds the
 // hook's controller to mgr. It runs on the leader only. Custom kinds are
-// watched once the apiserver serves them (customwatch.go).
+// watched once the apiserver serves them (watch_custom.go).
 func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	kinds := o.Kinds
 	if kinds == nil {
@@ -131,7 +131,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		// "hook", the name users see for this part (docs, metrics, logs);
 		// restamp is only the package.
 		Named("hook").
-		// A queue fair across namespaces (fairqueue.go), so that no
+		// A queue fair across namespaces (queue_fair.go), so that no
 		// namespace's flood holds up another's re-stamps.
 		WithOptions(controller.TypedOptions[Request]{MaxConcurrentReconciles: max(o.Workers, 1), NewQueue: newFairQueue}).
 		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.ConfigMap{}, handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap))).
