@@ -2,12 +2,9 @@ package restamp
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -82,42 +79,4 @@ func (r *reconciler) actOnHold(ctx context.Context, obj client.Object, req Reque
 		return true, reconcile.Result{}, forget, nil
 	}
 	return false, reconcile.Result{}, forget, nil
-}
-
-// setHold makes obj carry h in HoldAnnotation, or not carry it when h is
-// nil, and writes only when that changes something. The write is a merge
-// patch of that one key of the workload's own metadata, under the hook's
-// field manager: the pod template is untouched, so nothing rolls, and the
-// webhook keeps the stored stamp. Written by hand rather than diffed from
-// the cached object, so that dropping the last annotation cannot turn into
-// "annotations": null and take someone else's new annotation with it; and
-// since it names one key only, it needs no optimistic lock.
-func (r *reconciler) setHold(ctx context.Context, obj client.Object, h *Hold) error {
-	cur, has := obj.GetAnnotations()[HoldAnnotation]
-	if (h == nil && !has) || (h != nil && has && cur == h.String()) {
-		return nil
-	}
-	var value any // JSON null removes the key
-	if h != nil {
-		value = h.String()
-	}
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{HoldAnnotation: value}}})
-	if err != nil {
-		return fmt.Errorf("encoding %s: %w", HoldAnnotation, err)
-	}
-	if err := r.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body), client.FieldOwner(workload.FieldManager)); err != nil {
-		return fmt.Errorf("writing %s: %w", HoldAnnotation, err)
-	}
-	return nil
-}
-
-// dropHold removes HoldAnnotation from obj in memory, so that the patch
-// that re-stamps a workload at the end of its hold also ends the hold.
-func dropHold(obj client.Object) {
-	a := obj.GetAnnotations()
-	if _, ok := a[HoldAnnotation]; !ok {
-		return
-	}
-	delete(a, HoldAnnotation)
-	obj.SetAnnotations(a)
 }

@@ -9,7 +9,6 @@ import (
 
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -158,25 +157,6 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 		"config changed (%s); re-stamped pod template", strings.Join(changed, ", "))
 	logger.Info("re-stamped", "sources", changed, "reason", reason, "from", current, "to", res.Checksum)
 	return reconcile.Result{}, forget, nil
-}
-
-// patch writes only the stamp. The optimistic lock makes a concurrent
-// template change fail the patch instead of being overwritten; the error
-// requeues us and the next try starts from the new object.
-func (r *reconciler) patch(ctx context.Context, obj client.Object, t workload.Template, sum string) error {
-	base := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
-	t.SetChecksum(sum)
-	// The re-stamp that ends a flap hold ends it on the workload too, in
-	// the same write.
-	dropHold(obj)
-	err := r.client.Patch(ctx, obj, base, client.FieldOwner(workload.FieldManager))
-	if apierrors.IsConflict(err) {
-		return fmt.Errorf("workload changed while re-stamping, retrying: %w", err)
-	}
-	if err != nil {
-		return fmt.Errorf("patching stamp: %w", err)
-	}
-	return nil
 }
 
 func joinSources(s []hasher.Source) string {
