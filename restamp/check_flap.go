@@ -43,8 +43,9 @@ type flapEntry struct {
 // its sources have not changed for the quiet time (FlapQuiet) it takes
 // their latest content, once. A hold that follows within FlapWindow of the
 // end of the last one doubles the quiet time, up to FlapMaxQuiet, so a
-// source that flaps in bursts rolls its readers ever more rarely. The hold itself is also kept on the workload
-// (HoldAnnotation), which is how a new leader honours it.
+// source that flaps in bursts rolls its readers ever more rarely. The hold
+// itself is also kept on the workload (HoldAnnotation), which is how a new
+// leader honours it.
 type flapGuard struct {
 	opts Options
 	// maxEntries caps how many workloads the guard remembers.
