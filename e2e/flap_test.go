@@ -34,7 +34,7 @@ func TestHookFlapHoldSurvivesLeaderChange(t *testing.T) {
 		quiet = 15 * time.Second
 	)
 	args := []string{fmt.Sprintf("--flap-quiet=%s", quiet)}
-	limit := app.DefaultOptions().FlapLimit
+	limit := app.DefaultOptions().Hook.FlapLimit
 	stopConfighash(t)
 	if err := env.Confighash.Start(specContext(t), args...); err != nil {
 		t.Skipf("cannot pass flags to this confighash: %v", err)

@@ -2,32 +2,67 @@
 // changes, it re-stamps the workloads that read it, so that their checksum
 // changes and Kubernetes rolls them in the ordinary way.
 //
+// # Pipeline
+//
+// One change to a ConfigMap passes these stages, each in the files named by
+// its prefix; setup.go wires them, options.go holds the settings (one flag
+// each) and metrics.go the series.
+//
+//	watch      watch_kinds.go, watch_custom.go
+//	             the workload kinds followed; a custom kind once served
+//	event      event_enqueue.go
+//	             source event -> its readers, from the field index; a
+//	             workload's own write -> a re-check, RecheckDelay later
+//	queue      queue_request.go, queue_pending.go, queue_debounce.go,
+//	           queue_window.go, queue_settle.go, queue_fair.go
+//	             per workload: the changed sources, their content before,
+//	             the trailing window; the settler holds the request until
+//	             the window ends; round-robin over namespaces
+//	reconcile  reconcile.go
+//	             takes the pending entry once; served? template? sources
+//	             read, checksum, missing sources
+//	check      check_hold.go, check_flap.go, check_hold_annotation.go,
+//	           check_stamp.go, check_priors.go, check_ignored.go
+//	             held? stale, or kept (other key, ignore toggle)? a
+//	             re-check confirmed live?
+//	write      write_stamp.go, write_hold.go
+//	             the stamp, with the optimistic lock; the hold annotation
+//
 // Readers are found through a field index over the workload kinds (keys from
 // the hasher's reference discovery), never by listing a namespace. Events are
-// coalesced per workload over a trailing window (debounce.go), writes share a global budget,
-// and a workload re-stamped too often is held until its sources settle
-// (flap.go). The hold is also written on the workload's own metadata
-// (contract.HoldAnnotation), so that a new leader honours it.
+// coalesced per workload over a trailing window (queue_debounce.go), writes
+// share a global budget, and a workload re-stamped too often is held until
+// its sources settle (check_flap.go). The hold is also written on the
+// workload's own metadata (contract.HoldAnnotation), so that a new leader honours it.
 //
-// Every template change is re-checked a moment later (enqueue.go), because
-// the webhook stamped it from the answering replica's view, which may lag;
-// a re-check writes only once a live read confirms what its cache says
-// (stampcheck.go), so that it never rolls a workload by itself.
+// What a workload's changes recorded (queue_pending.go) is taken once, as
+// its reconcile starts, and put back only when the reconcile is to run again
+// for them: a hold looked at again, an error retried with backoff (but a
+// failed read of the workload or of its namespace, which forgets them). Each
+// way out of reconcile says which, so none can leave an entry behind.
+//
+// Every template change is re-checked a moment later (event_enqueue.go),
+// because the webhook stamped it from the answering replica's view, which
+// may lag; a re-check writes only once a live read confirms what its cache
+// says (check_stamp.go), so that it never rolls a workload by itself.
 //
 // No namespace can starve another. The queue hands out ready requests
 // round-robin over namespaces, first in, first out within one
-// (fairqueue.go), so a flood in one namespace delays a change in another by
+// (queue_fair.go), so a flood in one namespace delays a change in another by
 // about one reconcile per worker, not by the flood. The work per reconcile
 // is bounded: a few checksums of at most workload.MaxSources sources each
 // (the fresh one, the live confirmation of a re-check, the hold's check
 // that nothing changed), and, when a stamp differs, a check for an ignore
 // toggle whose tries are bounded in bytes hashed and that starts with the
-// toggles the hook saw (ignored.go). A held workload is held before that
-// check is made.
+// toggles the hook saw (check_ignored.go). A held workload is held before
+// that check is made.
 //
 // Only the leader runs it. It writes only the stamp, with a merge patch under
 // the field manager "confighash", and only when the stamp differs. The
 // webhook passes a write that changes nothing but the stamp through only
 // under that field manager (from anyone else it puts the stored stamp back),
 // so the two never fight.
+//
+// Its settings are Options, validated once (Validate, which Setup also
+// asks): nothing downstream clamps them.
 package restamp

@@ -9,7 +9,6 @@ import (
 
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -39,27 +38,38 @@ type reconciler struct {
 	policy  injection.Policy
 }
 
+// Reconcile takes req's pending changes, once, and puts them back only when
+// reconcile says it is to run again for them (see changes): no way out of
+// reconcile can leave an entry behind.
 func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Result, error) {
+	p := r.changes.take(req)
+	res, f, err := r.reconcile(ctx, req, p)
+	if f == keep {
+		r.changes.putBack(req, p)
+	}
+	return res, err
+}
+
+// reconcile re-checks req's stamp; p is what its changes recorded. Each way
+// out says what becomes of p: forget it, or keep it for a retry.
+func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (reconcile.Result, fate, error) {
 	logger := log.FromContext(ctx).WithValues("workload", req.String())
 	ctx = log.IntoContext(ctx, logger)
 	kind, ok := r.kinds.get(req.KindName)
 	if !ok {
 		// Requests come only from the kinds Setup watches; another kind is
 		// a bug, and retrying it would not help.
-		r.changes.take(req)
-		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("no workload kind %q", req.KindName))
+		return reconcile.Result{}, forget, reconcile.TerminalError(fmt.Errorf("no workload kind %q", req.KindName))
 	}
 	obj := kind.New()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
-		r.changes.take(req)
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+		return reconcile.Result{}, forget, client.IgnoreNotFound(err)
 	}
 	// The same policy as the webhook's: readers in a namespace confighash
 	// does not serve (a labelled kube-system, say) are never re-stamped.
 	ns, err := r.policy.Check(ctx, r.client, req.Namespace)
 	if err != nil || !ns.Serves || obj.GetDeletionTimestamp() != nil {
-		r.changes.take(req)
-		return reconcile.Result{}, err
+		return reconcile.Result{}, forget, err
 	}
 	reads := workload.ReadsOf(kind, obj)
 	if reads.Skip != workload.NotSkipped {
@@ -67,14 +77,12 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 		// object without one: nothing here to stamp; or over the sources
 		// limit: the webhook leaves such a template unstamped, and
 		// re-stamping it here would roll what admission refused to touch.
-		r.changes.take(req)
-		return reconcile.Result{}, nil
+		return reconcile.Result{}, forget, nil
 	}
 	t, refs := reads.Template, reads.Refs
 	current := t.Checksum()
 	if current == "" && req.Recheck {
-		r.changes.take(req)
-		return reconcile.Result{}, nil
+		return reconcile.Result{}, forget, nil
 	}
 	r.metrics.checksum()
 	lookup := sources.Reader{Cache: r.client}.Lookup(ctx, req.Namespace)
@@ -82,57 +90,55 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 	if notHeld := (*sources.NotHeldError)(nil); errors.As(err, &notHeld) && notHeld.Reason == sources.TooManyKeys {
 		// The webhook does not stamp such a reader either; until the
 		// source shrinks (its update event brings us back), keep the stamp.
-		r.changes.take(req)
 		r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonSourceTooLarge, "Restamp",
 			"%s has more keys than the limit of --max-source-keys; not rolling", notHeld.Source)
-		return reconcile.Result{}, nil
+		return reconcile.Result{}, forget, nil
 	}
 	if err != nil {
 		// A source not held yet (its namespace became served a moment
 		// ago) is retried with backoff, once the fill has read it.
-		return reconcile.Result{}, fmt.Errorf("computing checksum: %w", err)
+		return reconcile.Result{}, keep, fmt.Errorf("computing checksum: %w", err)
 	}
 	if len(res.Missing) > 0 {
 		// Rolling now would start pods that cannot find their config. Keep
 		// the stamp; when the source returns, its create event brings us back.
-		r.changes.take(req)
 		r.metrics.missing(req.KindName)
 		r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonSourceMissing, "Restamp",
 			"required %s missing; not rolling until it exists", joinSources(res.Missing))
-		return reconcile.Result{}, nil
+		return reconcile.Result{}, forget, nil
 	}
 	// A held workload is not re-stamped whatever its stamp: the guard is
 	// asked before the costlier question of why a stamp differs.
 	if current != res.Checksum {
-		if done, result, err := r.checkHeld(ctx, obj, req, res.Checksum); done {
-			return result, err
+		if done, result, f, err := r.checkHeld(ctx, obj, req, res.Checksum); done {
+			return result, f, err
 		}
 	}
-	stale, err := r.stale(ctx, obj, req, refs, lookup, current, res.Checksum)
+	stale, err := r.stale(ctx, obj, req, p.before, refs, lookup, current, res.Checksum)
 	if err != nil {
-		return reconcile.Result{}, err
+		return reconcile.Result{}, keep, err
 	}
 	// Asked even when the stamp is current: a held workload's sources may
 	// flap back to it, and the hold still has to run its course and end.
-	if done, result, err := r.checkHold(ctx, obj, req, res.Checksum, stale); done {
-		return result, err
+	if done, result, f, err := r.checkHold(ctx, obj, req, res.Checksum, stale); done {
+		return result, f, err
 	}
 	if !stale {
-		r.changes.take(req)
-		return reconcile.Result{}, nil
+		return reconcile.Result{}, forget, nil
 	}
 
 	if err := r.budget.Wait(ctx); err != nil {
-		return reconcile.Result{}, fmt.Errorf("waiting for write budget: %w", err)
+		return reconcile.Result{}, keep, fmt.Errorf("waiting for write budget: %w", err)
 	}
-	if ok, err := r.confirmLive(ctx, req, refs, res.Checksum); !ok || err != nil {
-		if err == nil {
-			r.changes.take(req)
-		}
-		return reconcile.Result{}, err
+	confirmed, err := r.confirmLive(ctx, req, refs, res.Checksum)
+	if err != nil {
+		return reconcile.Result{}, keep, err
+	}
+	if !confirmed {
+		return reconcile.Result{}, forget, nil
 	}
 	if err := r.patch(ctx, obj, t, res.Checksum); err != nil {
-		return reconcile.Result{}, err
+		return reconcile.Result{}, keep, err
 	}
 	r.flaps.restamped(keyOf(req), r.now())
 	reason := restampChanged
@@ -143,30 +149,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 		reason = restampRecheck
 	}
 	r.metrics.restamped(req.KindName, reason)
-	changed := r.changes.take(req)
+	changed := p.names()
 	r.events.Eventf(obj, nil, corev1.EventTypeNormal, contract.ReasonConfigChanged, "Restamp",
 		"config changed (%s); re-stamped pod template", strings.Join(changed, ", "))
 	logger.Info("re-stamped", "sources", changed, "reason", reason, "from", current, "to", res.Checksum)
-	return reconcile.Result{}, nil
-}
-
-// patch writes only the stamp. The optimistic lock makes a concurrent
-// template change fail the patch instead of being overwritten; the error
-// requeues us and the next try starts from the new object.
-func (r *reconciler) patch(ctx context.Context, obj client.Object, t workload.Template, sum string) error {
-	base := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
-	t.SetChecksum(sum)
-	// The re-stamp that ends a flap hold ends it on the workload too, in
-	// the same write.
-	dropHold(obj)
-	err := r.client.Patch(ctx, obj, base, client.FieldOwner(contract.FieldManager))
-	if apierrors.IsConflict(err) {
-		return fmt.Errorf("workload changed while re-stamping, retrying: %w", err)
-	}
-	if err != nil {
-		return fmt.Errorf("patching stamp: %w", err)
-	}
-	return nil
+	return reconcile.Result{}, forget, nil
 }
 
 func joinSources(s []hasher.Source) string {

@@ -32,30 +32,12 @@ const RecheckDelay = 2 * time.Second
 // are held again from their annotation).
 const MaxFlapEntries = 20000
 
-// Options tune the hook.
-type Options struct {
+// Config is what Setup builds the hook from: its settings and what it
+// shares with the rest of confighash.
+type Config struct {
+	Options
 	// Key is the HMAC key shared with the webhook.
 	Key []byte
-	// Window coalesces changes to a workload's sources into one re-stamp.
-	// It is trailing: each further change restarts it, but the re-stamp
-	// waits at most MaxWait after the first change (at least Window).
-	Window  time.Duration
-	MaxWait time.Duration
-	// WritesPerSecond is the global write budget; Burst is how many writes
-	// may go at once, so that a single change reaches that many readers
-	// without waiting (at least 1).
-	WritesPerSecond float64
-	Burst           int
-	// FlapLimit re-stamps within FlapWindow put a workload on hold. A held
-	// workload takes its sources' latest content once they have not
-	// changed for FlapQuiet; a hold within FlapWindow of the last one
-	// doubles that, up to FlapMaxQuiet.
-	FlapLimit    int
-	FlapWindow   time.Duration
-	FlapQuiet    time.Duration
-	FlapMaxQuiet time.Duration
-	// Workers is how many workloads are re-checked in parallel.
-	Workers int
 	// Policy says which namespaces the hook serves; the webhook uses the
 	// same one.
 	Policy injection.Policy
@@ -79,8 +61,12 @@ type Options struct {
 
 // Setup indexes the workload kinds by the sources they read and adds the
 // hook's controller to mgr. It runs on the leader only. Custom kinds are
-// watched once the apiserver serves them (customwatch.go).
-func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
+// watched once the apiserver serves them (watch_custom.go). Options that do
+// not validate are refused.
+func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
+	if err := o.Validate(); err != nil {
+		return fmt.Errorf("hook options: %w", err)
+	}
 	var builtin, custom []workload.Kind
 	for _, k := range o.Kinds.Mutable() {
 		if k.Unstructured() {
@@ -104,17 +90,15 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	}
 	ch := newChanges()
 	tg := newToggles(MaxToggleEntries)
-	maxWait := max(o.MaxWait, o.Window)
-	e := &enqueuer{cache: mgr.GetCache(), kinds: w, window: o.Window, maxWait: maxWait, changes: ch, toggles: tg, now: time.Now}
-	flaps := newFlapGuard(flapConfig{Limit: o.FlapLimit, Window: o.FlapWindow,
-		Quiet: o.FlapQuiet, MaxQuiet: o.FlapMaxQuiet, MaxEntries: MaxFlapEntries})
+	e := &enqueuer{cache: mgr.GetCache(), kinds: w, window: o.CoalesceWindow, maxWait: o.CoalesceMax, changes: ch, toggles: tg, now: time.Now}
+	flaps := newFlapGuard(o.Options, MaxFlapEntries)
 	r := &reconciler{
 		client:  mgr.GetClient(),
 		live:    mgr.GetAPIReader(),
 		maxKeys: o.MaxSourceKeys,
 		key:     o.Key,
 		kinds:   w,
-		budget:  rate.NewLimiter(rate.Limit(o.WritesPerSecond), max(o.Burst, 1)),
+		budget:  rate.NewLimiter(rate.Limit(o.WritesPerSecond), o.WritesBurst),
 		flaps:   flaps,
 		changes: ch,
 		toggles: tg,
@@ -124,17 +108,17 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		now:     time.Now,
 	}
 	s := &settler{next: r, changes: ch, cache: mgr.GetCache(), kinds: w,
-		window: o.Window, maxWait: maxWait, events: r.events, now: time.Now}
+		window: o.CoalesceWindow, maxWait: o.CoalesceMax, events: r.events, now: time.Now}
 	b := builder.TypedControllerManagedBy[Request](mgr).
 		// "hook", the name users see for this part (docs, metrics, logs);
 		// restamp is only the package.
 		Named("hook").
-		// A queue fair across namespaces (fairqueue.go), so that no
+		// A queue fair across namespaces (queue_fair.go), so that no
 		// namespace's flood holds up another's re-stamps.
-		WithOptions(controller.TypedOptions[Request]{MaxConcurrentReconciles: max(o.Workers, 1), NewQueue: newFairQueue}).
+		WithOptions(controller.TypedOptions[Request]{MaxConcurrentReconciles: o.Workers, NewQueue: newFairQueue}).
 		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.ConfigMap{}, handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap))).
 		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.Secret{}, handlerFor[*corev1.Secret](e, hasher.Secret)))
-	recheck := o.Window + RecheckDelay
+	recheck := o.CoalesceWindow + RecheckDelay
 	for _, k := range builtin {
 		b = b.WatchesRawSource(source.TypedKind(mgr.GetCache(), k.New(), recheckFor(k, recheck, false)))
 	}

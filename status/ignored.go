@@ -7,7 +7,7 @@ import (
 // ignoredReason explains a stamp that differs from what the sources give
 // now in a workload that reads an ignored source, or returns "" when it
 // reads none. The hook keeps such a stamp until a source that counts
-// changes (restamp/ignored.go): adding or removing the ignore annotation,
+// changes (restamp/check_ignored.go): adding or removing the ignore annotation,
 // and an ignored source's changes, must roll nothing, and either leaves a
 // stamp that differs. A source that counts and changes is re-stamped by
 // the hook within its coalescing window, so a difference that lasts is the

@@ -14,24 +14,12 @@ import (
 
 // addHook wires the config-update hook; the manager runs it on the leader.
 func addHook(ctx context.Context, mgr manager.Manager, reg prometheus.Registerer, key []byte, kinds workload.Registry, probe restamp.Probe, o Options) error {
-	return restamp.Setup(ctx, mgr, restamp.Options{
-		Kinds:           kinds,
-		Probe:           probe,
-		Registry:        reg,
-		Key:             key,
-		Window:          o.CoalesceWindow,
-		MaxWait:         o.CoalesceMax,
-		WritesPerSecond: o.WritesPerSecond,
-		// A burst the size of a large fan-out lets one change reach its
-		// readers at once; the rate caps sustained storms.
-		Burst:        100,
-		FlapLimit:    o.FlapLimit,
-		FlapWindow:   o.FlapWindow,
-		FlapQuiet:    o.FlapQuiet,
-		FlapMaxQuiet: o.FlapMaxQuiet,
-		// Re-stamps wait on the apiserver (and its call to the webhook),
-		// not on CPU, so a few more workers than cores pay off.
-		Workers: 8,
+	return restamp.Setup(ctx, mgr, restamp.Config{
+		Options:  o.Hook,
+		Kinds:    kinds,
+		Probe:    probe,
+		Registry: reg,
+		Key:      key,
 		// The webhook's policy: never kube-system nor our own namespace.
 		Policy:        o.policy(),
 		MaxSourceKeys: o.MaxSourceKeys,

@@ -7,11 +7,11 @@ import (
 	"net"
 	"net/url"
 	"strconv"
-	"time"
 
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/confighash/confighash/restamp"
 	"github.com/confighash/confighash/sources"
 	"github.com/confighash/confighash/webhook"
 	"github.com/confighash/confighash/workload"
@@ -107,22 +107,8 @@ type Options struct {
 	KubeAPIQPS   float32
 	KubeAPIBurst int
 
-	// CoalesceWindow is how long the hook waits for more changes to a
-	// workload's sources before it re-stamps.
-	CoalesceWindow time.Duration
-	// CoalesceMax caps how long changes that keep coming can put a
-	// re-stamp off: the window is trailing, so without a cap a source
-	// rewritten more often than the window would never roll its readers.
-	CoalesceMax time.Duration
-	// WritesPerSecond is the hook's global write budget.
-	WritesPerSecond float64
-	// FlapLimit re-stamps within FlapWindow put a workload on hold. It is
-	// released once its sources have not changed for FlapQuiet; a hold
-	// within FlapWindow of the last doubles that, up to FlapMaxQuiet.
-	FlapLimit    int
-	FlapWindow   time.Duration
-	FlapQuiet    time.Duration
-	FlapMaxQuiet time.Duration
+	// Hook are the config-update hook's settings, with their flags.
+	Hook restamp.Options
 
 	// WorkloadKinds are --workload-kind values: custom resources with a
 	// pod template, stamped and re-stamped besides the built-in kinds.
@@ -146,17 +132,9 @@ func DefaultOptions() Options {
 		MetricsAddr:       ":8443",
 		MetricsSecure:     true,
 		HealthAddr:        ":8081",
-		CoalesceWindow:    time.Second,
-		CoalesceMax:       10 * time.Second,
-		WritesPerSecond:   100,
 		KubeAPIQPS:        100,
 		KubeAPIBurst:      200,
-		// Five rollouts of every reader in ten minutes is already a lot
-		// for a config that is being edited by hand; a flap gets no more.
-		FlapLimit:    5,
-		FlapWindow:   10 * time.Minute,
-		FlapQuiet:    time.Minute,
-		FlapMaxQuiet: 30 * time.Minute,
+		Hook:              restamp.DefaultOptions(),
 
 		WebhookMaxInFlight:        webhook.DefaultMaxInFlight,
 		WebhookMaxConnsPerAddress: webhook.DefaultMaxConnsPerAddress,
@@ -199,13 +177,7 @@ func (o *Options) bind(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.MemoryLimitRatio, "memory-limit-ratio", o.MemoryLimitRatio, "Go soft memory limit as a share of the container's cgroup memory limit; ignored when GOMEMLIMIT is set, 0 disables")
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "queries per second to the apiserver, all requests together")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of queries to the apiserver")
-	fs.DurationVar(&o.CoalesceWindow, "coalesce-window", o.CoalesceWindow, "wait this long for further changes to a workload's sources before re-stamping it; each further change restarts the wait (workload annotation confighash.dev/coalesce-window overrides it)")
-	fs.DurationVar(&o.CoalesceMax, "coalesce-max", o.CoalesceMax, "re-stamp at most this long after the first of a run of changes, however long they keep coming")
-	fs.Float64Var(&o.WritesPerSecond, "writes-per-second", o.WritesPerSecond, "global budget of workload re-stamps per second")
-	fs.IntVar(&o.FlapLimit, "flap-limit", o.FlapLimit, "hold a workload re-stamped more than this many times within --flap-window")
-	fs.DurationVar(&o.FlapWindow, "flap-window", o.FlapWindow, "window of --flap-limit; a hold that starts within it of the end of the last one doubles the quiet time")
-	fs.DurationVar(&o.FlapQuiet, "flap-quiet", o.FlapQuiet, "a held workload takes its sources' latest content, once, after they have not changed for this long")
-	fs.DurationVar(&o.FlapMaxQuiet, "flap-quiet-max", o.FlapMaxQuiet, "cap of the doubling --flap-quiet")
+	o.Hook.BindFlags(fs)
 	// An array, not a slice flag: each value holds commas.
 	fs.StringArrayVar(&o.WorkloadKinds, "workload-kind", o.WorkloadKinds, workload.KindFlagHelp)
 	zfs := flag.NewFlagSet("zap", flag.ContinueOnError)
@@ -239,17 +211,11 @@ func (o *Options) validate() (*webhookEndpoint, error) {
 	if o.MaxSourceKeys < 1 {
 		errs = append(errs, errors.New("--max-source-keys must be >= 1"))
 	}
-	if o.CoalesceWindow < 0 || o.WritesPerSecond <= 0 || o.FlapLimit < 1 || o.FlapWindow <= 0 {
-		errs = append(errs, errors.New("--coalesce-window must be >= 0, --writes-per-second > 0, --flap-limit >= 1 and --flap-window > 0"))
+	if err := o.Hook.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if len(o.WebhookClientNames) > 0 && o.WebhookClientCAFile == "" {
 		errs = append(errs, errors.New("--webhook-client-names needs --webhook-client-ca-file"))
-	}
-	if o.CoalesceMax < o.CoalesceWindow {
-		errs = append(errs, errors.New("--coalesce-max must be >= --coalesce-window"))
-	}
-	if o.FlapQuiet <= 0 || o.FlapMaxQuiet < o.FlapQuiet {
-		errs = append(errs, errors.New("--flap-quiet must be > 0 and --flap-quiet-max >= --flap-quiet"))
 	}
 	if _, err := o.kinds(); err != nil {
 		errs = append(errs, err)

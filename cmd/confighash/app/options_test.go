@@ -22,7 +22,7 @@ func TestValidate(t *testing.T) {
 			mutate: func(o *Options) { o.CertMode = CertModeExternal },
 		},
 		"zero coalesce window": {
-			mutate: func(o *Options) { o.CoalesceWindow = 0 },
+			mutate: func(o *Options) { o.Hook.CoalesceWindow = 0 },
 		},
 		"webhook url ipv4": {
 			mutate: func(o *Options) { o.WebhookURL = "https://127.0.0.1:9443" },
@@ -88,41 +88,49 @@ func TestValidate(t *testing.T) {
 			wantErrs: []string{"--namespace must not be empty"},
 		},
 		"negative coalesce window": {
-			mutate:   func(o *Options) { o.CoalesceWindow = -time.Second },
+			mutate:   func(o *Options) { o.Hook.CoalesceWindow = -time.Second },
 			wantErrs: []string{"--coalesce-window must be >= 0"},
 		},
 		"coalesce cap below the window": {
-			mutate:   func(o *Options) { o.CoalesceWindow, o.CoalesceMax = time.Minute, time.Second },
+			mutate:   func(o *Options) { o.Hook.CoalesceWindow, o.Hook.CoalesceMax = time.Minute, time.Second },
 			wantErrs: []string{"--coalesce-max must be >= --coalesce-window"},
 		},
 		"zero writes per second": {
-			mutate:   func(o *Options) { o.WritesPerSecond = 0 },
-			wantErrs: []string{"--writes-per-second > 0"},
+			mutate:   func(o *Options) { o.Hook.WritesPerSecond = 0 },
+			wantErrs: []string{"--writes-per-second must be > 0"},
 		},
 		"zero flap limit": {
-			mutate:   func(o *Options) { o.FlapLimit = 0 },
-			wantErrs: []string{"--flap-limit >= 1"},
+			mutate:   func(o *Options) { o.Hook.FlapLimit = 0 },
+			wantErrs: []string{"--flap-limit must be >= 1"},
 		},
 		"zero flap window": {
-			mutate:   func(o *Options) { o.FlapWindow = 0 },
-			wantErrs: []string{"--flap-window > 0"},
+			mutate:   func(o *Options) { o.Hook.FlapWindow = 0 },
+			wantErrs: []string{"--flap-window must be > 0"},
 		},
 		"zero flap quiet": {
-			mutate:   func(o *Options) { o.FlapQuiet = 0 },
+			mutate:   func(o *Options) { o.Hook.FlapQuiet = 0 },
 			wantErrs: []string{"--flap-quiet must be > 0"},
 		},
 		"flap quiet cap below the quiet time": {
-			mutate:   func(o *Options) { o.FlapQuiet, o.FlapMaxQuiet = time.Hour, time.Minute },
-			wantErrs: []string{"--flap-quiet-max >= --flap-quiet"},
+			mutate:   func(o *Options) { o.Hook.FlapQuiet, o.Hook.FlapMaxQuiet = time.Hour, time.Minute },
+			wantErrs: []string{"--flap-quiet-max must be >= --flap-quiet"},
+		},
+		"zero writes burst": {
+			mutate:   func(o *Options) { o.Hook.WritesBurst = 0 },
+			wantErrs: []string{"--writes-burst must be >= 1"},
+		},
+		"zero hook workers": {
+			mutate:   func(o *Options) { o.Hook.Workers = 0 },
+			wantErrs: []string{"--hook-workers must be >= 1"},
 		},
 		"every error is reported": {
 			mutate: func(o *Options) {
 				o.CertMode = "bogus"
 				o.Namespace = ""
-				o.FlapLimit = 0
+				o.Hook.FlapLimit = 0
 				o.WebhookURL = "https://127.0.0.1:9443"
 			},
-			wantErrs: []string{"--cert-mode must be", "--namespace must not be empty", "--flap-limit >= 1", "--webhook-url needs --cert-mode=self"},
+			wantErrs: []string{"--cert-mode must be", "--namespace must not be empty", "--flap-limit must be >= 1", "--webhook-url needs --cert-mode=self"},
 		},
 	}
 	for name, tc := range tests {
@@ -230,22 +238,23 @@ func TestBind(t *testing.T) {
 			check: func(t *testing.T, o Options) {
 				d := DefaultOptions()
 				if o.Namespace != d.Namespace || o.WebhookPort != d.WebhookPort || o.CertMode != CertModeSelf ||
-					o.FlapLimit != d.FlapLimit || o.FlapWindow != d.FlapWindow || o.CoalesceWindow != d.CoalesceWindow ||
-					o.FlapQuiet != d.FlapQuiet || o.FlapMaxQuiet != d.FlapMaxQuiet ||
-					o.WritesPerSecond != d.WritesPerSecond || o.LeaderElect {
+					o.Hook.FlapLimit != d.Hook.FlapLimit || o.Hook.FlapWindow != d.Hook.FlapWindow || o.Hook.CoalesceWindow != d.Hook.CoalesceWindow ||
+					o.Hook.FlapQuiet != d.Hook.FlapQuiet || o.Hook.FlapMaxQuiet != d.Hook.FlapMaxQuiet ||
+					o.Hook.WritesPerSecond != d.Hook.WritesPerSecond || o.Hook.WritesBurst != 100 || o.Hook.Workers != 8 || o.LeaderElect {
 					t.Errorf("options after parsing no flags = %+v, want the defaults %+v", o, d)
 				}
 			},
 		},
 		"every hook flag": {
 			args: []string{"--namespace=ch", "--cert-mode=external", "--webhook-port=10250", "--coalesce-window=3s",
-				"--writes-per-second=2.5", "--flap-limit=4", "--flap-window=1m", "--flap-quiet=20s", "--flap-quiet-max=5m", "--leader-elect",
+				"--writes-per-second=2.5", "--flap-limit=4", "--flap-window=1m", "--flap-quiet=20s", "--flap-quiet-max=5m", "--writes-burst=7", "--hook-workers=3", "--leader-elect",
 				"--hmac-key-secret=k", "--webhook-url=https://127.0.0.1:1"},
 			check: func(t *testing.T, o Options) {
 				if o.Namespace != "ch" || o.CertMode != CertModeExternal || o.WebhookPort != 10250 ||
-					o.CoalesceWindow != 3*time.Second || o.WritesPerSecond != 2.5 || o.FlapLimit != 4 ||
-					o.FlapWindow != time.Minute || !o.LeaderElect || o.HMACKeySecret != "k" || o.WebhookURL != "https://127.0.0.1:1" ||
-					o.FlapQuiet != 20*time.Second || o.FlapMaxQuiet != 5*time.Minute {
+					o.Hook.CoalesceWindow != 3*time.Second || o.Hook.WritesPerSecond != 2.5 || o.Hook.FlapLimit != 4 ||
+					o.Hook.FlapWindow != time.Minute || !o.LeaderElect || o.HMACKeySecret != "k" || o.WebhookURL != "https://127.0.0.1:1" ||
+					o.Hook.FlapQuiet != 20*time.Second || o.Hook.FlapMaxQuiet != 5*time.Minute ||
+					o.Hook.WritesBurst != 7 || o.Hook.Workers != 3 {
 					t.Errorf("options = %+v", o)
 				}
 			},
@@ -253,8 +262,8 @@ func TestBind(t *testing.T) {
 		"coalesce cap": {
 			args: []string{"--coalesce-max=30s"},
 			check: func(t *testing.T, o Options) {
-				if o.CoalesceMax != 30*time.Second {
-					t.Errorf("CoalesceMax = %s, want 30s", o.CoalesceMax)
+				if o.Hook.CoalesceMax != 30*time.Second {
+					t.Errorf("CoalesceMax = %s, want 30s", o.Hook.CoalesceMax)
 				}
 			},
 		},

@@ -65,7 +65,7 @@ func TestRun(t *testing.T) {
 		},
 		"zap flags parse, then options are validated": {
 			args:     []string{"serve", "--zap-log-level=debug", "--flap-window=0s"},
-			wantErr:  []string{"--flap-window > 0"},
+			wantErr:  []string{"--flap-window must be > 0"},
 			wantCode: 2,
 		},
 		"--help prints usage and succeeds": {

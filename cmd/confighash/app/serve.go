@@ -170,7 +170,7 @@ func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhook
 		Metrics:                 metricsOptions(o, metricsCert),
 		HealthProbeBindAddress:  o.HealthAddr,
 		LeaderElection:          o.LeaderElect,
-		LeaderElectionID:        "confighash.dev",
+		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: o.Namespace,
 		// Release the lease on a clean stop so a new leader takes over at
 		// once during a rolling upgrade.

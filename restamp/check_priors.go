@@ -1,8 +1,6 @@
 package restamp
 
 import (
-	"maps"
-
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/hasher"
@@ -31,36 +29,14 @@ func priorOf(before client.Object) prior {
 	return prior{content: c, found: true, known: true}
 }
 
-// addBefore records src's content before its change, unless a change to src
-// is recorded for r already: the first one is from before them all.
-func (c *changes) addBefore(r Request, src hasher.Source, p prior) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m := c.before[r]
-	if m == nil {
-		m = map[hasher.Source]prior{}
-		c.before[r] = m
-	}
-	if _, ok := m[src]; !ok {
-		m[src] = p
-	}
-}
-
-// priors returns a copy of what addBefore recorded for r.
-func (c *changes) priors(r Request) map[hasher.Source]prior {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return maps.Clone(c.before[r])
-}
-
-// readUnchanged reports whether the changes seen live for r left what the
-// workload reads as it was: the checksum, under the current key, of the
-// content from before them equals fresh. It is how the hook tells, for a
+// readUnchanged reports whether the changes seen live for req, whose
+// content from before them is before (from its pending entry), left what
+// the workload reads as it was: the checksum, under the current key, of
+// that content equals fresh. It is how the hook tells, for a
 // stamp made under another key, a change its pods read (re-stamp) from one
 // they do not (a key they do not read, or a change undone within the
 // coalescing window), without comparing with the stamp, which it cannot.
-func (r *reconciler) readUnchanged(req Request, refs []hasher.Reference, lookup hasher.Lookup, fresh string) bool {
-	before := r.changes.priors(req)
+func (r *reconciler) readUnchanged(req Request, before map[hasher.Source]prior, refs []hasher.Reference, lookup hasher.Lookup, fresh string) bool {
 	if len(before) == 0 {
 		return false
 	}

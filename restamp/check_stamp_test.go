@@ -121,7 +121,7 @@ func TestReconcileKeepsStampsOnlyConfighashChanged(t *testing.T) {
 					return c.Patch(ctx, obj, p, opts...)
 				},
 			})
-			r, rec := testReconciler(t, c, newFlapGuard(flapConfig{Limit: 100, Window: time.Hour, Quiet: time.Minute}), time.Now)
+			r, rec := testReconciler(t, c, newFlapGuard(Options{FlapLimit: 100, FlapWindow: time.Hour, FlapQuiet: time.Minute, FlapMaxQuiet: time.Minute}, 1), time.Now)
 			metrics := r.metrics
 			r.changes.add(tc.req, "configmap/app")
 			if tc.before != nil {

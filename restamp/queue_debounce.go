@@ -25,28 +25,3 @@ func (d debounce) due() time.Time {
 	}
 	return trailing
 }
-
-// touch records a change to one of r's sources at now, to be coalesced
-// for window after it, and at most maxWait after the first change since
-// the last take.
-func (c *changes) touch(r Request, now time.Time, window, maxWait time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	d, ok := c.due[r]
-	if !ok {
-		d.first = now
-	}
-	d.last, d.window, d.maxWait = now, window, maxWait
-	c.due[r] = d
-}
-
-// dueAt reports when r's coalescing window ends, if changes are pending.
-func (c *changes) dueAt(r Request) (time.Time, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	d, ok := c.due[r]
-	if !ok {
-		return time.Time{}, false
-	}
-	return d.due(), true
-}

@@ -8,7 +8,7 @@ import (
 
 // watched is the set of workload kinds the hook follows. The built-in kinds
 // are in it from the start; a custom kind joins once the apiserver serves it
-// and its readers index exists (customwatch.go), so that no lookup asks an
+// and its readers index exists (watch_custom.go), so that no lookup asks an
 // index that is not there.
 type watched struct {
 	mu    sync.RWMutex

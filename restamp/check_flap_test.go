@@ -21,8 +21,11 @@ func req(name string) Request {
 // at is a time offset from t0.
 func at(d time.Duration) time.Time { return t0.Add(d) }
 
-func testFlapConfig() flapConfig {
-	return flapConfig{Limit: 5, Window: 10 * time.Minute, Quiet: 30 * time.Second, MaxQuiet: 4 * time.Minute, MaxEntries: 1000}
+// testFlapEntries is the guard's cap in the tests that do not test it.
+const testFlapEntries = 1000
+
+func testFlapConfig() Options {
+	return Options{FlapLimit: 5, FlapWindow: 10 * time.Minute, FlapQuiet: 30 * time.Second, FlapMaxQuiet: 4 * time.Minute}
 }
 
 // flapSim drives one workload through the guard the way the hook does: a
@@ -79,7 +82,7 @@ func (s *flapSim) run(period, flapFor, until time.Duration, leaderChanges ...tim
 	for now := time.Duration(0); now <= until; now += tick {
 		for _, lc := range leaderChanges {
 			if now == lc {
-				s.g = newFlapGuard(s.g.cfg)
+				s.g = newFlapGuard(s.g.opts, s.g.maxEntries)
 				s.enqueue(now + coalesce)
 			}
 		}
@@ -94,8 +97,8 @@ func (s *flapSim) run(period, flapFor, until time.Duration, leaderChanges ...tim
 	}
 }
 
-func newFlapSim(cfg flapConfig) *flapSim {
-	return &flapSim{g: newFlapGuard(cfg), w: keyOf(req("web")), content: "content-0", stamp: "content-0"}
+func newFlapSim(cfg Options) *flapSim {
+	return &flapSim{g: newFlapGuard(cfg, testFlapEntries), w: keyOf(req("web")), content: "content-0", stamp: "content-0"}
 }
 
 // A Secret flipped every 2 s for 3 minutes, as in the issue (and the e2e
@@ -117,7 +120,7 @@ func TestFlapGuardFlappingSourceRollsBoundedTimes(t *testing.T) {
 			s.run(2*time.Second, 3*time.Minute, 15*time.Minute, tc.leaderChanges...)
 			t.Logf("re-stamps at %v", s.restamps)
 			// The limit, then the last content once.
-			if got, want := len(s.restamps), cfg.Limit+1; got != want {
+			if got, want := len(s.restamps), cfg.FlapLimit+1; got != want {
 				t.Errorf("%d re-stamps, want %d: %v", got, want, s.restamps)
 			}
 			if s.stamp != s.content {
@@ -129,8 +132,8 @@ func TestFlapGuardFlappingSourceRollsBoundedTimes(t *testing.T) {
 			// The last re-stamp waits for the quiet time after the last
 			// change (a new leader counts from its own start if later).
 			last := s.restamps[len(s.restamps)-1]
-			if lastFlip := 3*time.Minute - 2*time.Second; last < lastFlip+cfg.Quiet {
-				t.Errorf("last re-stamp at %v, before the sources were quiet for %v (last change %v)", last, cfg.Quiet, lastFlip)
+			if lastFlip := 3*time.Minute - 2*time.Second; last < lastFlip+cfg.FlapQuiet {
+				t.Errorf("last re-stamp at %v, before the sources were quiet for %v (last change %v)", last, cfg.FlapQuiet, lastFlip)
 			}
 		})
 	}
@@ -142,8 +145,8 @@ func TestFlapGuardFlappingForeverStaysHeld(t *testing.T) {
 	cfg := testFlapConfig()
 	s := newFlapSim(cfg)
 	s.run(2*time.Second, 2*time.Hour, 2*time.Hour, 30*time.Minute)
-	if len(s.restamps) != cfg.Limit {
-		t.Errorf("%d re-stamps in 2 h of flapping, want %d: %v", len(s.restamps), cfg.Limit, s.restamps)
+	if len(s.restamps) != cfg.FlapLimit {
+		t.Errorf("%d re-stamps in 2 h of flapping, want %d: %v", len(s.restamps), cfg.FlapLimit, s.restamps)
 	}
 	if s.hold == nil {
 		t.Error("not held at the end")
@@ -155,9 +158,9 @@ func TestFlapGuardFlappingForeverStaysHeld(t *testing.T) {
 // the cap, so later bursts roll nothing until a pause outlasts it.
 func TestFlapGuardBackoff(t *testing.T) {
 	cfg := testFlapConfig() // quiet 30s, cap 4m
-	g := newFlapGuard(cfg)
+	g := newFlapGuard(cfg, testFlapEntries)
 	w := keyOf(req("web"))
-	for i := range cfg.Limit {
+	for i := range cfg.FlapLimit {
 		if v := g.look(w, fmt.Sprint(i), true, nil, at(time.Duration(i)*time.Second)); v.Hold != nil {
 			t.Fatalf("held at re-stamp %d", i)
 		}
@@ -182,7 +185,7 @@ func TestFlapGuardBackoff(t *testing.T) {
 		now = now.Add(time.Minute) // the next burst, within the window
 	}
 	// A whole window without a re-stamp or a hold: a fresh start.
-	now = now.Add(cfg.Window)
+	now = now.Add(cfg.FlapWindow)
 	if v := g.look(w, "calm", true, nil, now); v.Hold != nil {
 		t.Errorf("held after a calm window: %+v", v.Hold)
 	}
@@ -203,8 +206,8 @@ func TestFlapGuardKeyedByWorkload(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			cfg := testFlapConfig()
-			cfg.Limit = 2
-			g := newFlapGuard(cfg)
+			cfg.FlapLimit = 2
+			g := newFlapGuard(cfg, testFlapEntries)
 			// Re-stamps of a, alternately from a config change and a re-check:
 			// one budget.
 			g.restamped(keyOf(req("a")), at(0))
@@ -220,9 +223,9 @@ func TestFlapGuardKeyedByWorkload(t *testing.T) {
 // A re-check and a change of the same workload, alternating: one limit.
 func TestFlapGuardRecheckDoesNotDoubleTheLimit(t *testing.T) {
 	cfg := testFlapConfig()
-	g := newFlapGuard(cfg)
+	g := newFlapGuard(cfg, testFlapEntries)
 	restamps := 0
-	for i := range 4 * cfg.Limit {
+	for i := range 4 * cfg.FlapLimit {
 		r := req("web")
 		r.Recheck = i%2 == 1
 		now := at(time.Duration(i) * time.Second)
@@ -231,8 +234,8 @@ func TestFlapGuardRecheckDoesNotDoubleTheLimit(t *testing.T) {
 			restamps++
 		}
 	}
-	if restamps != cfg.Limit {
-		t.Errorf("%d re-stamps, want %d", restamps, cfg.Limit)
+	if restamps != cfg.FlapLimit {
+		t.Errorf("%d re-stamps, want %d", restamps, cfg.FlapLimit)
 	}
 }
 
@@ -255,7 +258,7 @@ func TestFlapGuardHonoursStoredHold(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			g := newFlapGuard(cfg) // nothing remembered, as after a leader change
+			g := newFlapGuard(cfg, testFlapEntries) // nothing remembered, as after a leader change
 			w := keyOf(req("web"))
 			v := g.look(w, "x", tc.stale, tc.stored, at(0))
 			if v.Hold == nil || v.Started || v.Hold.Level != tc.wantLevel || v.Hold.Quiet != tc.wantQuiet || !v.Hold.Since.Equal(tc.stored.Since) {
@@ -279,20 +282,20 @@ func TestFlapGuardHonoursStoredHold(t *testing.T) {
 // not start it again; a later hold (another Since) is honoured.
 func TestFlapGuardIgnoresTheHoldItEnded(t *testing.T) {
 	cfg := testFlapConfig()
-	g := newFlapGuard(cfg)
+	g := newFlapGuard(cfg, testFlapEntries)
 	w := keyOf(req("web"))
-	stored := annotated(t, contract.Hold{Since: at(0).Truncate(time.Second), Level: 0, Quiet: cfg.Quiet})
+	stored := annotated(t, contract.Hold{Since: at(0).Truncate(time.Second), Level: 0, Quiet: cfg.FlapQuiet})
 	if v := g.look(w, "x", true, stored, at(0)); v.Hold == nil {
 		t.Fatal("stored hold not honoured")
 	}
-	if v := g.look(w, "x", true, stored, at(cfg.Quiet)); !v.Release {
+	if v := g.look(w, "x", true, stored, at(cfg.FlapQuiet)); !v.Release {
 		t.Fatal("not released")
 	}
-	g.restamped(w, at(cfg.Quiet))
-	if v := g.look(w, "x", false, stored, at(cfg.Quiet+time.Second)); v.Hold != nil {
+	g.restamped(w, at(cfg.FlapQuiet))
+	if v := g.look(w, "x", false, stored, at(cfg.FlapQuiet+time.Second)); v.Hold != nil {
 		t.Errorf("the ended hold, seen again in a stale cache, started a new one: %+v", v.Hold)
 	}
-	later := annotated(t, contract.Hold{Since: at(time.Hour), Quiet: cfg.Quiet})
+	later := annotated(t, contract.Hold{Since: at(time.Hour), Quiet: cfg.FlapQuiet})
 	if v := g.look(w, "x", false, later, at(time.Hour)); v.Hold == nil {
 		t.Error("a later hold was not honoured")
 	}
@@ -304,12 +307,12 @@ func TestFlapGuardIgnoresTheHoldItEnded(t *testing.T) {
 // a full quiet time.
 func TestFlapGuardIgnoresTheHoldItStartedAndEnded(t *testing.T) {
 	cfg := testFlapConfig()
-	g := newFlapGuard(cfg)
+	g := newFlapGuard(cfg, testFlapEntries)
 	w := keyOf(req("web"))
-	for i := range cfg.Limit {
+	for i := range cfg.FlapLimit {
 		g.restamped(w, at(time.Duration(i)*time.Second))
 	}
-	start := at(time.Duration(cfg.Limit) * time.Second)
+	start := at(time.Duration(cfg.FlapLimit) * time.Second)
 	v := g.look(w, "x", true, nil, start)
 	if !v.Started {
 		t.Fatalf("no hold started: %+v", v)
@@ -318,7 +321,7 @@ func TestFlapGuardIgnoresTheHoldItStartedAndEnded(t *testing.T) {
 	if v := g.look(w, "x", true, stored, start.Add(time.Second)); v.Hold == nil || v.Started {
 		t.Fatalf("its own hold, read back: %+v", v)
 	}
-	end := start.Add(cfg.Quiet)
+	end := start.Add(cfg.FlapQuiet)
 	if v := g.look(w, "x", true, stored, end); !v.Release {
 		t.Fatalf("not released: %+v", v)
 	}
@@ -367,12 +370,12 @@ func TestFlapGuardReleaseWithoutRestamp(t *testing.T) {
 func TestFlapGuardMemoryIsBounded(t *testing.T) {
 	t.Run("sweep forgets workloads with nothing to remember", func(t *testing.T) {
 		cfg := testFlapConfig()
-		g := newFlapGuard(cfg)
+		g := newFlapGuard(cfg, testFlapEntries)
 		for i := range 500 {
 			g.restamped(keyOf(req(fmt.Sprint(i))), at(time.Duration(i)*time.Millisecond))
 		}
 		held := keyOf(req("held"))
-		for i := range cfg.Limit {
+		for i := range cfg.FlapLimit {
 			g.restamped(held, at(time.Duration(i)*time.Millisecond))
 		}
 		if v := g.look(held, "x", true, nil, at(time.Second)); v.Hold == nil {
@@ -380,20 +383,20 @@ func TestFlapGuardMemoryIsBounded(t *testing.T) {
 		}
 		// Two windows on, anything looked at sweeps the rest away; the
 		// held workload stays.
-		g.look(keyOf(req("other")), "x", false, nil, at(2*cfg.Window))
+		g.look(keyOf(req("other")), "x", false, nil, at(2*cfg.FlapWindow))
 		if len(g.entries) != 1 || !g.holding(held) {
 			t.Errorf("%d entries after the sweep, want 1 (the held one)", len(g.entries))
 		}
 		// A look at a current workload with nothing to remember adds nothing.
-		g.look(keyOf(req("never")), "x", false, nil, at(2*cfg.Window))
+		g.look(keyOf(req("never")), "x", false, nil, at(2*cfg.FlapWindow))
 		if _, ok := g.entries[keyOf(req("never"))]; ok {
 			t.Error("a look at a current workload added an entry")
 		}
 	})
 	t.Run("cap", func(t *testing.T) {
 		cfg := testFlapConfig()
-		cfg.MaxEntries = 100
-		g := newFlapGuard(cfg)
+		const maxEntries = 100
+		g := newFlapGuard(cfg, maxEntries)
 		peak := 0
 		// A fan-out to 10 000 readers within one window.
 		for i := range 10000 {
@@ -404,12 +407,15 @@ func TestFlapGuardMemoryIsBounded(t *testing.T) {
 			}
 			peak = max(peak, len(g.entries))
 		}
-		if peak > cfg.MaxEntries {
-			t.Errorf("%d entries at the peak, cap %d", peak, cfg.MaxEntries)
+		if peak > maxEntries {
+			t.Errorf("%d entries at the peak, cap %d", peak, maxEntries)
 		}
 	})
 }
 
+// TestFlapGuardQuiet: the quiet time doubles per level up to its cap. A cap
+// below the quiet time does not get this far: Validate refuses it
+// (TestValidate).
 func TestFlapGuardQuiet(t *testing.T) {
 	tests := map[string]struct {
 		quiet, maxQuiet time.Duration
@@ -421,11 +427,10 @@ func TestFlapGuardQuiet(t *testing.T) {
 		"level 3":             {quiet: time.Minute, maxQuiet: 30 * time.Minute, level: 3, want: 8 * time.Minute, wantMaxLevel: 5},
 		"capped":              {quiet: time.Minute, maxQuiet: 30 * time.Minute, level: 5, want: 30 * time.Minute, wantMaxLevel: 5},
 		"huge level, no wrap": {quiet: time.Minute, maxQuiet: 30 * time.Minute, level: 200, want: 30 * time.Minute, wantMaxLevel: 5},
-		"cap below quiet":     {quiet: time.Minute, maxQuiet: time.Second, level: 2, want: time.Minute, wantMaxLevel: 0},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			g := newFlapGuard(flapConfig{Limit: 1, Window: time.Minute, Quiet: tc.quiet, MaxQuiet: tc.maxQuiet})
+			g := newFlapGuard(Options{FlapLimit: 1, FlapWindow: time.Minute, FlapQuiet: tc.quiet, FlapMaxQuiet: tc.maxQuiet}, testFlapEntries)
 			if got := g.quiet(tc.level); got != tc.want {
 				t.Errorf("quiet(%d) = %v, want %v", tc.level, got, tc.want)
 			}

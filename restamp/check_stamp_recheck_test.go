@@ -71,7 +71,7 @@ func TestRecheckConfirmsLive(t *testing.T) {
 		t.Run(tname, func(t *testing.T) {
 			ctx := log.IntoContext(context.Background(), logr.Discard())
 			c := fake.NewClientBuilder().WithObjects(ns(), slim(tc.cached), web(tc.stored)).Build()
-			r, _ := testReconciler(t, c, newFlapGuard(testHookFlapConfig()), func() time.Time { return t0 })
+			r, _ := testReconciler(t, c, newFlapGuard(testHookFlapConfig(), 100), func() time.Time { return t0 })
 			r.live = fake.NewClientBuilder().WithObjects(app(tc.live)).Build()
 			req := Request{KindName: "Deployment", NamespacedName: name, Recheck: tc.recheck}
 			if !tc.recheck {
@@ -90,8 +90,8 @@ func TestRecheckConfirmsLive(t *testing.T) {
 			if got := counterValue(t, r.metrics.Kept.WithLabelValues("Deployment", keptCacheBehind)); got != tc.wantKept {
 				t.Errorf("kept{reason=cache_behind} = %v, want %v", got, tc.wantKept)
 			}
-			if len(r.changes.pending) > 0 {
-				t.Errorf("changes left pending: %v", r.changes.pending)
+			if len(r.changes.entries) > 0 {
+				t.Errorf("changes left pending: %v", r.changes.entries)
 			}
 		})
 	}

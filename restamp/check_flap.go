@@ -8,19 +8,6 @@ import (
 	"github.com/confighash/confighash/contract"
 )
 
-// flapConfig tunes the flap guard.
-type flapConfig struct {
-	// Limit re-stamps within Window put a workload on hold.
-	Limit  int
-	Window time.Duration
-	// Quiet is how long a held workload's sources must go unchanged before
-	// it takes their latest content. A hold that starts within Window of
-	// the end of the previous one doubles it, up to MaxQuiet.
-	Quiet, MaxQuiet time.Duration
-	// MaxEntries caps how many workloads the guard remembers.
-	MaxEntries int
-}
-
 // workloadKey names a workload whatever queued it: a re-check and a config
 // change of the same workload are two queue items but one history, or a
 // workload would get the limit twice.
@@ -53,26 +40,27 @@ type flapEntry struct {
 // a loop, two controllers fighting over a ConfigMap), so that a flap turns
 // into a bounded number of ReplicaSets rather than one per change.
 //
-// A workload re-stamped Limit times within Window is held. While held it
-// is not re-stamped at all, however long the flapping lasts; once its
-// sources have not changed for the quiet time it takes their latest
-// content, once. A hold that follows within Window of the end of the last
-// one doubles the quiet time, so a source that flaps in bursts rolls its
-// readers ever more rarely. The hold itself is also kept on the workload
-// (contract.HoldAnnotation), which is how a new leader honours it.
+// A workload re-stamped FlapLimit times within FlapWindow is held. While
+// held it is not re-stamped at all, however long the flapping lasts; once
+// its sources have not changed for the quiet time (FlapQuiet) it takes
+// their latest content, once. A hold that follows within FlapWindow of the
+// end of the last one doubles the quiet time, up to FlapMaxQuiet, so a
+// source that flaps in bursts rolls its readers ever more rarely. The hold
+// itself is also kept on the workload (contract.HoldAnnotation), which is how a new
+// leader honours it.
 type flapGuard struct {
-	cfg flapConfig
+	opts Options
+	// maxEntries caps how many workloads the guard remembers.
+	maxEntries int
 
 	mu        sync.Mutex
 	entries   map[workloadKey]*flapEntry
 	lastSweep time.Time
 }
 
-func newFlapGuard(cfg flapConfig) *flapGuard {
-	cfg.Limit = max(cfg.Limit, 1)
-	cfg.MaxQuiet = max(cfg.MaxQuiet, cfg.Quiet)
-	cfg.MaxEntries = max(cfg.MaxEntries, 1)
-	return &flapGuard{cfg: cfg, entries: map[workloadKey]*flapEntry{}}
+// newFlapGuard builds a guard from validated options (Options.Validate).
+func newFlapGuard(o Options, maxEntries int) *flapGuard {
+	return &flapGuard{opts: o, maxEntries: max(maxEntries, 1), entries: map[workloadKey]*flapEntry{}}
 }
 
 // flapVerdict is what the guard says about one look at a workload.
@@ -105,8 +93,8 @@ func (g *flapGuard) look(w workloadKey, sum string, stale bool, stored *contract
 	if !stale {
 		return flapVerdict{}
 	}
-	recentlyHeld := !e.releasedAt.IsZero() && now.Sub(e.releasedAt) < g.cfg.Window
-	if len(e.restamps) < g.cfg.Limit && !recentlyHeld {
+	recentlyHeld := !e.releasedAt.IsZero() && now.Sub(e.releasedAt) < g.opts.FlapWindow
+	if len(e.restamps) < g.opts.FlapLimit && !recentlyHeld {
 		return flapVerdict{}
 	}
 	level := 0
@@ -123,7 +111,7 @@ func (g *flapGuard) look(w workloadKey, sum string, stale bool, stored *contract
 // held is look's verdict for a workload that is held and stays held, asked
 // before the caller knows whether its stamp is stale: a held workload is
 // not re-stamped whatever the stamp, so the cost of telling a stale stamp
-// from one kept on purpose (ignored.go) is saved for after the hold. ok is
+// from one kept on purpose (check_ignored.go) is saved for after the hold. ok is
 // false when w is not held or its hold is over; the caller then works out
 // stale and asks look.
 func (g *flapGuard) held(w workloadKey, sum string, stored *contract.Hold, now time.Time) (v flapVerdict, ok bool) {
@@ -226,21 +214,21 @@ func (g *flapGuard) end(e *flapEntry, now time.Time) {
 
 // quiet is the quiet time at a backoff level.
 func (g *flapGuard) quiet(level int) time.Duration {
-	q := g.cfg.Quiet
+	q := g.opts.FlapQuiet
 	for range level {
-		if q >= g.cfg.MaxQuiet/2 {
-			return g.cfg.MaxQuiet
+		if q >= g.opts.FlapMaxQuiet/2 {
+			return g.opts.FlapMaxQuiet
 		}
 		q *= 2
 	}
-	return min(q, g.cfg.MaxQuiet)
+	return min(q, g.opts.FlapMaxQuiet)
 }
 
 // maxLevel is the first level whose quiet time is the cap; higher levels
 // would say nothing more.
 func (g *flapGuard) maxLevel() int {
 	level := 0
-	for q := g.cfg.Quiet; q > 0 && q < g.cfg.MaxQuiet; q *= 2 {
+	for q := g.opts.FlapQuiet; q > 0 && q < g.opts.FlapMaxQuiet; q *= 2 {
 		level++
 	}
 	return level
@@ -249,7 +237,7 @@ func (g *flapGuard) maxLevel() int {
 // recent drops re-stamps older than the window. Callers hold mu.
 func (g *flapGuard) recent(h []time.Time, now time.Time) []time.Time {
 	i := 0
-	for i < len(h) && now.Sub(h[i]) >= g.cfg.Window {
+	for i < len(h) && now.Sub(h[i]) >= g.opts.FlapWindow {
 		i++
 	}
 	return h[i:]
@@ -258,11 +246,11 @@ func (g *flapGuard) recent(h []time.Time, now time.Time) []time.Time {
 // add remembers a new workload, making room first if the guard is full.
 // Callers hold mu.
 func (g *flapGuard) add(w workloadKey, now time.Time) *flapEntry {
-	if len(g.entries) >= g.cfg.MaxEntries {
+	if len(g.entries) >= g.maxEntries {
 		g.lastSweep = time.Time{}
 		g.sweep(now)
 	}
-	if len(g.entries) >= g.cfg.MaxEntries {
+	if len(g.entries) >= g.maxEntries {
 		g.evict()
 	}
 	e := &flapEntry{touched: now}
@@ -274,13 +262,13 @@ func (g *flapGuard) add(w workloadKey, now time.Time) *flapEntry {
 // remember: not held, no re-stamp within the window, and no hold ended
 // within it. Callers hold mu.
 func (g *flapGuard) sweep(now time.Time) {
-	if now.Sub(g.lastSweep) < g.cfg.Window {
+	if now.Sub(g.lastSweep) < g.opts.FlapWindow {
 		return
 	}
 	g.lastSweep = now
 	for w, e := range g.entries {
 		e.restamps = g.recent(e.restamps, now)
-		if !e.held && len(e.restamps) == 0 && (e.releasedAt.IsZero() || now.Sub(e.releasedAt) >= g.cfg.Window) {
+		if !e.held && len(e.restamps) == 0 && (e.releasedAt.IsZero() || now.Sub(e.releasedAt) >= g.opts.FlapWindow) {
 			delete(g.entries, w)
 		}
 	}

@@ -23,7 +23,7 @@ func TestReconcileUnknownKind(t *testing.T) {
 	if !errors.Is(err, reconcile.TerminalError(nil)) {
 		t.Fatalf("Reconcile = %v, want a terminal error", err)
 	}
-	if len(r.changes.pending) != 0 {
+	if len(r.changes.entries) != 0 {
 		t.Errorf("the change is still pending")
 	}
 }

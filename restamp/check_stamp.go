@@ -26,15 +26,16 @@ import (
 //   - A stamp under another key cannot be compared at all. On a re-check
 //     (the start-up replay, a template write) it is kept and reported. On a
 //     change to a source seen live it is re-stamped under the current key,
-//     unless the change left what the pods read as it was (readUnchanged).
+//     unless the change left what the pods read as it was (readUnchanged,
+//     given before, the content its changes recorded).
 //   - A stamp that differs because a source's ignore annotation was added
-//     or removed is kept (ignored.go).
-func (r *reconciler) stale(ctx context.Context, obj client.Object, req Request, refs []hasher.Reference, lookup hasher.Lookup, stored, fresh string) (bool, error) {
+//     or removed is kept (check_ignored.go).
+func (r *reconciler) stale(ctx context.Context, obj client.Object, req Request, before map[hasher.Source]prior, refs []hasher.Reference, lookup hasher.Lookup, stored, fresh string) (bool, error) {
 	switch hasher.Compare(stored, fresh) {
 	case hasher.Same:
 		return false, nil
 	case hasher.OtherKey:
-		if !req.Recheck && !r.readUnchanged(req, refs, lookup, fresh) {
+		if !req.Recheck && !r.readUnchanged(req, before, refs, lookup, fresh) {
 			return true, nil
 		}
 		storedID, _ := hasher.StampKeyID(stored)

@@ -65,7 +65,7 @@ func TestReconcileSourceLimit(t *testing.T) {
 	if sourceGets != 0 || writes != 0 {
 		t.Errorf("%d source lookups and %d writes for a template over the limit, want none", sourceGets, writes)
 	}
-	if len(r.changes.pending) != 0 {
+	if len(r.changes.entries) != 0 {
 		t.Errorf("the change is still pending")
 	}
 }

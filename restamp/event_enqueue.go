@@ -27,7 +27,7 @@ type enqueuer struct {
 	cache client.Reader
 	kinds *watched
 	// window is the default coalescing window, maxWait its cap; see
-	// debounce.go.
+	// queue_debounce.go.
 	window  time.Duration
 	maxWait time.Duration
 	changes *changes
@@ -57,7 +57,7 @@ func handlerFor[T client.Object](e *enqueuer, kind hasher.Kind) handler.TypedEve
 		UpdateFunc: func(ctx context.Context, ev event.TypedUpdateEvent[T], q workqueue.TypedRateLimitingInterface[Request]) {
 			// Labels, annotations and the like do not concern readers;
 			// neither does adding or removing the ignore annotation on its
-			// own (ignored.go), nor any change to a source that is ignored.
+			// own (check_ignored.go), nor any change to a source that is ignored.
 			// A toggle is remembered, which makes it cheap to tell later.
 			if ignored(ev.ObjectOld) != ignored(ev.ObjectNew) {
 				e.toggles.saw(ev.ObjectNew.GetNamespace(), hasher.Source{Kind: kind, Name: ev.ObjectNew.GetName()})
@@ -76,7 +76,7 @@ func handlerFor[T client.Object](e *enqueuer, kind hasher.Kind) handler.TypedEve
 
 // enqueue queues the readers of obj. before is the source as it was before
 // this change (nil when it did not exist); it is kept for the reconciler
-// (priors.go). A replay has no before.
+// (check_priors.go). A replay has no before.
 func (e *enqueuer) enqueue(ctx context.Context, q workqueue.TypedRateLimitingInterface[Request], kind hasher.Kind, obj, before client.Object, replay bool) {
 	src := hasher.Source{Kind: kind, Name: obj.GetName()}
 	for _, k := range e.kinds.list() {
@@ -95,7 +95,7 @@ func (e *enqueuer) enqueue(ctx context.Context, q workqueue.TypedRateLimitingInt
 			}
 			// The queue keeps one entry per request, due at the earliest
 			// time asked for; each change also moves the end of the
-			// workload's trailing window (debounce.go), and the reconciler
+			// workload's trailing window (queue_debounce.go), and the reconciler
 			// waits for that before it re-stamps. So changes to its sources
 			// in one burst become one re-stamp that sees all of them. A bad
 			// annotation is reported by the reconciler, which has the

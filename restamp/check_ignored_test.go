@@ -129,7 +129,7 @@ func TestReconcileIgnoreAnnotation(t *testing.T) {
 				objs = append(objs, slim.(client.Object))
 			}
 			c := fake.NewClientBuilder().WithObjects(objs...).Build()
-			r, _ := testReconciler(t, c, newFlapGuard(flapConfig{Limit: 100, Window: time.Hour, Quiet: time.Minute}), time.Now)
+			r, _ := testReconciler(t, c, newFlapGuard(Options{FlapLimit: 100, FlapWindow: time.Hour, FlapQuiet: time.Minute, FlapMaxQuiet: time.Minute}, 1), time.Now)
 			metrics := r.metrics
 			if _, err := r.Reconcile(ctx, tc.req); err != nil {
 				t.Fatalf("Reconcile: %v", err)

@@ -24,8 +24,8 @@ import (
 
 const flapQuiet = time.Minute
 
-func testHookFlapConfig() flapConfig {
-	return flapConfig{Limit: 3, Window: 10 * time.Minute, Quiet: flapQuiet, MaxQuiet: 8 * time.Minute, MaxEntries: 100}
+func testHookFlapConfig() Options {
+	return Options{FlapLimit: 3, FlapWindow: 10 * time.Minute, FlapQuiet: flapQuiet, FlapMaxQuiet: 8 * time.Minute}
 }
 
 // withHold makes a test Deployment carry a hold annotation.
@@ -82,7 +82,7 @@ func TestReconcileHoldEnds(t *testing.T) {
 				}}).Build()
 			now := t0
 			// A new leader: its flap guard remembers nothing.
-			r, rec := testReconciler(t, c, newFlapGuard(testHookFlapConfig()), func() time.Time { return now })
+			r, rec := testReconciler(t, c, newFlapGuard(testHookFlapConfig(), 100), func() time.Time { return now })
 			r.changes.add(webReq, "configmap/app")
 
 			// First look: held, counting the quiet time from now.
@@ -116,8 +116,8 @@ func TestReconcileHoldEnds(t *testing.T) {
 			if r.flaps.holding(keyOf(webReq)) {
 				t.Error("guard still holds the workload")
 			}
-			if len(r.changes.pending) != 0 {
-				t.Errorf("changes still pending: %v", r.changes.pending)
+			if len(r.changes.entries) != 0 {
+				t.Errorf("changes still pending: %v", r.changes.entries)
 			}
 			expectOneEvent(t, rec, tc.wantEvent)
 		})
@@ -158,7 +158,7 @@ func TestReconcileHeldSkipsTheToggleCheck(t *testing.T) {
 			}
 			return c.Get(ctx, key, obj, opts...)
 		}}).Build()
-	r, _ := testReconciler(t, c, newFlapGuard(testHookFlapConfig()), func() time.Time { return t0 })
+	r, _ := testReconciler(t, c, newFlapGuard(testHookFlapConfig(), 100), func() time.Time { return t0 })
 	res, err := r.Reconcile(ctx, Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}})
 	if err != nil || res.RequeueAfter != flapQuiet {
 		t.Fatalf("Reconcile = %+v, %v; want held for %v", res, err, flapQuiet)

@@ -60,7 +60,7 @@ func TestReconcileHonoursNamespacePolicy(t *testing.T) {
 			if wentOn := panicked || stamp != "v1:stale"; wentOn != tc.restamp {
 				t.Fatalf("went past the namespace policy: %v (stamp %q), want %v", wentOn, stamp, tc.restamp)
 			}
-			if !tc.restamp && len(r.changes.pending) > 0 {
+			if !tc.restamp && len(r.changes.entries) > 0 {
 				t.Errorf("change still pending for a workload that is never re-stamped")
 			}
 		})

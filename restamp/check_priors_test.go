@@ -67,7 +67,7 @@ func TestSourceEventsRecordContentBefore(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := &enqueuer{cache: readers(t, nil), kinds: newWatched(workload.Kinds().Mutable()...), changes: newChanges()}
 			tc.fire(e, &recordingQueue{})
-			p, ok := e.changes.priors(web)[app]
+			p, ok := e.changes.take(web).before[app]
 			if !ok || !p.known {
 				t.Fatalf("prior = %+v, %v; want one recorded and known", p, ok)
 			}
@@ -77,8 +77,7 @@ func TestSourceEventsRecordContentBefore(t *testing.T) {
 			if tc.wantFound && p.content.Data["k"] != hasher.DigestOf([]byte(tc.want)) {
 				t.Errorf("content before is not the data %q", tc.want)
 			}
-			e.changes.take(web)
-			if left := e.changes.priors(web); len(left) > 0 {
+			if left := e.changes.take(web).before; len(left) > 0 {
 				t.Errorf("take left %v", left)
 			}
 		})
@@ -87,7 +86,7 @@ func TestSourceEventsRecordContentBefore(t *testing.T) {
 	t.Run("the start-up replay records nothing", func(t *testing.T) {
 		e := &enqueuer{cache: readers(t, nil), kinds: newWatched(workload.Kinds().Mutable()...), changes: newChanges()}
 		h(e, hasher.ConfigMap).Create(ctx, event.TypedCreateEvent[*corev1.ConfigMap]{Object: v1, IsInInitialList: true}, &recordingQueue{})
-		if got := e.changes.priors(Request{KindName: "Deployment", NamespacedName: web.NamespacedName, Recheck: true}); len(got) > 0 {
+		if got := e.changes.take(Request{KindName: "Deployment", NamespacedName: web.NamespacedName, Recheck: true}).before; len(got) > 0 {
 			t.Errorf("priors after a replay = %v", got)
 		}
 	})

@@ -1,0 +1,98 @@
+package restamp
+
+import (
+	"errors"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Options are the hook's settings, one name each: BindFlags binds each to
+// its flag of `confighash serve`, whose help text documents it, and
+// Validate checks them. Setup takes them as they are.
+type Options struct {
+	// CoalesceWindow is the trailing coalescing window (--coalesce-window)
+	// and CoalesceMax its cap (--coalesce-max); see queue_debounce.go.
+	CoalesceWindow time.Duration
+	CoalesceMax    time.Duration
+	// WritesPerSecond and WritesBurst are the global write budget
+	// (--writes-per-second, --writes-burst).
+	WritesPerSecond float64
+	WritesBurst     int
+	// FlapLimit, FlapWindow, FlapQuiet and FlapMaxQuiet tune the flap hold
+	// (--flap-limit, --flap-window, --flap-quiet, --flap-quiet-max); see
+	// check_flap.go.
+	FlapLimit    int
+	FlapWindow   time.Duration
+	FlapQuiet    time.Duration
+	FlapMaxQuiet time.Duration
+	// Workers is how many workloads are re-checked at once (--hook-workers).
+	Workers int
+}
+
+// DefaultOptions are the flag defaults.
+func DefaultOptions() Options {
+	return Options{
+		CoalesceWindow:  time.Second,
+		CoalesceMax:     10 * time.Second,
+		WritesPerSecond: 100,
+		// A burst the size of a large fan-out lets one change reach its
+		// readers at once; the rate caps sustained storms.
+		WritesBurst: 100,
+		// Five rollouts of every reader in ten minutes is already a lot
+		// for a config that is being edited by hand; a flap gets no more.
+		FlapLimit:    5,
+		FlapWindow:   10 * time.Minute,
+		FlapQuiet:    time.Minute,
+		FlapMaxQuiet: 30 * time.Minute,
+		// Re-stamps wait on the apiserver (and its call to the webhook),
+		// not on CPU, so a few more workers than cores pay off.
+		Workers: 8,
+	}
+}
+
+// BindFlags binds o's flags in fs, with o's values as their defaults.
+func (o *Options) BindFlags(fs *pflag.FlagSet) {
+	fs.DurationVar(&o.CoalesceWindow, "coalesce-window", o.CoalesceWindow, "wait this long for further changes to a workload's sources before re-stamping it; each further change restarts the wait (workload annotation confighash.dev/coalesce-window overrides it)")
+	fs.DurationVar(&o.CoalesceMax, "coalesce-max", o.CoalesceMax, "re-stamp at most this long after the first of a run of changes, however long they keep coming")
+	fs.Float64Var(&o.WritesPerSecond, "writes-per-second", o.WritesPerSecond, "global budget of workload re-stamps per second")
+	fs.IntVar(&o.WritesBurst, "writes-burst", o.WritesBurst, "re-stamps that may go at once within --writes-per-second, so that one change reaches that many readers without waiting")
+	fs.IntVar(&o.FlapLimit, "flap-limit", o.FlapLimit, "hold a workload re-stamped more than this many times within --flap-window")
+	fs.DurationVar(&o.FlapWindow, "flap-window", o.FlapWindow, "window of --flap-limit; a hold that starts within it of the end of the last one doubles the quiet time")
+	fs.DurationVar(&o.FlapQuiet, "flap-quiet", o.FlapQuiet, "a held workload takes its sources' latest content, once, after they have not changed for this long")
+	fs.DurationVar(&o.FlapMaxQuiet, "flap-quiet-max", o.FlapMaxQuiet, "cap of the doubling --flap-quiet")
+	fs.IntVar(&o.Workers, "hook-workers", o.Workers, "workloads the config-update hook re-checks at once")
+}
+
+// Validate reports every setting out of range, each error naming its flag.
+func (o Options) Validate() error {
+	var errs []error
+	if o.CoalesceWindow < 0 {
+		errs = append(errs, errors.New("--coalesce-window must be >= 0"))
+	}
+	if o.CoalesceMax < o.CoalesceWindow {
+		errs = append(errs, errors.New("--coalesce-max must be >= --coalesce-window"))
+	}
+	if o.WritesPerSecond <= 0 {
+		errs = append(errs, errors.New("--writes-per-second must be > 0"))
+	}
+	if o.WritesBurst < 1 {
+		errs = append(errs, errors.New("--writes-burst must be >= 1"))
+	}
+	if o.FlapLimit < 1 {
+		errs = append(errs, errors.New("--flap-limit must be >= 1"))
+	}
+	if o.FlapWindow <= 0 {
+		errs = append(errs, errors.New("--flap-window must be > 0"))
+	}
+	if o.FlapQuiet <= 0 {
+		errs = append(errs, errors.New("--flap-quiet must be > 0"))
+	}
+	if o.FlapMaxQuiet < o.FlapQuiet {
+		errs = append(errs, errors.New("--flap-quiet-max must be >= --flap-quiet"))
+	}
+	if o.Workers < 1 {
+		errs = append(errs, errors.New("--hook-workers must be >= 1"))
+	}
+	return errors.Join(errs...)
+}
