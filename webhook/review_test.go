@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
-func TestWithStatusCodes(t *testing.T) {
-	srv := WithStatusCodes(&admission.Webhook{Handler: newHandler(t, fakeSources{})})
+func TestReviewsStatusCodes(t *testing.T) {
+	srv := newReviews(&admission.Webhook{Handler: newHandler(t, fakeSources{})})
 	deploymentReview := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1",` +
 		`"kind":{"group":"apps","version":"v1","kind":"Deployment"},"operation":"CREATE","object":` + string(mustJSON(deployment())) + `}}`
 	tests := map[string]struct {
