@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	kjson "sigs.k8s.io/json"
 )
 
 // reviews is the HTTP stage of the endpoint: it reads the AdmissionReview,
@@ -70,14 +72,8 @@ func (s *reviews) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.unreadable(w, r, http.StatusBadRequest, fmt.Errorf("contentType=%s, expected application/json", ct))
 		return
 	}
-	// v1beta1 decodes into the v1 type (they are the same): the into's
-	// type is not registered, so the deserializer fills it whatever the
-	// review's version, which is answered in kind.
 	req := admission.Request{}
-	ar := anyVersionReview{}
-	ar.Request = &req.AdmissionRequest
-	ar.SetGroupVersionKind(admissionv1.SchemeGroupVersion.WithKind("AdmissionReview"))
-	_, gvk, err := s.codec.Decode(body, nil, &ar)
+	gvk, err := s.decode(body, &req.AdmissionRequest)
 	if err != nil {
 		s.unreadable(w, r, http.StatusBadRequest, err)
 		return
@@ -85,12 +81,41 @@ func (s *reviews) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp := s.wh.Handle(ctx, req)
 	code, out := answer(resp.AdmissionResponse)
 	review := admissionv1.AdmissionReview{Response: &out}
-	if gvk == nil || *gvk == (schema.GroupVersionKind{}) {
-		review.SetGroupVersionKind(admissionv1.SchemeGroupVersion.WithKind("AdmissionReview"))
-	} else {
-		review.SetGroupVersionKind(*gvk)
+	if gvk == (schema.GroupVersionKind{}) {
+		gvk = admissionv1.SchemeGroupVersion.WithKind("AdmissionReview")
 	}
+	review.SetGroupVersionKind(gvk)
 	write(w, r, code, review)
+}
+
+// decode decodes body into req and returns the review's own apiVersion and
+// kind, as the universal deserializer does, without its first pass: that
+// reads the whole review with encoding/json to learn them, then decodes it
+// into req's review, a type the scheme does not register, which it fills
+// whatever the review's version (v1beta1 is the same type, answered in
+// kind). A JSON review with plain type keys (plainTypeKeys) is decoded
+// once the same way, and its apiVersion and kind read from what it
+// decoded; anything else, including every review that does not decode,
+// goes to the deserializer, which answers it as it always has.
+func (s *reviews) decode(body []byte, req *admissionv1.AdmissionRequest) (schema.GroupVersionKind, error) {
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' && plainTypeKeys(body) {
+		ar := admissionv1.AdmissionReview{Request: req}
+		if kjson.UnmarshalCaseSensitivePreserveInts(body, &ar) == nil {
+			return ar.GroupVersionKind(), nil
+		}
+		*req = admissionv1.AdmissionRequest{}
+	}
+	ar := anyVersionReview{}
+	ar.Request = req
+	ar.SetGroupVersionKind(admissionv1.SchemeGroupVersion.WithKind("AdmissionReview"))
+	_, gvk, err := s.codec.Decode(body, nil, &ar)
+	if err != nil {
+		return schema.GroupVersionKind{}, err
+	}
+	if gvk == nil {
+		return schema.GroupVersionKind{}, nil
+	}
+	return *gvk, nil
 }
 
 // unreadable answers a request that is not a review it could read.

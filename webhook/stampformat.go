@@ -54,8 +54,8 @@ func (h *Handler) optedOut(ctx context.Context, kind workload.Kind, obj client.O
 		return allowed, answerKept
 	}
 	if req.Operation == admissionv1.Update {
-		oldObj := kind.New()
-		if err := h.Decoder.DecodeRaw(req.OldObject, oldObj); err != nil {
+		oldObj, err := h.decode(kind, req.OldObject)
+		if err != nil {
 			return unhandled(ctx, fmt.Errorf("decoding old %s: %w", kind.GVK.Kind, err), "decoding the old object"), answerError
 		}
 		if ot, ok := kind.PodTemplate(oldObj); ok && ot.Checksum() == t.Checksum() {
