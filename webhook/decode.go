@@ -34,32 +34,23 @@ func (h *Handler) decode(kind workload.Kind, raw runtime.RawExtension) (client.O
 }
 
 // plainTypeKeys reports whether data can hold "apiVersion" and "kind" only
-// as spelt: it is ASCII without \u escapes, and every string that equals
-// one of them ignoring case equals it exactly.
+// as spelt: it is ASCII without \u escapes, and every string that reads
+// one of them, ignoring case, reads it exactly. One pass, no allocation.
 func plainTypeKeys(data []byte) bool {
-	for _, b := range data {
-		if b >= 0x80 {
+	for i, b := range data {
+		switch {
+		case b >= 0x80:
 			return false
+		case b == '\\' && i+1 < len(data) && data[i+1] == 'u':
+			return false
+		case b == '"':
+			rest := data[i+1:]
+			for _, key := range [...]string{`kind"`, `apiVersion"`} {
+				if len(rest) >= len(key) && bytes.EqualFold(rest[:len(key)], []byte(key)) && string(rest[:len(key)]) != key {
+					return false
+				}
+			}
 		}
 	}
-	return !bytes.Contains(data, []byte(`\u`)) &&
-		countFold(data, `"kind"`) == bytes.Count(data, []byte(`"kind"`)) &&
-		countFold(data, `"apiversion"`) == bytes.Count(data, []byte(`"apiVersion"`))
-}
-
-// countFold counts the places in data that begin with a quote and read
-// quoted, ASCII case ignored.
-func countFold(data []byte, quoted string) int {
-	n := 0
-	for i := 0; i+len(quoted) <= len(data); i++ {
-		next := bytes.IndexByte(data[i:], '"')
-		if next < 0 || i+next+len(quoted) > len(data) {
-			break
-		}
-		i += next
-		if bytes.EqualFold(data[i:i+len(quoted)], []byte(quoted)) {
-			n++
-		}
-	}
-	return n
+	return true
 }
