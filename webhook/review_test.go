@@ -2,11 +2,13 @@ package webhook
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
@@ -34,6 +36,36 @@ func TestReviewsStatusCodes(t *testing.T) {
 			srv.ServeHTTP(rec, req)
 			if rec.Code != tc.want {
 				t.Errorf("status = %d, want %d; body %s", rec.Code, tc.want, rec.Body.String())
+			}
+		})
+	}
+}
+
+// TestReviewsAnswerInKind: a v1beta1 review (the same type as v1) is
+// answered as v1beta1, and one without apiVersion and kind as v1, as
+// controller-runtime answers them; the answer is one JSON document.
+func TestReviewsAnswerInKind(t *testing.T) {
+	srv := newReviews(&admission.Webhook{Handler: newHandler(t, fakeSources{})})
+	object := string(mustJSON(deployment()))
+	tests := map[string]struct{ head, want string }{
+		"v1":      {head: `"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",`, want: "admission.k8s.io/v1"},
+		"v1beta1": {head: `"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview",`, want: "admission.k8s.io/v1beta1"},
+		"none":    {head: ``, want: "admission.k8s.io/v1"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			body := `{` + tc.head + `"request":{"uid":"u1","kind":{"group":"apps","version":"v1","kind":"Deployment"},"namespace":"ns","operation":"CREATE","object":` + object + `}}`
+			req := httptest.NewRequest(http.MethodPost, Path, bytes.NewBufferString(body))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			srv.ServeHTTP(rec, req)
+			var got admissionv1.AdmissionReview
+			dec := json.NewDecoder(rec.Body)
+			if err := dec.Decode(&got); err != nil || got.Response == nil || dec.More() {
+				t.Fatalf("HTTP %d, not one review (%v)", rec.Code, err)
+			}
+			if got.APIVersion != tc.want || got.Kind != "AdmissionReview" || got.Response.UID != "u1" || !got.Response.Allowed {
+				t.Errorf("answer %s/%s uid %q allowed %v, want %s/AdmissionReview uid u1 allowed", got.APIVersion, got.Kind, got.Response.UID, got.Response.Allowed, tc.want)
 			}
 		})
 	}
