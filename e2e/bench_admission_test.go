@@ -31,7 +31,9 @@ type benchTarget struct {
 // Deployment of 100 replicas (its ReplicaSet's Pods; the cluster has no
 // node, so they stay Pending but are admitted all the same) and for 200
 // Deployment creates one after the other. Both with the matchConditions and,
-// for comparison, with them removed from both configurations.
+// for comparison, with them removed from both configurations. Each figure
+// alternates floor and confighash twice; the best of each pair (total
+// admission time of the same calls) is compared.
 func TestBenchAdmission(t *testing.T) {
 	benchOnly(t)
 	restartWith(t)
@@ -56,23 +58,35 @@ func TestBenchAdmission(t *testing.T) {
 			{"Deployment of 100 replicas, until its 100 Pods exist", benchRollout},
 			{"200 Deployment creates, one at a time", benchCreates},
 		} {
-			var floor float64
-			for _, tg := range targets {
-				ns := benchNamespace(t, tg.nsLabels)
-				before := readWebhookCalls(specContext(t), t, tg.webhook)
-				w.run(t, ns)
-				d := readWebhookCalls(specContext(t), t, tg.webhook).minus(before)
-				calls, secs := total(d.Calls), total(d.Seconds)
-				per, ratio := 0.0, "–"
-				if calls > 0 {
-					per = secs / calls
+			// Floor and confighash alternate twice, each in a namespace of
+			// its own, so that a change in the machine's load between runs
+			// shows; the best of each pair is the figure compared.
+			best := map[string]float64{}
+			for round := 1; round <= 2; round++ {
+				var floor float64
+				for _, tg := range targets {
+					ns := benchNamespace(t, tg.nsLabels)
+					before := readWebhookCalls(specContext(t), t, tg.webhook)
+					w.run(t, ns)
+					d := readWebhookCalls(specContext(t), t, tg.webhook).minus(before)
+					calls, secs := total(d.Calls), total(d.Seconds)
+					per, ratio := 0.0, "–"
+					if calls > 0 {
+						per = secs / calls
+					}
+					if b, ok := best[tg.webhook]; !ok || secs < b {
+						best[tg.webhook] = secs
+					}
+					if tg.webhook == noopWebhookName {
+						floor = per
+					} else if floor > 0 && per > 0 {
+						ratio = fmt.Sprintf("%.2f×", per/floor)
+					}
+					fmt.Printf("| %s | %s | %s (run %d) | %.0f | %.3f s | %.2f ms | %s |\n", mcLabel, w.label, tg.label, round, calls, secs, per*1000, ratio)
 				}
-				if tg.webhook == noopWebhookName {
-					floor = per
-				} else if floor > 0 && per > 0 {
-					ratio = fmt.Sprintf("%.2f×", per/floor)
-				}
-				fmt.Printf("| %s | %s | %s | %.0f | %.3f s | %.2f ms | %s |\n", mcLabel, w.label, tg.label, calls, secs, per*1000, ratio)
+			}
+			if f, c := best[noopWebhookName], best[webhook.Name]; f > 0 && c > 0 {
+				fmt.Printf("| %s | %s | best of two: confighash %.3f s, floor %.3f s | | | | **%.2f×** |\n", mcLabel, w.label, c, f, c/f)
 			}
 		}
 	}

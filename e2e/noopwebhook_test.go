@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/webhook"
 	"github.com/confighash/confighash/workload"
 )
@@ -58,7 +59,7 @@ func serveNoopWebhook(t *testing.T) *admissionregistrationv1.MutatingWebhookConf
 	t.Cleanup(func() { _ = srv.Close() })
 
 	url := fmt.Sprintf("https://%s/noop", ln.Addr())
-	cfg := webhook.Configuration("confighash-bench-noop", "confighash-system", workload.Kinds(), admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: certPEM})
+	cfg := webhook.Configuration("confighash-bench-noop", injection.New("confighash-system"), workload.Kinds(), admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: certPEM})
 	w := &cfg.Webhooks[0]
 	w.Name = noopWebhookName
 	w.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{noopNamespaceLabel: "true"}}

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/contract"
+	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/webhook"
 	"github.com/confighash/confighash/workload"
 )
@@ -108,7 +109,7 @@ func TestSelectorString(t *testing.T) {
 // with the given client config and CA bundle.
 func installed(cc admissionregistrationv1.WebhookClientConfig, caBundle []byte) *admissionregistrationv1.MutatingWebhookConfiguration {
 	cc.CABundle = caBundle
-	return webhook.Configuration("confighash", "confighash-system", workload.Kinds(), cc)
+	return webhook.Configuration("confighash", injection.New("confighash-system"), workload.Kinds(), cc)
 }
 
 func TestCheckInstallURL(t *testing.T) {

@@ -1,13 +1,18 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
@@ -54,6 +59,37 @@ func BenchmarkHandleNoOpUpdate(b *testing.B) {
 	for b.Loop() {
 		if resp := h.Handle(context.Background(), req); !resp.Allowed {
 			b.Fatal("denied")
+		}
+	}
+}
+
+// BenchmarkEndpointCreate is what the apiserver's call costs the server
+// once the request has arrived: the limits, the caller check, the review's
+// decoding, the handler and the answer's encoding, for the Deployment of
+// BenchmarkHandleCreate sent by an accepted caller.
+func BenchmarkEndpointCreate(b *testing.B) {
+	d, src := benchDeployment(10)
+	h := newHandler(b, src)
+	h.Callers = &Callers{}
+	ep := h.Callers.Endpoint(h, Limits{})
+	req := request(admissionv1.Create, d, nil)
+	body, err := json.Marshal(admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request:  &req.AdmissionRequest,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs := verified("apiserver")
+	b.ReportAllocs()
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.TLS = cs
+		rec := httptest.NewRecorder()
+		ep.ServeHTTP(rec, r)
+		if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), []byte(`"patch"`)) {
+			b.Fatalf("HTTP %d %s", rec.Code, rec.Body)
 		}
 	}
 }

@@ -21,9 +21,9 @@ const (
 
 // Configuration builds the MutatingWebhookConfiguration confighash needs.
 // Out-of-cluster mode applies it as is; the manifests are tested against it.
-// Its namespaceSelector is the injection policy of a confighash running in
-// ownNamespace.
-func Configuration(name, ownNamespace string, kinds workload.Registry, cc admissionregistrationv1.WebhookClientConfig) *admissionregistrationv1.MutatingWebhookConfiguration {
+// Its namespaceSelector is policy's: the one confighash applies everywhere
+// (in namespaced mode the apiserver need not call it elsewhere either).
+func Configuration(name string, policy injection.Policy, kinds workload.Registry, cc admissionregistrationv1.WebhookClientConfig) *admissionregistrationv1.MutatingWebhookConfiguration {
 	ignore := admissionregistrationv1.Ignore
 	none := admissionregistrationv1.SideEffectClassNone
 	ifNeeded := admissionregistrationv1.IfNeededReinvocationPolicy
@@ -39,7 +39,7 @@ func Configuration(name, ownNamespace string, kinds workload.Registry, cc admiss
 			// The handler applies the same policy to every request itself:
 			// the selector only spares the apiserver calls that would be
 			// answered with nothing.
-			NamespaceSelector:       injection.New(ownNamespace).NamespaceSelector(),
+			NamespaceSelector:       policy.NamespaceSelector(),
 			FailurePolicy:           &ignore,
 			SideEffects:             &none,
 			TimeoutSeconds:          &timeout,

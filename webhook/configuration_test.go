@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
+	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/workload"
 )
 
@@ -45,11 +47,22 @@ func TestRulesCoverEveryRegistryKind(t *testing.T) {
 			}
 		})
 	}
-	cfg := Configuration("confighash", "confighash-system", kinds, admissionregistrationv1.WebhookClientConfig{})
+	cfg := Configuration("confighash", injection.New("confighash-system"), kinds, admissionregistrationv1.WebhookClientConfig{})
 	if got := cfg.Webhooks[0].Rules; !slices.EqualFunc(got, rules, func(a, b admissionregistrationv1.RuleWithOperations) bool {
 		return slices.Equal(a.Operations, b.Operations) && slices.Equal(a.Resources, b.Resources) &&
 			slices.Equal(a.APIGroups, b.APIGroups) && slices.Equal(a.APIVersions, b.APIVersions)
 	}) {
 		t.Errorf("Configuration's rules %v differ from Rules() %v", got, rules)
+	}
+}
+
+// TestConfigurationSelectorIsThePolicys: the one namespaceSelector is the
+// policy's, namespaced mode (--namespaces) included; nothing overwrites it.
+func TestConfigurationSelectorIsThePolicys(t *testing.T) {
+	for _, p := range []injection.Policy{injection.New("confighash-system"), injection.New("confighash-system", "team-a", "team-b")} {
+		cfg := Configuration("confighash", p, workload.Kinds(), admissionregistrationv1.WebhookClientConfig{})
+		if got, want := cfg.Webhooks[0].NamespaceSelector, p.NamespaceSelector(); !equality.Semantic.DeepEqual(got, want) {
+			t.Errorf("namespaceSelector = %v, want the policy's %v", got, want)
+		}
 	}
 }

@@ -54,4 +54,33 @@
 // read timeout, and only then a slot for the work. A caller that trickles
 // its body holds a goroutine and its room in the budget, never a slot, so
 // slow callers cannot turn the apiserver's calls into 503s.
+//
+// # Stages
+//
+// A request meets the package's files in this order:
+//
+//  1. listener.go and server.go: connections per source address, TLS,
+//     HTTP/2 streams and flow-control windows (Server);
+//  2. caller.go: which callers are the apiserver, and their own limits for
+//     the others (Callers.Endpoint);
+//  3. limits.go and buffers.go: the body limit, the body budget and the
+//     read timeout, then a slot (Limits);
+//  4. review.go: the review's decoding, the handler, and the one rewrite of
+//     its answer (answer) before it is encoded, once: the answer is never
+//     buffered or decoded again;
+//  5. handler.go: the namespace policy (namespace.go), the object's decoding
+//     (decode.go), opted-out workloads (optedout.go), stamps confighash
+//     does not write (stampformat.go), the checksum, and the patch
+//     (patch.go); unhandled.go admits what could not be handled.
+//
+// Around them: configuration.go and matchconditions.go build what the
+// apiserver is told, options.go the settings an operator may change, and
+// metrics.go the series every stage counts in.
+//
+// The review and the object are each decoded in one pass. The
+// deserializer controller-runtime uses reads JSON twice, once with
+// encoding/json to learn its apiVersion and kind; decode.go and review.go
+// read them from the one decoding where that cannot differ
+// (plainTypeKeys), and hand anything else to the deserializer, so that
+// every answer is the one it gave.
 package webhook

@@ -77,8 +77,8 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 	if req.Operation != admissionv1.Create && (req.Operation != admissionv1.Update || !kind.Mutable) {
 		return admission.Allowed(""), answerUnchanged
 	}
-	obj := kind.New()
-	if err := h.Decoder.DecodeRaw(req.Object, obj); err != nil {
+	obj, err := h.decode(kind, req.Object)
+	if err != nil {
 		return unhandled(ctx, fmt.Errorf("decoding %s: %w", kind.GVK.Kind, err), "decoding the object"), answerError
 	}
 	reads := workload.ReadsOf(kind, obj)
@@ -99,8 +99,8 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 
 	var old *workload.Template
 	if req.Operation == admissionv1.Update {
-		oldObj := kind.New()
-		if err := h.Decoder.DecodeRaw(req.OldObject, oldObj); err != nil {
+		oldObj, err := h.decode(kind, req.OldObject)
+		if err != nil {
 			return unhandled(ctx, fmt.Errorf("decoding old %s: %w", kind.GVK.Kind, err), "decoding the old object"), answerError
 		}
 		// An old object without a template (a custom object that just got

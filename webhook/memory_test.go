@@ -40,7 +40,7 @@ func BenchmarkLargeBodyHeapPeak(b *testing.B) {
 	body := largeUpdate(size)
 	h := newHandler(b, fakeSources{})
 	tests := map[string]http.Handler{
-		"before: no limits": WithStatusCodes(&admission.Webhook{Handler: h}),
+		"before: no limits": newReviews(&admission.Webhook{Handler: h}),
 		"after: Endpoint":   Endpoint(h, Limits{}),
 	}
 	for _, name := range []string{"before: no limits", "after: Endpoint"} {

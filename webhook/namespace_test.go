@@ -77,7 +77,7 @@ func secretReader(ns string) *appsv1.Deployment {
 // caller who can reach the port can, and returns the response part.
 func post(t *testing.T, h *Handler, obj client.Object) *admissionv1.AdmissionResponse {
 	t.Helper()
-	srv := httptest.NewServer(WithStatusCodes(&admission.Webhook{Handler: h}))
+	srv := httptest.NewServer(newReviews(&admission.Webhook{Handler: h}))
 	defer srv.Close()
 	review := admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},

@@ -33,7 +33,8 @@ func stampPatch(kind workload.Kind, t workload.Template, sum, reason string) adm
 	return admission.Patched(reason, op)
 }
 
-// escape applies RFC 6901 escaping to one JSON Pointer segment.
+// escape applies RFC 6901 escaping to one JSON Pointer segment: "~" first,
+// so that the "~" of an escaped "/" is not escaped again.
 func escape(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }

@@ -57,7 +57,7 @@ func TestHandleNeverDeniesReadable(t *testing.T) {
 			req:       request(admissionv1.Create, deployment(), nil),
 			wantAllow: true, wantError: 1,
 		},
-		// No UID: not a review the apiserver sent; WithStatusCodes makes
+		// No UID: not a review the apiserver sent; the endpoint (answer) makes
 		// this an HTTP 400.
 		"no uid": {
 			src:       fakeSources{},

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/confighash/confighash/e2e/controlplane"
+	"github.com/confighash/confighash/injection"
 	"github.com/confighash/confighash/webhook"
 	"github.com/confighash/confighash/workload"
 )
@@ -95,7 +96,7 @@ func TestChartValues(t *testing.T) {
 	if !slices.Contains(args, "--coalesce-window=5s") || args[len(args)-1] != "--zap-log-level=debug" {
 		t.Errorf("args %v lack --coalesce-window=5s or end not with the extra args", args)
 	}
-	want := webhook.Configuration("confighash", ns, workload.Kinds(), admissionregistrationv1.WebhookClientConfig{
+	want := webhook.Configuration("confighash", injection.New(ns), workload.Kinds(), admissionregistrationv1.WebhookClientConfig{
 		Service: &admissionregistrationv1.ServiceReference{Namespace: ns, Name: "confighash-webhook", Path: ptr.To(webhook.Path), Port: ptr.To[int32](443)},
 	})
 	got := r.MWC.DeepCopy()

@@ -22,7 +22,7 @@ func TestWebhookConfigurationMatchesCode(t *testing.T) {
 			// The kinds follow the Deployment's --workload-kind flags, as
 			// the rules the binary applies itself in out-of-cluster mode.
 			kinds := kindsOf(t, r)
-			want := webhook.Configuration(r.MWC.Name, Namespace, kinds, admissionregistrationv1.WebhookClientConfig{
+			want := webhook.Configuration(r.MWC.Name, injection.New(Namespace), kinds, admissionregistrationv1.WebhookClientConfig{
 				Service: &admissionregistrationv1.ServiceReference{
 					Namespace: r.Service.Namespace,
 					Name:      r.Service.Name,

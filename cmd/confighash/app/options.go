@@ -79,13 +79,10 @@ type Options struct {
 
 	LeaderElect bool
 
-	// WebhookMaxInFlight bounds the admission requests handled at once; the
-	// body limit and read timeout are fixed by what the apiserver sends
-	// (see webhook.Limits).
-	WebhookMaxInFlight int
-	// WebhookMaxConnsPerAddress bounds the connections open at once from
-	// one source address; more are closed at once.
-	WebhookMaxConnsPerAddress int
+	// Webhook holds the webhook's limits (--webhook-max-in-flight,
+	// --webhook-max-connections-per-address); the body limit and read
+	// timeout are fixed by what the apiserver sends (see webhook.Limits).
+	Webhook webhook.Options
 	// LiveReadsPerRequest bounds the live GETs one admission may make to
 	// confirm cache misses.
 	LiveReadsPerRequest int
@@ -136,11 +133,10 @@ func DefaultOptions() Options {
 		KubeAPIBurst:      200,
 		Hook:              restamp.DefaultOptions(),
 
-		WebhookMaxInFlight:        webhook.DefaultMaxInFlight,
-		WebhookMaxConnsPerAddress: webhook.DefaultMaxConnsPerAddress,
-		LiveReadsPerRequest:       sources.DefaultLivePerLookup,
-		MaxSourceKeys:             sources.DefaultMaxKeys,
-		MemoryLimitRatio:          DefaultMemoryLimitRatio,
+		Webhook:             webhook.DefaultOptions(),
+		LiveReadsPerRequest: sources.DefaultLivePerLookup,
+		MaxSourceKeys:       sources.DefaultMaxKeys,
+		MemoryLimitRatio:    DefaultMemoryLimitRatio,
 
 		// No pod is meant to read Helm's release records.
 		IgnoreHelmReleaseSecrets: true,
@@ -169,8 +165,8 @@ func (o *Options) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "serve metrics over HTTPS, with the webhook's certificate from --cert-dir, to callers whose token may GET /metrics (checked with TokenReview and SubjectAccessReview); false serves plain HTTP to anyone")
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", o.HealthAddr, "address of /healthz and /readyz")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader to run the config-update hook; every replica serves the webhook")
-	fs.IntVar(&o.WebhookMaxInFlight, "webhook-max-in-flight", o.WebhookMaxInFlight, "admission requests handled at once; more wait briefly, then get 503 (the write passes unstamped)")
-	fs.IntVar(&o.WebhookMaxConnsPerAddress, "webhook-max-connections-per-address", o.WebhookMaxConnsPerAddress, "connections the webhook keeps open from one source address; more are closed at once (the apiserver needs a few)")
+	fs.IntVar(&o.Webhook.MaxInFlight, webhook.FlagMaxInFlight, o.Webhook.MaxInFlight, "admission requests handled at once; more wait briefly, then get 503 (the write passes unstamped)")
+	fs.IntVar(&o.Webhook.MaxConnsPerAddress, webhook.FlagMaxConnsPerAddress, o.Webhook.MaxConnsPerAddress, "connections the webhook keeps open from one source address; more are closed at once (the apiserver needs a few)")
 	fs.IntVar(&o.LiveReadsPerRequest, "live-reads-per-request", o.LiveReadsPerRequest, "live GETs one admission may make to confirm ConfigMaps and Secrets missing from the cache, and as many again to read the sources of a new or changed template fresh")
 	fs.BoolVar(&o.IgnoreHelmReleaseSecrets, "ignore-helm-release-secrets", o.IgnoreHelmReleaseSecrets, "leave Secrets of type helm.sh/release.v1 out of the Secret watch; the webhook still reads one a template names, live")
 	fs.IntVar(&o.MaxSourceKeys, "max-source-keys", o.MaxSourceKeys, "keys one ConfigMap or Secret may have and still be read: a workload reading one with more is not stamped or re-stamped (a warning says which); bounds the cache's memory per source")
@@ -205,8 +201,14 @@ func (o *Options) validate() (*webhookEndpoint, error) {
 	if o.KubeAPIQPS <= 0 || o.KubeAPIBurst < 1 {
 		errs = append(errs, errors.New("--kube-api-qps must be > 0 and --kube-api-burst >= 1"))
 	}
-	if o.WebhookMaxInFlight < 1 || o.WebhookMaxConnsPerAddress < 1 || o.LiveReadsPerRequest < 1 || o.MemoryLimitRatio < 0 || o.MemoryLimitRatio > 1 {
-		errs = append(errs, errors.New("--webhook-max-in-flight, --webhook-max-connections-per-address and --live-reads-per-request must be >= 1, --memory-limit-ratio within [0, 1]"))
+	if err := o.Webhook.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.LiveReadsPerRequest < 1 {
+		errs = append(errs, errors.New("--live-reads-per-request must be >= 1"))
+	}
+	if o.MemoryLimitRatio < 0 || o.MemoryLimitRatio > 1 {
+		errs = append(errs, errors.New("--memory-limit-ratio must be within [0, 1]"))
 	}
 	if o.MaxSourceKeys < 1 {
 		errs = append(errs, errors.New("--max-source-keys must be >= 1"))

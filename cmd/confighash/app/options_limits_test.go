@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/confighash/confighash/sources"
+	"github.com/confighash/confighash/webhook"
 )
 
 func TestRequestLimitFlags(t *testing.T) {
@@ -16,11 +17,11 @@ func TestRequestLimitFlags(t *testing.T) {
 		wantErr string
 	}{
 		"defaults": {
-			want: Options{WebhookMaxInFlight: 8, WebhookMaxConnsPerAddress: 32, LiveReadsPerRequest: 8, MemoryLimitRatio: 0.9},
+			want: Options{Webhook: webhook.Options{MaxInFlight: 8, MaxConnsPerAddress: 32}, LiveReadsPerRequest: 8, MemoryLimitRatio: 0.9},
 		},
 		"set": {
 			args: []string{"--webhook-max-in-flight=2", "--webhook-max-connections-per-address=3", "--live-reads-per-request=1", "--memory-limit-ratio=0"},
-			want: Options{WebhookMaxInFlight: 2, WebhookMaxConnsPerAddress: 3, LiveReadsPerRequest: 1, MemoryLimitRatio: 0},
+			want: Options{Webhook: webhook.Options{MaxInFlight: 2, MaxConnsPerAddress: 3}, LiveReadsPerRequest: 1, MemoryLimitRatio: 0},
 		},
 		"no slots":        {args: []string{"--webhook-max-in-flight=0"}, wantErr: "--webhook-max-in-flight"},
 		"no connections":  {args: []string{"--webhook-max-connections-per-address=0"}, wantErr: "--webhook-max-connections-per-address"},
@@ -41,15 +42,20 @@ func TestRequestLimitFlags(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("validate() = %v, want an error naming %s", err, tc.wantErr)
 				}
+				// Each error names the one flag at fault.
+				for _, other := range []string{"--webhook-max-in-flight", "--webhook-max-connections-per-address", "--live-reads-per-request", "--memory-limit-ratio", "--max-source-keys"} {
+					if other != tc.wantErr && strings.Contains(err.Error(), other) {
+						t.Errorf("validate() = %v, names %s too", err, other)
+					}
+				}
 				return
 			}
 			if err != nil {
 				t.Fatalf("validate(): %v", err)
 			}
-			if o.WebhookMaxInFlight != tc.want.WebhookMaxInFlight || o.WebhookMaxConnsPerAddress != tc.want.WebhookMaxConnsPerAddress ||
-				o.LiveReadsPerRequest != tc.want.LiveReadsPerRequest || o.MemoryLimitRatio != tc.want.MemoryLimitRatio {
-				t.Errorf("limits = %d, %d, %d, %v; want %d, %d, %d, %v", o.WebhookMaxInFlight, o.WebhookMaxConnsPerAddress, o.LiveReadsPerRequest, o.MemoryLimitRatio,
-					tc.want.WebhookMaxInFlight, tc.want.WebhookMaxConnsPerAddress, tc.want.LiveReadsPerRequest, tc.want.MemoryLimitRatio)
+			if o.Webhook != tc.want.Webhook || o.LiveReadsPerRequest != tc.want.LiveReadsPerRequest || o.MemoryLimitRatio != tc.want.MemoryLimitRatio {
+				t.Errorf("limits = %+v, %d, %v; want %+v, %d, %v", o.Webhook, o.LiveReadsPerRequest, o.MemoryLimitRatio,
+					tc.want.Webhook, tc.want.LiveReadsPerRequest, tc.want.MemoryLimitRatio)
 			}
 		})
 	}

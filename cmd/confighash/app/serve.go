@@ -177,7 +177,7 @@ func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhook
 		LeaderElectionReleaseOnCancel: true,
 		// controller-runtime's server, with connections bounded per
 		// source address (see webhook.Server).
-		WebhookServer: webhook.NewServer(server, o.WebhookMaxConnsPerAddress, wm),
+		WebhookServer: webhook.NewServer(server, o.Webhook.MaxConnsPerAddress, wm),
 		Cache: cache.Options{
 			DefaultNamespaces: cacheNamespaces(o.Namespaces),
 			DefaultTransform:  cache.TransformStripManagedFields(),
@@ -252,7 +252,7 @@ func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, ke
 		Namespaces: injection.CacheThenLive{Cache: mgr.GetCache(), Live: recent},
 		Callers:    callers,
 	}
-	mgr.GetWebhookServer().Register(webhook.Path, callers.Endpoint(h, webhook.Limits{MaxInFlight: o.WebhookMaxInFlight, Metrics: m}))
+	mgr.GetWebhookServer().Register(webhook.Path, callers.Endpoint(h, o.Webhook.Limits(m)))
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 		return fmt.Errorf("adding readiness check: %w", err)
 	}

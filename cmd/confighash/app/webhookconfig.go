@@ -26,9 +26,7 @@ const fieldOwner = contract.FieldManager
 // manager writes that field under its own operation.
 func applyWebhookConfiguration(ctx context.Context, c client.Client, o Options, kinds workload.Registry, ep *webhookEndpoint) error {
 	url := "https://" + hostPort(ep) + webhook.Path
-	cfg := webhook.Configuration(o.WebhookConfigName, o.Namespace, kinds, admissionregistrationv1.WebhookClientConfig{URL: &url})
-	// In namespaced mode the apiserver need not call us elsewhere either.
-	cfg.Webhooks[0].NamespaceSelector = o.policy().NamespaceSelector()
+	cfg := webhook.Configuration(o.WebhookConfigName, o.policy(), kinds, admissionregistrationv1.WebhookClientConfig{URL: &url})
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cfg)
 	if err != nil {
 		return fmt.Errorf("converting webhook configuration: %w", err)
