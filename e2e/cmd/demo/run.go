@@ -99,9 +99,9 @@ type kubectl struct {
 	err error
 }
 
-func (k *kubectl) run(stdin string, args ...string) string {
+func (k *kubectl) run(stdin string, args ...string) {
 	if k.err != nil {
-		return ""
+		return
 	}
 	fmt.Fprintf(k.out, "$ kubectl %s\n", strings.Join(args, " "))
 	cmd := exec.CommandContext(k.ctx, k.env.KubectlPath, append([]string{"--kubeconfig", k.env.Kubeconfig}, args...)...)
@@ -111,7 +111,6 @@ func (k *kubectl) run(stdin string, args ...string) string {
 	if err != nil {
 		k.err = fmt.Errorf("kubectl %s: %w", strings.Join(args, " "), err)
 	}
-	return string(b)
 }
 
 // waitReplicaSets waits until the Deployment has n ReplicaSets.
