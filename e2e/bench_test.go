@@ -116,7 +116,7 @@ func benchLatency(t *testing.T, window string, n, bystanders int) {
 		before := len(replicaSetNames(t, f.ns, "app"))
 		oldStamp := env.StampOf(t, f.app)
 		start := time.Now()
-		f.setCM(t, "a", fmt.Sprintf("latency-%d", i))
+		f.setCM(t, fmt.Sprintf("latency-%d", i))
 		var stamped time.Duration
 		err := wait.PollUntilContextTimeout(env.SpecContext(t), 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 			if stamped == 0 && env.StampOf(t, f.app) != oldStamp {

@@ -49,7 +49,7 @@ func TestDebounceBurstIsOneRollout(t *testing.T) {
 		if i > 0 {
 			time.Sleep(400 * time.Millisecond)
 		}
-		f.setCM(t, "a", fmt.Sprintf("burst-%d", i))
+		f.setCM(t, fmt.Sprintf("burst-%d", i))
 	}
 	// The original ReplicaSet plus exactly one rollout, held for settle.
 	expectReplicaSets(t, f.ns, "app", 2)
@@ -62,7 +62,7 @@ func TestDebounceBurstIsOneRollout(t *testing.T) {
 func TestDebounceSingleChangeLatency(t *testing.T) {
 	f := newFixture(t)
 	before := env.StampOf(t, f.app)
-	f.setCM(t, "a", "2")
+	f.setCM(t, "2")
 	took := stampChangeAfter(t, f.app, before, time.Now())
 	t.Logf("single change: stamp changed %s after the write (window %s)", took.Round(time.Millisecond), defaultWindow)
 	if took > defaultWindow+300*time.Millisecond {
@@ -86,7 +86,7 @@ func TestDebounceNeverSettlingSourceRollsEveryMaxWait(t *testing.T) {
 	last := env.StampOf(t, f.app)
 	var changedAt []time.Duration
 	for i := 0; time.Since(start) < span; i++ {
-		f.setCM(t, "a", fmt.Sprintf("flap-%d", i))
+		f.setCM(t, fmt.Sprintf("flap-%d", i))
 		if s := env.StampOf(t, f.app); s != last {
 			last = s
 			changedAt = append(changedAt, time.Since(start).Round(100*time.Millisecond))

@@ -68,9 +68,10 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func (f *fixture) setCM(t *testing.T, key, value string) {
+// setCM sets key a, the one the fixture's workload reads.
+func (f *fixture) setCM(t *testing.T, value string) {
 	t.Helper()
-	env.Update(t, f.cm, func() { f.cm.Data[key] = value })
+	env.Update(t, f.cm, func() { f.cm.Data["a"] = value })
 }
 
 func (f *fixture) setSecret(t *testing.T, value string) {
@@ -86,7 +87,7 @@ func TestHookConfigMapChangeRollsReadersOnce(t *testing.T) {
 	env.Create(t, other)
 	expectReplicaSets(t, f.ns, "other", 1)
 
-	f.setCM(t, "a", "2")
+	f.setCM(t, "2")
 	expectReplicaSets(t, f.ns, "app", 2)
 	expectReplicaSets(t, f.ns, "other", 2)
 	if want := expectedChecksum(t, f.ns, &f.app.Spec.Template.Spec, nil); env.StampOf(t, f.app) != want {
@@ -116,7 +117,7 @@ func TestHookSecretChangeRollsOnce(t *testing.T) {
 
 func TestHookCoalescesChangesWithinWindow(t *testing.T) {
 	f := newFixture(t)
-	f.setCM(t, "a", "2")
+	f.setCM(t, "2")
 	f.setSecret(t, "changed")
 	expectReplicaSets(t, f.ns, "app", 2)
 }
@@ -145,9 +146,9 @@ func TestHookIgnoresUnreadKeysAndMetadata(t *testing.T) {
 func TestHookRevertReturnsToOldReplicaSet(t *testing.T) {
 	f := newFixture(t)
 	first := env.CurrentReplicaSet(t, f.ns, "app")
-	f.setCM(t, "a", "2")
+	f.setCM(t, "2")
 	expectReplicaSets(t, f.ns, "app", 2)
-	f.setCM(t, "a", "1")
+	f.setCM(t, "1")
 	expectReplicaSets(t, f.ns, "app", 2)
 	if got := env.CurrentReplicaSet(t, f.ns, "app"); got != first {
 		t.Errorf("after revert the deployment runs %s, want the original %s", got, first)
@@ -162,7 +163,7 @@ func TestHookRevertReturnsToOldReplicaSet(t *testing.T) {
 // back to the old ReplicaSet (TestHookRevertReturnsToOldReplicaSet).
 func TestRolloutUndoOfAConfigRollRollsNothing(t *testing.T) {
 	f := newFixture(t)
-	f.setCM(t, "a", "2")
+	f.setCM(t, "2")
 	expectReplicaSets(t, f.ns, "app", 2)
 	current := env.CurrentReplicaSet(t, f.ns, "app")
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "app"}}
@@ -189,7 +190,7 @@ func TestHookRestartIsNoOpAndCatchesUp(t *testing.T) {
 	})
 	t.Run("change while down is caught up once", func(t *testing.T) {
 		stopConfighash(t)
-		f.setCM(t, "a", "while-down")
+		f.setCM(t, "while-down")
 		expectReplicaSets(t, f.ns, "app", 1)
 		startConfighash(t)
 		expectReplicaSets(t, f.ns, "app", 2)
@@ -244,7 +245,7 @@ func TestHookWorksWhileWebhookUnreachable(t *testing.T) {
 	setURL("https://127.0.0.1:1/mutate") // nothing listens: failurePolicy Ignore applies
 	t.Cleanup(func() { setURL(good) })
 
-	f.setCM(t, "a", "2")
+	f.setCM(t, "2")
 	expectReplicaSets(t, f.ns, "app", 2)
 }
 
@@ -294,7 +295,7 @@ func TestHookRollsStatefulSetsDaemonSetsAndCronJobs(t *testing.T) {
 	}
 	waitRevisions(t, f.ns, 2) // one ControllerRevision each for sts and ds
 
-	f.setCM(t, "a", "2")
+	f.setCM(t, "2")
 	time.Sleep(settle)
 	for _, o := range objs {
 		if env.StampOf(t, o) == before[o.GetName()] {
@@ -339,11 +340,11 @@ func TestHookFlapHold(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = env.Confighash.Stop(context.Background()) })
 	f := newFixture(t)
-	f.setCM(t, "a", "2")
+	f.setCM(t, "2")
 	expectRevision(t, f.ns, "app", 2)
-	f.setCM(t, "a", "3")
+	f.setCM(t, "3")
 	expectRevision(t, f.ns, "app", 3)
-	f.setCM(t, "a", "4")
+	f.setCM(t, "4")
 	expectRevision(t, f.ns, "app", 3) // held: no third rollout within the window
 	evs := events(t, f.ns, "app", "FlapHold")
 	if len(evs) == 0 || evs[0].Type != corev1.EventTypeWarning {

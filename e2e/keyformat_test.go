@@ -125,7 +125,7 @@ func TestKeyLossRollsNothing(t *testing.T) {
 		}
 	})
 	t.Run("the next config change re-stamps under the new key, once", func(t *testing.T) {
-		f.setCM(t, "a", "after-key-loss")
+		f.setCM(t, "after-key-loss")
 		expectReplicaSets(t, f.ns, "app", 2)
 		if got, want := env.StampOf(t, f.app), expectedChecksum(t, f.ns, &spec, nil); got != want {
 			t.Errorf("stamp = %q, want %q", got, want)
