@@ -10,7 +10,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -120,14 +119,10 @@ func TestHookFlapHoldSurvivesLeaderChange(t *testing.T) {
 // after since was created, as offsets from since.
 func rolloutTimes(t *testing.T, ns, name string, since time.Time) []time.Duration {
 	t.Helper()
-	l := &appsv1.ReplicaSetList{}
-	if err := env.Client.List(env.SpecContext(t), l, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
 	var out []time.Duration
-	for _, rs := range l.Items {
+	for _, rs := range env.ReplicaSets(t, ns, name) {
 		// Creation times have a resolution of a second.
-		if c := metav1.GetControllerOf(&rs); c != nil && c.Name == name && !rs.CreationTimestamp.Time.Before(since.Truncate(time.Second)) {
+		if !rs.CreationTimestamp.Time.Before(since.Truncate(time.Second)) {
 			out = append(out, rs.CreationTimestamp.Time.Sub(since).Round(time.Second))
 		}
 	}
