@@ -66,9 +66,9 @@ func TestBenchAdmission(t *testing.T) {
 				var floor float64
 				for _, tg := range targets {
 					ns := benchNamespace(t, tg.nsLabels)
-					before := readWebhookCalls(specContext(t), t, tg.webhook)
+					before := readWebhookCalls(env.SpecContext(t), t, tg.webhook)
 					w.run(t, ns)
-					d := readWebhookCalls(specContext(t), t, tg.webhook).minus(before)
+					d := readWebhookCalls(env.SpecContext(t), t, tg.webhook).minus(before)
 					calls, secs := total(d.Calls), total(d.Seconds)
 					per, ratio := 0.0, "–"
 					if calls > 0 {
@@ -104,14 +104,14 @@ func total(m map[string]float64) float64 {
 // Secret the bench workloads read, deleted when the test ends.
 func benchNamespace(t *testing.T, labels map[string]string) string {
 	t.Helper()
-	ns := namespace(t, false)
+	ns := env.NewNamespace(t, false)
 	n := &corev1.Namespace{}
-	if err := env.Client.Get(specContext(t), client.ObjectKey{Name: ns}, n); err != nil {
+	if err := env.Client.Get(env.SpecContext(t), client.ObjectKey{Name: ns}, n); err != nil {
 		t.Fatal(err)
 	}
-	update(t, n, func() { n.Labels = labels })
-	create(t, configMap(ns, "cfg", map[string]string{"a": "1", "b": "2"}))
-	create(t, secret(ns, "sec", map[string]string{"password": "p"}))
+	env.Update(t, n, func() { n.Labels = labels })
+	env.Create(t, configMap(ns, "cfg", map[string]string{"a": "1", "b": "2"}))
+	env.Create(t, secret(ns, "sec", map[string]string{"password": "p"}))
 	// The webhook's namespace cache and the apiserver's selector see the
 	// label within moments; do not measure that.
 	time.Sleep(time.Second)
@@ -122,15 +122,15 @@ func benchRollout(t *testing.T, ns string) {
 	const replicas = 100
 	d := deploymentOf(ns, "rollout", podSpec("cfg", "sec"))
 	d.Spec.Replicas = ptr.To[int32](replicas)
-	create(t, d)
-	waitPods(specContext(t), t, ns, replicas)
+	env.Create(t, d)
+	waitPods(env.SpecContext(t), t, ns, replicas)
 }
 
 func benchCreates(t *testing.T, ns string) {
 	for i := range 200 {
 		d := deploymentOf(ns, fmt.Sprintf("create-%d", i), podSpec("cfg", "sec"))
 		d.Spec.Replicas = ptr.To[int32](0)
-		create(t, d)
+		env.Create(t, d)
 	}
 }
 
@@ -140,10 +140,10 @@ func setMatchConditions(t *testing.T, conds []admissionregistrationv1.MatchCondi
 	t.Helper()
 	for _, name := range []string{"confighash", "confighash-bench-noop"} {
 		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		if err := env.Client.Get(specContext(t), client.ObjectKeyFromObject(cfg), cfg); err != nil {
+		if err := env.Client.Get(env.SpecContext(t), client.ObjectKeyFromObject(cfg), cfg); err != nil {
 			continue // the noop webhook is gone at cleanup
 		}
-		update(t, cfg, func() { cfg.Webhooks[0].MatchConditions = conds })
+		env.Update(t, cfg, func() { cfg.Webhooks[0].MatchConditions = conds })
 	}
 	time.Sleep(2 * time.Second)
 }

@@ -51,7 +51,7 @@ func startTimed(t *testing.T, args ...string) (time.Duration, float64) {
 	t.Helper()
 	stopConfighash(t)
 	start := time.Now()
-	if err := env.Confighash.Start(specContext(t), args...); err != nil {
+	if err := env.Confighash.Start(env.SpecContext(t), args...); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Confighash.Stop(context.Background()) })
@@ -62,7 +62,7 @@ func startTimed(t *testing.T, args ...string) (time.Duration, float64) {
 // Secret in the cluster with the Secret cache confighash builds.
 func listSecrets(t *testing.T, ignoreHelm bool) (time.Duration, int) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(specContext(t))
+	ctx, cancel := context.WithCancel(env.SpecContext(t))
 	defer cancel()
 	start := time.Now()
 	c, err := cache.New(env.Config, cache.Options{
@@ -91,7 +91,7 @@ func listSecrets(t *testing.T, ignoreHelm bool) (time.Duration, int) {
 // 64 KiB each, with the field selector off and on, twice each in turn.
 func TestBenchHelmSecrets(t *testing.T) {
 	benchOnly(t)
-	ns := namespace(t, false)
+	ns := env.NewNamespace(t, false)
 	const releases = 2000
 	value := strings.Repeat("h", 64*1024)
 	objs := make([]client.Object, releases)
@@ -127,7 +127,7 @@ func TestBenchCacheMemory(t *testing.T) {
 	value := strings.Repeat("v", 1024)
 	var objs []client.Object
 	for range namespaces {
-		ns := namespace(t, false)
+		ns := env.NewNamespace(t, false)
 		for i := range perKind {
 			objs = append(objs,
 				configMap(ns, fmt.Sprintf("cm-%d", i), map[string]string{"v": value}),
@@ -155,7 +155,7 @@ func TestBenchCacheMemory(t *testing.T) {
 // garbage of the initial list nor what the runtime has yet to return.
 func cacheHeap(t *testing.T) (uint64, int) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(specContext(t))
+	ctx, cancel := context.WithCancel(env.SpecContext(t))
 	defer cancel()
 	live := func() uint64 {
 		runtime.GC()

@@ -34,8 +34,8 @@ func TestBenchFairness(t *testing.T) {
 	restartWith(t)
 	const floodReaders, rounds = 600, 3
 
-	flood := namespace(t, true)
-	create(t, configMap(flood, "shared", map[string]string{"k": "0"}))
+	flood := env.NewNamespace(t, true)
+	env.Create(t, configMap(flood, "shared", map[string]string{"k": "0"}))
 	spec := func(cm string) corev1.PodSpec {
 		return corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10",
 			EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm}}}}}}}
@@ -48,16 +48,16 @@ func TestBenchFairness(t *testing.T) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			create(t, d)
+			env.Create(t, d)
 		})
 	}
 	wg.Wait()
 
-	other := namespace(t, true)
-	create(t, configMap(other, "own", map[string]string{"k": "0"}))
+	other := env.NewNamespace(t, true)
+	env.Create(t, configMap(other, "own", map[string]string{"k": "0"}))
 	victim := deploymentOf(other, "victim", spec("own"))
 	victim.Spec.Replicas = ptr.To[int32](0)
-	create(t, victim)
+	env.Create(t, victim)
 
 	w, stamps := watchStamps(t, flood, floodReaders)
 	defer w.Stop()
@@ -65,12 +65,12 @@ func TestBenchFairness(t *testing.T) {
 
 	var victimLat, floodLat []time.Duration
 	for round := 1; round <= rounds; round++ {
-		oldVictim := stampOf(t, victim)
+		oldVictim := env.StampOf(t, victim)
 		shared := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: flood, Name: "shared"}}
 		start := time.Now()
-		update(t, shared, func() { shared.Data["k"] = fmt.Sprint(round) })
+		env.Update(t, shared, func() { shared.Data["k"] = fmt.Sprint(round) })
 		own := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: "own"}}
-		update(t, own, func() { own.Data["k"] = fmt.Sprint(round) })
+		env.Update(t, own, func() { own.Data["k"] = fmt.Sprint(round) })
 		changed := time.Since(start)
 
 		// The victim is polled (one object); the flood is watched.
@@ -78,7 +78,7 @@ func TestBenchFairness(t *testing.T) {
 		poll := make(chan struct{})
 		go func() {
 			defer close(poll)
-			_ = wait.PollUntilContextTimeout(specContext(t), 20*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			_ = wait.PollUntilContextTimeout(env.SpecContext(t), 20*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 				d := &appsv1.Deployment{}
 				if err := env.Client.Get(ctx, client.ObjectKeyFromObject(victim), d); err != nil {
 					return false, nil

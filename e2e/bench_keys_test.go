@@ -63,7 +63,7 @@ func TestBenchManyKeys(t *testing.T) {
 	base := rssMiB(t)
 	data := emptyKeys(keys)
 	var objs []client.Object
-	off := namespace(t, false)
+	off := env.NewNamespace(t, false)
 	for i := range unserved {
 		objs = append(objs, configMap(off, fmt.Sprintf("wide-%d", i), data))
 	}
@@ -74,7 +74,7 @@ func TestBenchManyKeys(t *testing.T) {
 	time.Sleep(quiet)
 	relisted, relistedPeak := rssMiB(t), peakMiB(t)
 
-	on := namespace(t, true)
+	on := env.NewNamespace(t, true)
 	objs = objs[:0]
 	for i := range served {
 		objs = append(objs, configMap(on, fmt.Sprintf("wide-%d", i), data))

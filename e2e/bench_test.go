@@ -60,7 +60,7 @@ func restartWith(t *testing.T, args ...string) {
 	stopConfighash(t)
 	// CONFIGHASH_BENCH_ARGS adds flags, for experiments with the knobs.
 	args = append(args, strings.Fields(os.Getenv("CONFIGHASH_BENCH_ARGS"))...)
-	if err := env.Confighash.Start(specContext(t), args...); err != nil {
+	if err := env.Confighash.Start(env.SpecContext(t), args...); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Confighash.Stop(context.Background()) })
@@ -91,12 +91,12 @@ func benchLatency(t *testing.T, window string, n, bystanders int) {
 		// make the controller-manager, not confighash, the thing measured.
 		labels := map[string]string{"app": d.Name}
 		d.Spec.Selector.MatchLabels, d.Spec.Template.Labels = labels, labels
-		create(t, d)
+		env.Create(t, d)
 	}
 	if bystanders > 0 {
 		// Measure confighash, not the controller-manager's backlog: wait
 		// until every bystander has its ReplicaSet.
-		err := wait.PollUntilContextTimeout(specContext(t), time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := wait.PollUntilContextTimeout(env.SpecContext(t), time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 			l := &appsv1.ReplicaSetList{}
 			if err := env.Client.List(ctx, l, client.InNamespace(f.ns)); err != nil {
 				return false, err
@@ -114,12 +114,12 @@ func benchLatency(t *testing.T, window string, n, bystanders int) {
 	var stampLat, rsLat []time.Duration
 	for i := range n {
 		before := len(replicaSetNames(t, f.ns, "app"))
-		oldStamp := stampOf(t, f.app)
+		oldStamp := env.StampOf(t, f.app)
 		start := time.Now()
-		f.setCM(t, "a", fmt.Sprintf("latency-%d", i))
+		f.setCM(t, fmt.Sprintf("latency-%d", i))
 		var stamped time.Duration
-		err := wait.PollUntilContextTimeout(specContext(t), 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-			if stamped == 0 && stampOf(t, f.app) != oldStamp {
+		err := wait.PollUntilContextTimeout(env.SpecContext(t), 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			if stamped == 0 && env.StampOf(t, f.app) != oldStamp {
 				stamped = time.Since(start)
 			}
 			return stamped > 0 && len(replicaSetNames(t, f.ns, "app")) > before, nil
@@ -148,7 +148,7 @@ func watchStamps(t *testing.T, ns string, n int) (watch.Interface, map[string]st
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := cs.AppsV1().Deployments(ns).Watch(specContext(t), metav1.ListOptions{})
+	w, err := cs.AppsV1().Deployments(ns).Watch(env.SpecContext(t), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,8 +169,8 @@ func pct(d []time.Duration, p int) time.Duration {
 
 func benchFanOut(t *testing.T) {
 	restartWith(t)
-	ns := namespace(t, true)
-	create(t, configMap(ns, "shared", map[string]string{"k": "1"}))
+	ns := env.NewNamespace(t, true)
+	env.Create(t, configMap(ns, "shared", map[string]string{"k": "1"}))
 	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10",
 		EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "shared"}}}}}}}
 	const readers = 200
@@ -178,14 +178,14 @@ func benchFanOut(t *testing.T) {
 	for i := range readers {
 		d := deploymentOf(ns, fmt.Sprintf("reader-%d", i), spec)
 		d.Spec.Replicas = ptr.To[int32](0)
-		wg.Go(func() { create(t, d) })
+		wg.Go(func() { env.Create(t, d) })
 	}
 	wg.Wait()
 	w, before := watchStamps(t, ns, readers)
 	defer w.Stop()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}}
 	start := time.Now()
-	update(t, cm, func() { cm.Data["k"] = "2" })
+	env.Update(t, cm, func() { cm.Data["k"] = "2" })
 	done := map[string]bool{}
 	timeout := time.After(time.Minute)
 	for len(done) < readers {
@@ -213,7 +213,7 @@ func benchRSS(t *testing.T) {
 	restartWith(t)
 	time.Sleep(quiet)
 	base := rssMiB(t)
-	ns := namespace(t, true)
+	ns := env.NewNamespace(t, true)
 	value := strings.Repeat("x", 64*1024)
 	const secrets = 2000
 	sem := make(chan struct{}, 16)
@@ -222,7 +222,7 @@ func benchRSS(t *testing.T) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			create(t, secret(ns, fmt.Sprintf("big-%d", i), map[string]string{"v": value}))
+			env.Create(t, secret(ns, fmt.Sprintf("big-%d", i), map[string]string{"v": value}))
 		})
 	}
 	wg.Wait()

@@ -56,14 +56,14 @@ func TestWebhookAnswersOnlyTheAPIServer(t *testing.T) {
 		t.Skip("the API server of this cluster presents no webhook client certificate, or the webhook is not reachable from here")
 	}
 	stopConfighash(t)
-	if err := env.Confighash.Start(specContext(t), "--webhook-client-ca-file="+env.WebhookClientCA, "--webhook-client-names="+env.WebhookClientName); err != nil {
+	if err := env.Confighash.Start(env.SpecContext(t), "--webhook-client-ca-file="+env.WebhookClientCA, "--webhook-client-names="+env.WebhookClientName); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Confighash.Stop(context.Background()) })
 
-	ns := namespace(t, true)
-	create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
-	create(t, secret(ns, "sec", map[string]string{"password": "hunter2"}))
+	ns := env.NewNamespace(t, true)
+	env.Create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
+	env.Create(t, secret(ns, "sec", map[string]string{"password": "hunter2"}))
 
 	t.Run("the API server is answered, warnings name sources", func(t *testing.T) {
 		rec := &warningRecorder{}
@@ -74,7 +74,7 @@ func TestWebhookAnswersOnlyTheAPIServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := deploymentOf(ns, "reader", podSpec("cfg", "absent"))
-		if err := c.Create(specContext(t), d); err != nil {
+		if err := c.Create(env.SpecContext(t), d); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(rec.all(), "required sources missing: secret/absent") {
@@ -132,13 +132,13 @@ func TestWebhookAnswersOnlyTheAPIServer(t *testing.T) {
 		d := deploymentOf(ns, "optin", podSpec("cfg", "sec"))
 		d.Annotations = map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}
 		d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v1:" + strings.Repeat("cd", 32)}
-		create(t, d)
-		if got := stampOf(t, d); !strings.HasPrefix(got, "v1:") {
+		env.Create(t, d)
+		if got := env.StampOf(t, d); !strings.HasPrefix(got, "v1:") {
 			t.Fatalf("stored stamp %q, want the v1 stamp (the API server skips opted-out workloads)", got)
 		}
-		update(t, d, func() { delete(d.Annotations, contract.InjectionAnnotation) })
+		env.Update(t, d, func() { delete(d.Annotations, contract.InjectionAnnotation) })
 		spec := podSpec("cfg", "sec")
-		if got, want := stampOf(t, d), expectedChecksum(t, ns, &spec, nil); got != want {
+		if got, want := env.StampOf(t, d), expectedChecksum(t, ns, &spec, nil); got != want {
 			t.Errorf("stamp after opting back in %q, want the fresh %q", got, want)
 		}
 		expectReplicaSets(t, ns, "optin", 2)

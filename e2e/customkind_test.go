@@ -95,30 +95,30 @@ func TestCustomKindStampedAndRestamped(t *testing.T) {
 	restartWith(t, widgetKindFlag("spec.template"))
 	installWidgetCRD(t)
 
-	ns := namespace(t, true)
+	ns := env.NewNamespace(t, true)
 	cm := configMap(ns, "settings", map[string]string{"mode": "one"})
-	create(t, cm)
+	env.Create(t, cm)
 	spec := envFromSettings()
 	w := widget(ns, "gadget", spec)
-	create(t, w)
-	first := specTemplateStamp(t, w)
+	env.Create(t, w)
+	first := env.StampOf(t, w)
 	if want := expectedChecksum(t, ns, &spec, nil); first != want {
 		t.Fatalf("stamp at create = %q, want %q", first, want)
 	}
 
 	// The hook looks for the CRD every ProbeInterval; it then watches the
 	// kind, and a change reaches the Widget.
-	update(t, cm, func() { cm.Data["mode"] = "two" })
+	env.Update(t, cm, func() { cm.Data["mode"] = "two" })
 	want := expectedChecksum(t, ns, &spec, nil)
-	waitSpecTemplateStamp(t, w, want, restamp.ProbeInterval+20*time.Second)
+	waitStamp(t, w, want, restamp.ProbeInterval+20*time.Second)
 	if n := len(events(t, ns, "gadget", contract.ReasonConfigChanged)); n != 1 {
 		t.Errorf("%d ConfigChanged events, want 1", n)
 	}
 
 	// Watched now: the next change is re-stamped within the window.
-	update(t, cm, func() { cm.Data["mode"] = "three" })
+	env.Update(t, cm, func() { cm.Data["mode"] = "three" })
 	want3 := expectedChecksum(t, ns, &spec, nil)
-	waitSpecTemplateStamp(t, w, want3, 10*time.Second)
+	waitStamp(t, w, want3, 10*time.Second)
 
 	// confighash status, told the same --workload-kind, reports it current.
 	r := runStatus(t, "widget/gadget", "-n", ns, "-o", "json", widgetKindFlag("spec.template"))
@@ -136,11 +136,11 @@ func TestCustomKindStampedAndRestamped(t *testing.T) {
 	// A re-apply of the manifest as written (no stamp) keeps the stamp.
 	again := widget(ns, "gadget", spec)
 	again.SetResourceVersion(w.GetResourceVersion())
-	if err := env.Client.Update(specContext(t), again); err != nil {
+	if err := env.Client.Update(env.SpecContext(t), again); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(settle)
-	if got := specTemplateStamp(t, w); got != want3 {
+	if got := env.StampOf(t, w); got != want3 {
 		t.Errorf("after a re-apply the stamp is %q, want %q kept", got, want3)
 	}
 	if n := len(events(t, ns, "gadget", contract.ReasonConfigChanged)); n != 2 {
@@ -161,7 +161,7 @@ func TestCustomKindBadPathIsAStartUpError(t *testing.T) {
 		"not even the object": {template: "spec.replicas", want: "spec.replicas"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(specContext(t), time.Minute)
+			ctx, cancel := context.WithTimeout(env.SpecContext(t), time.Minute)
 			defer cancel()
 			var out bytes.Buffer
 			err := app.Run(ctx, []string{"serve", "--kubeconfig", env.Kubeconfig, "--namespace", framework.Namespace,

@@ -24,7 +24,7 @@ const (
 // from, and returns how long after since that was seen.
 func stampChangeAfter(t *testing.T, d *appsv1.Deployment, from string, since time.Time) time.Duration {
 	t.Helper()
-	ctx := specContext(t)
+	ctx := env.SpecContext(t)
 	var took time.Duration
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		cur := &appsv1.Deployment{}
@@ -49,11 +49,11 @@ func TestDebounceBurstIsOneRollout(t *testing.T) {
 		if i > 0 {
 			time.Sleep(400 * time.Millisecond)
 		}
-		f.setCM(t, "a", fmt.Sprintf("burst-%d", i))
+		f.setCM(t, fmt.Sprintf("burst-%d", i))
 	}
 	// The original ReplicaSet plus exactly one rollout, held for settle.
 	expectReplicaSets(t, f.ns, "app", 2)
-	if want := expectedChecksum(t, f.ns, &f.app.Spec.Template.Spec, nil); stampOf(t, f.app) != want {
+	if want := expectedChecksum(t, f.ns, &f.app.Spec.Template.Spec, nil); env.StampOf(t, f.app) != want {
 		t.Error("the one rollout did not end on the last content")
 	}
 	t.Logf("5 changes 0.4 s apart: 1 rollout")
@@ -61,8 +61,8 @@ func TestDebounceBurstIsOneRollout(t *testing.T) {
 
 func TestDebounceSingleChangeLatency(t *testing.T) {
 	f := newFixture(t)
-	before := stampOf(t, f.app)
-	f.setCM(t, "a", "2")
+	before := env.StampOf(t, f.app)
+	f.setCM(t, "2")
 	took := stampChangeAfter(t, f.app, before, time.Now())
 	t.Logf("single change: stamp changed %s after the write (window %s)", took.Round(time.Millisecond), defaultWindow)
 	if took > defaultWindow+300*time.Millisecond {
@@ -83,11 +83,11 @@ func TestDebounceNeverSettlingSourceRollsEveryMaxWait(t *testing.T) {
 	)
 	f := newFixture(t)
 	start := time.Now()
-	last := stampOf(t, f.app)
+	last := env.StampOf(t, f.app)
 	var changedAt []time.Duration
 	for i := 0; time.Since(start) < span; i++ {
-		f.setCM(t, "a", fmt.Sprintf("flap-%d", i))
-		if s := stampOf(t, f.app); s != last {
+		f.setCM(t, fmt.Sprintf("flap-%d", i))
+		if s := env.StampOf(t, f.app); s != last {
 			last = s
 			changedAt = append(changedAt, time.Since(start).Round(100*time.Millisecond))
 		}
@@ -96,7 +96,7 @@ func TestDebounceNeverSettlingSourceRollsEveryMaxWait(t *testing.T) {
 	// A rollout at least every max wait while it lasts, and one after it
 	// settles: at most span/max + 1 re-stamps, at least span/max.
 	want := expectedChecksum(t, f.ns, &f.app.Spec.Template.Spec, nil)
-	if stampOf(t, f.app) != want {
+	if env.StampOf(t, f.app) != want {
 		stampChangeAfter(t, f.app, last, time.Now())
 	}
 	rs := len(expectReplicaSets(t, f.ns, "app", len(replicaSetNames(t, f.ns, "app")))) - 1
@@ -109,7 +109,7 @@ func TestDebounceNeverSettlingSourceRollsEveryMaxWait(t *testing.T) {
 			t.Errorf("%s between re-stamps, want at most the max wait %s", gap, defaultMaxWait)
 		}
 	}
-	if stampOf(t, f.app) != want {
+	if env.StampOf(t, f.app) != want {
 		t.Error("did not end on the last content")
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -36,7 +35,7 @@ func TestHookFlapHoldSurvivesLeaderChange(t *testing.T) {
 	args := []string{fmt.Sprintf("--flap-quiet=%s", quiet)}
 	limit := app.DefaultOptions().Hook.FlapLimit
 	stopConfighash(t)
-	if err := env.Confighash.Start(specContext(t), args...); err != nil {
+	if err := env.Confighash.Start(env.SpecContext(t), args...); err != nil {
 		t.Skipf("cannot pass flags to this confighash: %v", err)
 	}
 	t.Cleanup(func() { _ = env.Confighash.Stop(context.Background()) })
@@ -96,10 +95,10 @@ func TestHookFlapHoldSurvivesLeaderChange(t *testing.T) {
 	// Once the Secret has been quiet, the last content, once.
 	want := expectedChecksum(t, f.ns, &f.app.Spec.Template.Spec, nil)
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, quiet+time.Minute, true, func(context.Context) (bool, error) {
-		return stampOf(t, f.app) == want, nil
+		return env.StampOf(t, f.app) == want, nil
 	})
 	if err != nil {
-		t.Fatalf("stamp %q after the flapping stopped, want the last content's %q", stampOf(t, f.app), want)
+		t.Fatalf("stamp %q after the flapping stopped, want the last content's %q", env.StampOf(t, f.app), want)
 	}
 	time.Sleep(settle)
 	if h := holdNow(); h != "" {
@@ -113,21 +112,17 @@ func TestHookFlapHoldSurvivesLeaderChange(t *testing.T) {
 		t.Errorf("%d rollouts, want at most the limit %d and one onto the last content", rollouts, limit)
 	}
 	// The Deployment's current ReplicaSet carries the last content's stamp.
-	currentReplicaSet(t, f.ns, "app")
+	env.CurrentReplicaSet(t, f.ns, "app")
 }
 
 // rolloutTimes lists, sorted, when each ReplicaSet of Deployment name made
 // after since was created, as offsets from since.
 func rolloutTimes(t *testing.T, ns, name string, since time.Time) []time.Duration {
 	t.Helper()
-	l := &appsv1.ReplicaSetList{}
-	if err := env.Client.List(specContext(t), l, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
 	var out []time.Duration
-	for _, rs := range l.Items {
+	for _, rs := range env.ReplicaSets(t, ns, name) {
 		// Creation times have a resolution of a second.
-		if c := metav1.GetControllerOf(&rs); c != nil && c.Name == name && !rs.CreationTimestamp.Time.Before(since.Truncate(time.Second)) {
+		if !rs.CreationTimestamp.Time.Before(since.Truncate(time.Second)) {
 			out = append(out, rs.CreationTimestamp.Time.Sub(since).Round(time.Second))
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/contract"
+	"github.com/confighash/confighash/e2e/framework"
 )
 
 // Flux's kustomize-controller detects drift with a server-side apply
@@ -20,7 +20,7 @@ import (
 // the live one, both right after stamping and after a config-triggered
 // re-stamp; otherwise Flux would report drift forever (and re-apply).
 func TestFluxSSADryRunSeesNoDrift(t *testing.T) {
-	ns := namespace(t, true)
+	ns := env.NewNamespace(t, true)
 	docs := splitManifest(t, manifest)
 	apply := func(u *unstructured.Unstructured, opts ...client.ApplyOption) *unstructured.Unstructured {
 		t.Helper()
@@ -28,7 +28,7 @@ func TestFluxSSADryRunSeesNoDrift(t *testing.T) {
 		u.SetNamespace(ns)
 		ac := client.ApplyConfigurationFromUnstructured(u)
 		opts = append(opts, client.FieldOwner("kustomize-controller"), client.ForceOwnership)
-		if err := env.Client.Apply(specContext(t), ac, opts...); err != nil {
+		if err := env.Client.Apply(env.SpecContext(t), ac, opts...); err != nil {
 			t.Fatalf("applying %s: %v", u.GetName(), err)
 		}
 		return u
@@ -41,29 +41,32 @@ func TestFluxSSADryRunSeesNoDrift(t *testing.T) {
 	live.Namespace, live.Name = ns, deployment.GetName()
 
 	check := func(t *testing.T) {
-		want := stampOf(t, live)
+		want := env.StampOf(t, live)
 		if want == "" {
 			t.Fatal("live deployment has no stamp")
 		}
 		dry := deployment.DeepCopy()
 		dry.SetNamespace(ns)
-		if err := env.Client.Apply(specContext(t), client.ApplyConfigurationFromUnstructured(dry),
+		if err := env.Client.Apply(env.SpecContext(t), client.ApplyConfigurationFromUnstructured(dry),
 			client.FieldOwner("kustomize-controller"), client.ForceOwnership, client.DryRunAll); err != nil {
 			t.Fatalf("dry-run apply: %v", err)
 		}
-		got, _, _ := unstructured.NestedString(dry.Object, "spec", "template", "metadata", "annotations", contract.ChecksumAnnotation)
+		got, err := framework.TemplateStamp(dry)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if got != want {
 			t.Errorf("SSA dry-run predicts stamp %q, live has %q: Flux would see drift", got, want)
 		}
 	}
 	t.Run("after stamping", check)
 	t.Run("after a config-triggered re-stamp", func(t *testing.T) {
-		before := stampOf(t, live)
+		before := env.StampOf(t, live)
 		cm := docs[0].DeepCopy()
 		_ = unstructured.SetNestedField(cm.Object, "2", "data", "a")
 		apply(cm)
 		expectRevision(t, ns, live.Name, 2)
-		if stampOf(t, live) == before {
+		if env.StampOf(t, live) == before {
 			t.Fatal("config change did not re-stamp")
 		}
 		check(t)

@@ -27,10 +27,10 @@ func helmRelease(ns, name string) *corev1.Secret {
 // reading such a Secret correctly: the webhook's cache miss is confirmed
 // with a live read.
 func TestHelmReleaseSecretsNotCached(t *testing.T) {
-	ctx := specContext(t)
-	ns := namespace(t, true)
-	create(t, helmRelease(ns, "sh.helm.release.v1.app.v1"))
-	create(t, secret(ns, "plain", map[string]string{"password": "p"}))
+	ctx := env.SpecContext(t)
+	ns := env.NewNamespace(t, true)
+	env.Create(t, helmRelease(ns, "sh.helm.release.v1.app.v1"))
+	env.Create(t, secret(ns, "plain", map[string]string{"password": "p"}))
 
 	for name, tc := range map[string]struct {
 		ignore   bool
@@ -78,15 +78,15 @@ func TestHelmReleaseSecretsNotCached(t *testing.T) {
 			LocalObjectReference: corev1.LocalObjectReference{Name: "sh.helm.release.v1.app.v1"}, Key: "release"}}}},
 	}}}
 	d := deploymentOf(ns, "reads-release", spec)
-	create(t, d)
+	env.Create(t, d)
 	want := expectedChecksum(t, ns, &d.Spec.Template.Spec, nil)
-	if got := stampOf(t, d); got != want {
+	if got := env.StampOf(t, d); got != want {
 		t.Fatalf("stamp %q, want %q (the release Secret counted as missing?)", got, want)
 	}
 	// The hook re-checks a new workload; without the Secret in its cache it
 	// must keep the stamp (a required source it cannot see), not replace it.
 	time.Sleep(3 * time.Second)
-	if got := stampOf(t, d); got != want {
+	if got := env.StampOf(t, d); got != want {
 		t.Errorf("stamp changed to %q after the hook's re-check, want %q", got, want)
 	}
 }

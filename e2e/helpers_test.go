@@ -4,10 +4,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"math/rand/v2"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,7 +11,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -26,40 +21,7 @@ import (
 	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/hashkey"
-	"github.com/confighash/confighash/workload"
 )
-
-func specContext(t *testing.T) context.Context {
-	t.Helper()
-	// Not t.Context(): that is cancelled before cleanups run, and cleanups
-	// (restoring confighash, the webhook URL) need a live context too.
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// namespace creates a fresh namespace, labelled for injection or not, and
-// deletes it when the spec ends.
-func namespace(t *testing.T, labelled bool) string {
-	t.Helper()
-	ctx := specContext(t)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("e2e-%d", rand.Uint32())}}
-	if labelled {
-		ns.Labels = map[string]string{contract.InjectionLabel: contract.InjectionEnabled}
-	}
-	if err := env.Client.Create(ctx, ns); err != nil {
-		t.Fatalf("creating namespace: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), ns) })
-	return ns.Name
-}
-
-func create(t *testing.T, obj client.Object, opts ...client.CreateOption) {
-	t.Helper()
-	if err := env.Client.Create(specContext(t), obj, opts...); err != nil {
-		t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
-	}
-}
 
 func configMap(ns, name string, data map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}
@@ -102,7 +64,7 @@ func deploymentOf(ns, name string, spec corev1.PodSpec) *appsv1.Deployment {
 // stamp of spec must be given the sources as they are in the cluster now.
 func expectedChecksum(t *testing.T, ns string, spec *corev1.PodSpec, annotations map[string]string) string {
 	t.Helper()
-	ctx := specContext(t)
+	ctx := env.SpecContext(t)
 	key, err := hashkey.Ensure(ctx, env.Client, types.NamespacedName{Namespace: framework.Namespace, Name: "confighash-hmac-key"})
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +106,7 @@ func dryRunUntilCached(t *testing.T, ns string, spec corev1.PodSpec) *appsv1.Dep
 	want := expectedChecksum(t, ns, &spec, nil)
 	var d *appsv1.Deployment
 	var got string
-	err := wait.PollUntilContextTimeout(specContext(t), 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
 		d = deploymentOf(ns, "dry-run", spec)
 		if err := env.Client.Create(ctx, d, client.DryRunAll); err != nil {
 			return false, err
@@ -158,45 +120,14 @@ func dryRunUntilCached(t *testing.T, ns string, spec corev1.PodSpec) *appsv1.Dep
 	return d
 }
 
-// stampOf reads obj back and returns its template's stamp.
-func stampOf(t *testing.T, obj client.Object) string {
-	t.Helper()
-	if err := env.Client.Get(specContext(t), client.ObjectKeyFromObject(obj), obj); err != nil {
-		t.Fatalf("reading %s: %v", obj.GetName(), err)
-	}
-	tmpl, ok := workload.Kinds().PodTemplate(obj)
-	if !ok {
-		t.Fatalf("%T has no pod template", obj)
-	}
-	return tmpl.Checksum()
-}
-
 // replicaSetNames lists the ReplicaSets owned by Deployment name.
 func replicaSetNames(t *testing.T, ns, name string) []string {
 	t.Helper()
-	l := &appsv1.ReplicaSetList{}
-	if err := env.Client.List(specContext(t), l, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, rs := range l.Items {
-		if c := metav1.GetControllerOf(&rs); c != nil && c.Kind == "Deployment" && c.Name == name {
-			out = append(out, rs.Name)
-		}
+	for _, rs := range env.ReplicaSets(t, ns, name) {
+		out = append(out, rs.Name)
 	}
 	return out
-}
-
-// kubectl runs the real kubectl against the cluster.
-func kubectl(t *testing.T, stdin string, args ...string) string {
-	t.Helper()
-	cmd := exec.CommandContext(specContext(t), env.Kubectl, append([]string{"--kubeconfig", env.Kubeconfig}, args...)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
 }
 
 // settle is longer than the hook's default 1 s coalescing window plus its
@@ -207,7 +138,7 @@ const settle = 4 * time.Second
 // checks the count holds for the settle time (no second rollout).
 func expectReplicaSets(t *testing.T, ns, name string, n int) []string {
 	t.Helper()
-	ctx := specContext(t)
+	ctx := env.SpecContext(t)
 	var names []string
 	list := func() []string { return replicaSetNames(t, ns, name) }
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
@@ -224,51 +155,9 @@ func expectReplicaSets(t *testing.T, ns, name string, n int) []string {
 	return names
 }
 
-// currentReplicaSet is the ReplicaSet whose template matches the
-// Deployment's, the one a rollout ends on.
-func currentReplicaSet(t *testing.T, ns, name string) string {
-	t.Helper()
-	ctx := specContext(t)
-	d := &appsv1.Deployment{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
-		t.Fatal(err)
-	}
-	l := &appsv1.ReplicaSetList{}
-	if err := env.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	want := d.Spec.Template.Annotations[contract.ChecksumAnnotation]
-	for _, rs := range l.Items {
-		if c := metav1.GetControllerOf(&rs); c != nil && c.Name == name && rs.Spec.Template.Annotations[contract.ChecksumAnnotation] == want {
-			return rs.Name
-		}
-	}
-	t.Fatalf("no replicaset of %s carries stamp %q", name, want)
-	return ""
-}
-
-func update(t *testing.T, obj client.Object, mutate func()) {
-	t.Helper()
-	ctx := specContext(t)
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-			return false, err
-		}
-		mutate()
-		err := env.Client.Update(ctx, obj)
-		if apierrors.IsConflict(err) {
-			return false, nil
-		}
-		return err == nil, err
-	})
-	if err != nil {
-		t.Fatalf("updating %s: %v", obj.GetName(), err)
-	}
-}
-
 func remove(t *testing.T, obj client.Object) {
 	t.Helper()
-	if err := env.Client.Delete(specContext(t), obj); err != nil {
+	if err := env.Client.Delete(env.SpecContext(t), obj); err != nil {
 		t.Fatalf("deleting %s: %v", obj.GetName(), err)
 	}
 }
@@ -284,7 +173,7 @@ func restartConfighash(t *testing.T) {
 // spec, even a failed one, so later specs do not fail in its wake.
 func stopConfighash(t *testing.T) {
 	t.Helper()
-	if err := env.Confighash.Stop(specContext(t)); err != nil {
+	if err := env.Confighash.Stop(env.SpecContext(t)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -299,7 +188,7 @@ func stopConfighash(t *testing.T) {
 
 func startConfighash(t *testing.T) {
 	t.Helper()
-	if err := env.Confighash.Start(specContext(t)); err != nil {
+	if err := env.Confighash.Start(env.SpecContext(t)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -308,7 +197,7 @@ func startConfighash(t *testing.T) {
 func events(t *testing.T, ns, name, reason string) []corev1.Event {
 	t.Helper()
 	l := &corev1.EventList{}
-	if err := env.Client.List(specContext(t), l, client.InNamespace(ns)); err != nil {
+	if err := env.Client.List(env.SpecContext(t), l, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	var out []corev1.Event
@@ -325,7 +214,7 @@ func events(t *testing.T, ns, name, reason string) []corev1.Event {
 // including those back to an earlier ReplicaSet.
 func expectRevision(t *testing.T, ns, name string, rev int) {
 	t.Helper()
-	ctx := specContext(t)
+	ctx := env.SpecContext(t)
 	revision := func() int {
 		d := &appsv1.Deployment{}
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
@@ -348,28 +237,17 @@ func expectRevision(t *testing.T, ns, name string, rev int) {
 	}
 }
 
-// specTemplateStamp reads back a custom object (a Rollout, a Widget) whose
-// pod template is at spec.template and returns its stamp.
-func specTemplateStamp(t *testing.T, u *unstructured.Unstructured) string {
-	t.Helper()
-	if err := env.Client.Get(specContext(t), client.ObjectKeyFromObject(u), u); err != nil {
-		t.Fatalf("reading %s %s: %v", u.GetKind(), u.GetName(), err)
-	}
-	s, _, _ := unstructured.NestedString(u.Object, "spec", "template", "metadata", "annotations", contract.ChecksumAnnotation)
-	return s
-}
-
-// waitSpecTemplateStamp waits until such an object carries want. The first
-// re-stamp after its CRD appears may wait for the hook's next look for it
-// (restamp.ProbeInterval).
-func waitSpecTemplateStamp(t *testing.T, u *unstructured.Unstructured, want string, within time.Duration) {
+// waitStamp waits until obj's pod template carries want. The first re-stamp
+// of a custom kind after its CRD appears may wait for the hook's next look
+// for it (restamp.ProbeInterval).
+func waitStamp(t *testing.T, obj client.Object, want string, within time.Duration) {
 	t.Helper()
 	var got string
-	err := wait.PollUntilContextTimeout(specContext(t), 100*time.Millisecond, within, true, func(context.Context) (bool, error) {
-		got = specTemplateStamp(t, u)
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 100*time.Millisecond, within, true, func(context.Context) (bool, error) {
+		got = env.StampOf(t, obj)
 		return got == want, nil
 	})
 	if err != nil {
-		t.Fatalf("%s %s stamp %q, want %q: %v", u.GetKind(), u.GetName(), got, want, err)
+		t.Fatalf("%T %s/%s: stamp %q, want %q: %v", obj, obj.GetNamespace(), obj.GetName(), got, want, err)
 	}
 }

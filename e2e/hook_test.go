@@ -54,28 +54,29 @@ func readerSpec() corev1.PodSpec {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{ns: namespace(t, true)}
+	f := &fixture{ns: env.NewNamespace(t, true)}
 	f.cm = configMap(f.ns, "cfg", map[string]string{"a": "1", "b": "1", "unread": "1"})
 	f.sec = secret(f.ns, "sec", map[string]string{"password": "hunter2"})
-	create(t, f.cm)
-	create(t, f.sec)
+	env.Create(t, f.cm)
+	env.Create(t, f.sec)
 	f.app = deploymentOf(f.ns, "app", readerSpec())
-	create(t, f.app)
-	if got, want := stampOf(t, f.app), expectedChecksum(t, f.ns, &f.app.Spec.Template.Spec, nil); got != want {
+	env.Create(t, f.app)
+	if got, want := env.StampOf(t, f.app), expectedChecksum(t, f.ns, &f.app.Spec.Template.Spec, nil); got != want {
 		t.Fatalf("fixture deployment stamp = %q, want %q", got, want)
 	}
 	expectReplicaSets(t, f.ns, "app", 1)
 	return f
 }
 
-func (f *fixture) setCM(t *testing.T, key, value string) {
+// setCM sets key a, the one the fixture's workload reads.
+func (f *fixture) setCM(t *testing.T, value string) {
 	t.Helper()
-	update(t, f.cm, func() { f.cm.Data[key] = value })
+	env.Update(t, f.cm, func() { f.cm.Data["a"] = value })
 }
 
 func (f *fixture) setSecret(t *testing.T, value string) {
 	t.Helper()
-	update(t, f.sec, func() { f.sec.Data["password"] = []byte(value) })
+	env.Update(t, f.sec, func() { f.sec.Data["password"] = []byte(value) })
 }
 
 func TestHookConfigMapChangeRollsReadersOnce(t *testing.T) {
@@ -83,13 +84,13 @@ func TestHookConfigMapChangeRollsReadersOnce(t *testing.T) {
 	other := deploymentOf(f.ns, "other", readerSpec())
 	other.Spec.Selector.MatchLabels = map[string]string{"app": "other"}
 	other.Spec.Template.Labels = map[string]string{"app": "other"}
-	create(t, other)
+	env.Create(t, other)
 	expectReplicaSets(t, f.ns, "other", 1)
 
-	f.setCM(t, "a", "2")
+	f.setCM(t, "2")
 	expectReplicaSets(t, f.ns, "app", 2)
 	expectReplicaSets(t, f.ns, "other", 2)
-	if want := expectedChecksum(t, f.ns, &f.app.Spec.Template.Spec, nil); stampOf(t, f.app) != want {
+	if want := expectedChecksum(t, f.ns, &f.app.Spec.Template.Spec, nil); env.StampOf(t, f.app) != want {
 		t.Errorf("stamp does not match the new content")
 	}
 	evs := events(t, f.ns, "app", "ConfigChanged")
@@ -116,7 +117,7 @@ func TestHookSecretChangeRollsOnce(t *testing.T) {
 
 func TestHookCoalescesChangesWithinWindow(t *testing.T) {
 	f := newFixture(t)
-	f.setCM(t, "a", "2")
+	f.setCM(t, "2")
 	f.setSecret(t, "changed")
 	expectReplicaSets(t, f.ns, "app", 2)
 }
@@ -136,7 +137,7 @@ func TestHookIgnoresUnreadKeysAndMetadata(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			update(t, tc.obj, tc.mutate)
+			env.Update(t, tc.obj, tc.mutate)
 			expectReplicaSets(t, f.ns, "app", 1)
 		})
 	}
@@ -144,12 +145,12 @@ func TestHookIgnoresUnreadKeysAndMetadata(t *testing.T) {
 
 func TestHookRevertReturnsToOldReplicaSet(t *testing.T) {
 	f := newFixture(t)
-	first := currentReplicaSet(t, f.ns, "app")
-	f.setCM(t, "a", "2")
+	first := env.CurrentReplicaSet(t, f.ns, "app")
+	f.setCM(t, "2")
 	expectReplicaSets(t, f.ns, "app", 2)
-	f.setCM(t, "a", "1")
+	f.setCM(t, "1")
 	expectReplicaSets(t, f.ns, "app", 2)
-	if got := currentReplicaSet(t, f.ns, "app"); got != first {
+	if got := env.CurrentReplicaSet(t, f.ns, "app"); got != first {
 		t.Errorf("after revert the deployment runs %s, want the original %s", got, first)
 	}
 }
@@ -162,21 +163,21 @@ func TestHookRevertReturnsToOldReplicaSet(t *testing.T) {
 // back to the old ReplicaSet (TestHookRevertReturnsToOldReplicaSet).
 func TestRolloutUndoOfAConfigRollRollsNothing(t *testing.T) {
 	f := newFixture(t)
-	f.setCM(t, "a", "2")
+	f.setCM(t, "2")
 	expectReplicaSets(t, f.ns, "app", 2)
-	current := currentReplicaSet(t, f.ns, "app")
+	current := env.CurrentReplicaSet(t, f.ns, "app")
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "app"}}
-	stamp := stampOf(t, d)
+	stamp := env.StampOf(t, d)
 
-	out := kubectl(t, "", "rollout", "undo", "deployment/app", "-n", f.ns)
-	if !strings.Contains(out, "this write rolls nothing") {
-		t.Errorf("kubectl did not show the webhook's warning:\n%s", out)
+	_, warnings := env.Kubectl(t, "", "rollout", "undo", "deployment/app", "-n", f.ns)
+	if !strings.Contains(warnings, "this write rolls nothing") {
+		t.Errorf("kubectl did not show the webhook's warning:\n%s", warnings)
 	}
 	expectReplicaSets(t, f.ns, "app", 2)
-	if got := currentReplicaSet(t, f.ns, "app"); got != current {
+	if got := env.CurrentReplicaSet(t, f.ns, "app"); got != current {
 		t.Errorf("after rollout undo the deployment runs %s, want %s", got, current)
 	}
-	if got := stampOf(t, d); got != stamp {
+	if got := env.StampOf(t, d); got != stamp {
 		t.Errorf("stamp changed from %s to %s", stamp, got)
 	}
 }
@@ -189,7 +190,7 @@ func TestHookRestartIsNoOpAndCatchesUp(t *testing.T) {
 	})
 	t.Run("change while down is caught up once", func(t *testing.T) {
 		stopConfighash(t)
-		f.setCM(t, "a", "while-down")
+		f.setCM(t, "while-down")
 		expectReplicaSets(t, f.ns, "app", 1)
 		startConfighash(t)
 		expectReplicaSets(t, f.ns, "app", 2)
@@ -204,13 +205,13 @@ func TestHookMissingRequiredSource(t *testing.T) {
 		t.Errorf("want a SourceMissing warning, got %+v", evs)
 	}
 	t.Run("recreated with the old content", func(t *testing.T) {
-		create(t, secret(f.ns, "sec", map[string]string{"password": "hunter2"}))
+		env.Create(t, secret(f.ns, "sec", map[string]string{"password": "hunter2"}))
 		expectReplicaSets(t, f.ns, "app", 1)
 	})
 	t.Run("deleted and recreated with new content", func(t *testing.T) {
 		remove(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "sec"}})
 		expectReplicaSets(t, f.ns, "app", 1)
-		create(t, secret(f.ns, "sec", map[string]string{"password": "new"}))
+		env.Create(t, secret(f.ns, "sec", map[string]string{"password": "new"}))
 		expectReplicaSets(t, f.ns, "app", 2)
 	})
 }
@@ -218,7 +219,7 @@ func TestHookMissingRequiredSource(t *testing.T) {
 func TestHookOptionalSourceAppearsAndDisappears(t *testing.T) {
 	f := newFixture(t)
 	opt := configMap(f.ns, "opt", map[string]string{"x": "1"})
-	create(t, opt)
+	env.Create(t, opt)
 	expectRevision(t, f.ns, "app", 2)
 	// Disappearing brings back the content of revision 1, so the rollout
 	// returns to the first ReplicaSet rather than creating a third.
@@ -229,7 +230,7 @@ func TestHookOptionalSourceAppearsAndDisappears(t *testing.T) {
 
 func TestHookWorksWhileWebhookUnreachable(t *testing.T) {
 	f := newFixture(t)
-	ctx := specContext(t)
+	ctx := env.SpecContext(t)
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: "confighash"}, cfg); err != nil {
 		t.Skipf("no out-of-cluster webhook configuration to break: %v", err)
@@ -239,35 +240,35 @@ func TestHookWorksWhileWebhookUnreachable(t *testing.T) {
 	}
 	good := *cfg.Webhooks[0].ClientConfig.URL
 	setURL := func(u string) {
-		update(t, cfg, func() { cfg.Webhooks[0].ClientConfig.URL = &u })
+		env.Update(t, cfg, func() { cfg.Webhooks[0].ClientConfig.URL = &u })
 	}
 	setURL("https://127.0.0.1:1/mutate") // nothing listens: failurePolicy Ignore applies
 	t.Cleanup(func() { setURL(good) })
 
-	f.setCM(t, "a", "2")
+	f.setCM(t, "2")
 	expectReplicaSets(t, f.ns, "app", 2)
 }
 
 func TestHookLeavesPreexistingWorkloadsUntilTheirConfigChanges(t *testing.T) {
-	ns := namespace(t, false)
-	create(t, configMap(ns, "cfg", map[string]string{"a": "1", "b": "1"}))
-	create(t, secret(ns, "sec", map[string]string{"password": "x"}))
+	ns := env.NewNamespace(t, false)
+	env.Create(t, configMap(ns, "cfg", map[string]string{"a": "1", "b": "1"}))
+	env.Create(t, secret(ns, "sec", map[string]string{"password": "x"}))
 	d := deploymentOf(ns, "app", readerSpec())
-	create(t, d)
+	env.Create(t, d)
 	expectReplicaSets(t, ns, "app", 1)
 
 	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-	update(t, nsObj, func() { nsObj.Labels = map[string]string{contract.InjectionLabel: contract.InjectionEnabled} })
+	env.Update(t, nsObj, func() { nsObj.Labels = map[string]string{contract.InjectionLabel: contract.InjectionEnabled} })
 	restartConfighash(t)
 	expectReplicaSets(t, ns, "app", 1)
-	if got := stampOf(t, d); got != "" {
+	if got := env.StampOf(t, d); got != "" {
 		t.Fatalf("pre-existing workload stamped without a change: %q", got)
 	}
 
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"}}
-	update(t, cm, func() { cm.Data["a"] = "2" })
+	env.Update(t, cm, func() { cm.Data["a"] = "2" })
 	expectReplicaSets(t, ns, "app", 2)
-	if stampOf(t, d) == "" {
+	if env.StampOf(t, d) == "" {
 		t.Error("config change did not stamp the workload")
 	}
 }
@@ -289,15 +290,15 @@ func TestHookRollsStatefulSetsDaemonSetsAndCronJobs(t *testing.T) {
 	}
 	before := map[string]string{}
 	for _, o := range objs {
-		create(t, o)
-		before[o.GetName()] = stampOf(t, o)
+		env.Create(t, o)
+		before[o.GetName()] = env.StampOf(t, o)
 	}
 	waitRevisions(t, f.ns, 2) // one ControllerRevision each for sts and ds
 
-	f.setCM(t, "a", "2")
+	f.setCM(t, "2")
 	time.Sleep(settle)
 	for _, o := range objs {
-		if stampOf(t, o) == before[o.GetName()] {
+		if env.StampOf(t, o) == before[o.GetName()] {
 			t.Errorf("%s was not re-stamped", o.GetName())
 		}
 	}
@@ -307,7 +308,7 @@ func TestHookRollsStatefulSetsDaemonSetsAndCronJobs(t *testing.T) {
 
 func waitRevisions(t *testing.T, ns string, n int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(specContext(t), 30*time.Second)
+	ctx, cancel := context.WithTimeout(env.SpecContext(t), 30*time.Second)
 	defer cancel()
 	for {
 		l := &appsv1.ControllerRevisionList{}
@@ -334,16 +335,16 @@ func waitRevisions(t *testing.T, ns string, n int) {
 
 func TestHookFlapHold(t *testing.T) {
 	stopConfighash(t)
-	if err := env.Confighash.Start(specContext(t), "--flap-limit=2", "--flap-window=1m"); err != nil {
+	if err := env.Confighash.Start(env.SpecContext(t), "--flap-limit=2", "--flap-window=1m"); err != nil {
 		t.Skipf("cannot pass flags to this confighash: %v", err)
 	}
 	t.Cleanup(func() { _ = env.Confighash.Stop(context.Background()) })
 	f := newFixture(t)
-	f.setCM(t, "a", "2")
+	f.setCM(t, "2")
 	expectRevision(t, f.ns, "app", 2)
-	f.setCM(t, "a", "3")
+	f.setCM(t, "3")
 	expectRevision(t, f.ns, "app", 3)
-	f.setCM(t, "a", "4")
+	f.setCM(t, "4")
 	expectRevision(t, f.ns, "app", 3) // held: no third rollout within the window
 	evs := events(t, f.ns, "app", "FlapHold")
 	if len(evs) == 0 || evs[0].Type != corev1.EventTypeWarning {
@@ -355,9 +356,9 @@ func TestHookFlapHold(t *testing.T) {
 // hook's index yet when the change arrives. It must still end on the new
 // content (the hook re-checks workloads shortly after they are written).
 func TestHookWorkloadsCreatedDuringAChange(t *testing.T) {
-	ns := namespace(t, true)
+	ns := env.NewNamespace(t, true)
 	cm := configMap(ns, "shared", map[string]string{"k": "1"})
-	create(t, cm)
+	env.Create(t, cm)
 	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10",
 		EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "shared"}}}}}}}
 	var wg sync.WaitGroup
@@ -366,14 +367,14 @@ func TestHookWorkloadsCreatedDuringAChange(t *testing.T) {
 		d := deploymentOf(ns, fmt.Sprintf("r-%d", i), spec)
 		d.Spec.Replicas = ptr.To[int32](0)
 		ds = append(ds, d)
-		wg.Go(func() { create(t, d) })
+		wg.Go(func() { env.Create(t, d) })
 	}
 	wg.Wait()
-	update(t, cm, func() { cm.Data["k"] = "2" })
+	env.Update(t, cm, func() { cm.Data["k"] = "2" })
 	want := expectedChecksum(t, ns, &spec, nil)
-	err := wait.PollUntilContextTimeout(specContext(t), 500*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 500*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		for _, d := range ds {
-			if stampOf(t, d) != want {
+			if env.StampOf(t, d) != want {
 				return false, nil
 			}
 		}
@@ -382,7 +383,7 @@ func TestHookWorkloadsCreatedDuringAChange(t *testing.T) {
 	if err != nil {
 		stale := 0
 		for _, d := range ds {
-			if stampOf(t, d) != want {
+			if env.StampOf(t, d) != want {
 				stale++
 			}
 		}

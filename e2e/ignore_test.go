@@ -18,23 +18,23 @@ import (
 // annotation, nor a restart of confighash in between rolls anything; a
 // change to cfg still does, once, and then counts clock's content again.
 func TestIgnoredSourceRollsNothing(t *testing.T) {
-	ns := namespace(t, true)
+	ns := env.NewNamespace(t, true)
 	cfg := configMap(ns, "cfg", map[string]string{"a": "1"})
 	clock := configMap(ns, "clock", map[string]string{"t": "12:00"})
 	sec := secret(ns, "sec", map[string]string{"password": "p"})
-	create(t, cfg)
-	create(t, clock)
-	create(t, sec)
+	env.Create(t, cfg)
+	env.Create(t, clock)
+	env.Create(t, sec)
 	spec := podSpec("cfg", "sec")
 	spec.Containers[0].EnvFrom = append(spec.Containers[0].EnvFrom, corev1.EnvFromSource{
 		ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "clock"}}})
 	d := deploymentOf(ns, "app", spec)
-	create(t, d)
+	env.Create(t, d)
 	expectReplicaSets(t, ns, "app", 1)
-	counted := stampOf(t, d) // made while clock still counted
+	counted := env.StampOf(t, d) // made while clock still counted
 
 	setIgnore := func(on bool) {
-		update(t, clock, func() {
+		env.Update(t, clock, func() {
 			if on {
 				clock.Annotations = map[string]string{contract.IgnoreAnnotation: contract.IgnoreTrue}
 			} else {
@@ -45,7 +45,7 @@ func TestIgnoredSourceRollsNothing(t *testing.T) {
 
 	setIgnore(true)
 	expectReplicaSets(t, ns, "app", 1)
-	update(t, clock, func() { clock.Data["t"] = "12:01" })
+	env.Update(t, clock, func() { clock.Data["t"] = "12:01" })
 	expectReplicaSets(t, ns, "app", 1)
 
 	w := statusOf(t, ns, "deployment/app", 0)
@@ -62,18 +62,18 @@ func TestIgnoredSourceRollsNothing(t *testing.T) {
 
 	// The start-up replay sees a stamp made from clock's old content.
 	restartConfighash(t)
-	update(t, clock, func() { clock.Data["t"] = "12:02" })
+	env.Update(t, clock, func() { clock.Data["t"] = "12:02" })
 	expectReplicaSets(t, ns, "app", 1)
 
 	setIgnore(false)
 	expectReplicaSets(t, ns, "app", 1)
-	if got := stampOf(t, d); got != counted {
+	if got := env.StampOf(t, d); got != counted {
 		t.Errorf("the stamp changed while only clock's annotation and content did")
 	}
 
-	update(t, cfg, func() { cfg.Data["a"] = "2" })
+	env.Update(t, cfg, func() { cfg.Data["a"] = "2" })
 	expectReplicaSets(t, ns, "app", 2)
-	if want := expectedChecksum(t, ns, &d.Spec.Template.Spec, nil); stampOf(t, d) != want {
+	if want := expectedChecksum(t, ns, &d.Spec.Template.Spec, nil); env.StampOf(t, d) != want {
 		t.Error("after a change to cfg the stamp is not what cfg and clock (counted again) give")
 	}
 }

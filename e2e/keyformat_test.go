@@ -39,12 +39,12 @@ func TestV1StampRollsOnce(t *testing.T) {
 	stopConfighash(t)
 	d := deploymentOf(f.ns, "v1", readerSpec())
 	d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v1:" + strings.Repeat("ab", 32)}
-	create(t, d, client.FieldOwner(contract.FieldManager))
+	env.Create(t, d, client.FieldOwner(contract.FieldManager))
 	expectReplicaSets(t, f.ns, "v1", 1)
 	startConfighash(t)
 
 	expectReplicaSets(t, f.ns, "v1", 2)
-	if got, want := stampOf(t, d), expectedChecksum(t, f.ns, &spec, nil); got != want {
+	if got, want := env.StampOf(t, d), expectedChecksum(t, f.ns, &spec, nil); got != want {
 		t.Errorf("stamp after the start = %q, want the v2 stamp %q", got, want)
 	}
 	if w := statusOf(t, f.ns, "deployment/v1", 0); w.State != status.StateCurrent {
@@ -57,7 +57,7 @@ func TestV1StampRollsOnce(t *testing.T) {
 // key back, so nothing else happens.
 func TestKeySecretDeletedWhileRunningIsRestored(t *testing.T) {
 	f := newFixture(t)
-	ctx := specContext(t)
+	ctx := env.SpecContext(t)
 	before := &corev1.Secret{}
 	if err := env.Client.Get(ctx, keyRef, before); err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestKeySecretDeletedWhileRunningIsRestored(t *testing.T) {
 func TestKeyLossRollsNothing(t *testing.T) {
 	f := newFixture(t)
 	spec := readerSpec()
-	oldStamp := stampOf(t, f.app)
+	oldStamp := env.StampOf(t, f.app)
 	oldID, _ := hasher.StampKeyID(oldStamp)
 
 	stopConfighash(t)
@@ -95,11 +95,11 @@ func TestKeyLossRollsNothing(t *testing.T) {
 	startConfighash(t)
 
 	expectReplicaSets(t, f.ns, "app", 1)
-	if got := stampOf(t, f.app); got != oldStamp {
+	if got := env.StampOf(t, f.app); got != oldStamp {
 		t.Errorf("stamp changed from %q to %q", oldStamp, got)
 	}
 	newKey := &corev1.Secret{}
-	if err := env.Client.Get(specContext(t), keyRef, newKey); err != nil {
+	if err := env.Client.Get(env.SpecContext(t), keyRef, newKey); err != nil {
 		t.Fatal(err)
 	}
 	newID := hasher.KeyID(newKey.Data[hashkey.DataKey])
@@ -107,7 +107,7 @@ func TestKeyLossRollsNothing(t *testing.T) {
 		t.Fatalf("the key did not change (%s): nothing tested", newID)
 	}
 	var evs []corev1.Event
-	err := wait.PollUntilContextTimeout(specContext(t), 200*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
 		evs = events(t, f.ns, "app", "KeyChanged")
 		return len(evs) > 0, nil
 	})
@@ -125,9 +125,9 @@ func TestKeyLossRollsNothing(t *testing.T) {
 		}
 	})
 	t.Run("the next config change re-stamps under the new key, once", func(t *testing.T) {
-		f.setCM(t, "a", "after-key-loss")
+		f.setCM(t, "after-key-loss")
 		expectReplicaSets(t, f.ns, "app", 2)
-		if got, want := stampOf(t, f.app), expectedChecksum(t, f.ns, &spec, nil); got != want {
+		if got, want := env.StampOf(t, f.app), expectedChecksum(t, f.ns, &spec, nil); got != want {
 			t.Errorf("stamp = %q, want %q", got, want)
 		}
 	})

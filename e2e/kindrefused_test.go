@@ -46,7 +46,7 @@ spec:
 // the hook's checks read that schema), and removes it after the spec.
 func installCRD(t *testing.T, manifest, name string, gvk schema.GroupVersionKind) {
 	t.Helper()
-	kubectl(t, manifest, "apply", "-f", "-")
+	env.Kubectl(t, manifest, "apply", "-f", "-")
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -55,12 +55,12 @@ func installCRD(t *testing.T, manifest, name string, gvk schema.GroupVersionKind
 		crd.SetName(name)
 		_ = env.Client.Delete(ctx, crd)
 	})
-	kubectl(t, "", "wait", "--for=condition=Established", "--timeout=60s", "crd/"+name)
+	env.Kubectl(t, "", "wait", "--for=condition=Established", "--timeout=60s", "crd/"+name)
 	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = wait.PollUntilContextTimeout(specContext(t), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		paths, err := dc.OpenAPIV3().Paths()
 		if err != nil {
 			return false, nil
@@ -99,19 +99,19 @@ func TestTrimmedRolloutCRDIsWatched(t *testing.T) {
 	restartWith(t)
 	installCRD(t, trimmedRolloutCRD, "rollouts.argoproj.io", rolloutGVK)
 
-	ns := namespace(t, true)
+	ns := env.NewNamespace(t, true)
 	cm := configMap(ns, "settings", map[string]string{"mode": "one"})
-	create(t, cm)
+	env.Create(t, cm)
 	spec := envFromSettings()
 	ro := rolloutOf(ns, "trimmed", spec)
-	create(t, ro)
-	if got, want := specTemplateStamp(t, ro), expectedChecksum(t, ns, &spec, nil); got != want {
+	env.Create(t, ro)
+	if got, want := env.StampOf(t, ro), expectedChecksum(t, ns, &spec, nil); got != want {
 		t.Fatalf("stamp at create = %q, want %q", got, want)
 	}
 
-	update(t, cm, func() { cm.Data["mode"] = "two" })
+	env.Update(t, cm, func() { cm.Data["mode"] = "two" })
 	want := expectedChecksum(t, ns, &spec, nil)
-	waitSpecTemplateStamp(t, ro, want, restamp.ProbeInterval+20*time.Second)
+	waitStamp(t, ro, want, restamp.ProbeInterval+20*time.Second)
 
 	if w := workloadStatus(t, "rollout/trimmed", ns); w.State != status.StateCurrent || w.NotWatched != "" {
 		t.Errorf("status of the Rollout: %s (%s), want current", w.State, w.Reason)
@@ -129,13 +129,13 @@ func TestRefusedKindIsLoud(t *testing.T) {
 	restartWith(t, widgetKindFlag("spec.template.spec"), "--pod-name="+pod, "--pod-uid=0b6f4c1e-0000-4000-8000-000000000001")
 	installWidgetCRD(t)
 
-	ns := namespace(t, true)
-	create(t, configMap(ns, "settings", map[string]string{"mode": "one"}))
+	ns := env.NewNamespace(t, true)
+	env.Create(t, configMap(ns, "settings", map[string]string{"mode": "one"}))
 	w := widget(ns, "gadget", envFromSettings())
-	create(t, w)
+	env.Create(t, w)
 
 	var got []corev1.Event
-	err := wait.PollUntilContextTimeout(specContext(t), 200*time.Millisecond, restamp.ProbeInterval+20*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, restamp.ProbeInterval+20*time.Second, true, func(ctx context.Context) (bool, error) {
 		l := &corev1.EventList{}
 		if err := env.Client.List(ctx, l, client.InNamespace(framework.Namespace)); err != nil {
 			return false, err

@@ -49,7 +49,7 @@ func anotherConfighash(t *testing.T, name string, args ...string) {
 	if err != nil {
 		t.Skip(err.Error())
 	}
-	if err := r.Start(specContext(t), args...); err != nil {
+	if err := r.Start(env.SpecContext(t), args...); err != nil {
 		t.Fatalf("starting confighash %s: %v", name, err)
 	}
 	t.Cleanup(func() {
@@ -68,7 +68,7 @@ func anotherConfighash(t *testing.T, name string, args ...string) {
 func waitLeader(t *testing.T, since time.Time) {
 	t.Helper()
 	lease := &coordinationv1.Lease{}
-	err := wait.PollUntilContextTimeout(specContext(t), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: framework.Namespace, Name: "confighash.dev"}, lease); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
@@ -85,7 +85,7 @@ func waitLeader(t *testing.T, since time.Time) {
 func dryRunStamp(t *testing.T, ns string, spec corev1.PodSpec) string {
 	t.Helper()
 	d := deploymentOf(ns, "dry-run", spec)
-	if err := env.Client.Create(specContext(t), d, client.DryRunAll); err != nil {
+	if err := env.Client.Create(env.SpecContext(t), d, client.DryRunAll); err != nil {
 		t.Fatal(err)
 	}
 	return d.Spec.Template.Annotations[contract.ChecksumAnnotation]
@@ -100,38 +100,38 @@ func dryRunStamp(t *testing.T, ns string, spec corev1.PodSpec) string {
 // of the config rolls them. Before, only pod-spec changes were re-checked:
 // the old stamp stayed, and the revert rolled nothing.
 func TestLaggingReplicaStampIsRechecked(t *testing.T) {
-	ns := namespace(t, true)
-	create(t, configMap(ns, "a-same", map[string]string{"k": "1"}))
+	ns := env.NewNamespace(t, true)
+	env.Create(t, configMap(ns, "a-same", map[string]string{"k": "1"}))
 	cfg := configMap(ns, "b-cfg", map[string]string{"k": "v1"})
-	create(t, cfg)
+	env.Create(t, cfg)
 	spec := podSpec("a-same", "unused")
 	spec.Containers[0].Env = nil
 	spec.Containers[0].EnvFrom = append(spec.Containers[0].EnvFrom, corev1.EnvFromSource{
 		ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "b-cfg"}}})
 	d := deploymentOf(ns, "app", spec)
-	create(t, d)
+	env.Create(t, d)
 	v1 := expectedChecksum(t, ns, &spec, nil)
-	waitStamp(t, d, v1)
+	waitStamp(t, d, v1, 30*time.Second)
 
 	laggingReplicas(t, "--live-reads-per-request=1")
-	update(t, cfg, func() { cfg.Data = map[string]string{"k": "v2"} })
+	env.Update(t, cfg, func() { cfg.Data = map[string]string{"k": "v2"} })
 	v2 := expectedChecksum(t, ns, &spec, nil)
-	waitStamp(t, d, v2) // the leader's hook
+	waitStamp(t, d, v2, 30*time.Second) // the leader's hook
 
-	kubectl(t, "", "-n", ns, "rollout", "restart", "deployment/app")
+	env.Kubectl(t, "", "-n", ns, "rollout", "restart", "deployment/app")
 	// The premise, read before the hook's re-check is due (its coalescing
 	// window plus restamp.RecheckDelay, 3 s).
-	if got := stampOf(t, d); got != v1 {
+	if got := env.StampOf(t, d); got != v1 {
 		t.Fatalf("premise: the lagging replica stamped the restart %q, want the old content's %q; the spec shows nothing", got, v1)
 	}
-	waitStamp(t, d, v2)
+	waitStamp(t, d, v2, 30*time.Second)
 	// Revisions: the create, the config change, the restart, the
 	// re-check's re-stamp. Read once the Deployment controller has
 	// numbered the last (reading it at once raced that and expected one
 	// too few).
 	expectRevision(t, ns, "app", 4)
-	update(t, cfg, func() { cfg.Data = map[string]string{"k": "v1"} })
-	waitStamp(t, d, v1)
+	env.Update(t, cfg, func() { cfg.Data = map[string]string{"k": "v1"} })
+	waitStamp(t, d, v1, 30*time.Second)
 	expectRevision(t, ns, "app", 5)
 }
 
@@ -146,16 +146,16 @@ func TestLaggingReplicaStampIsRechecked(t *testing.T) {
 // rollout. Plain client writes stand in for the Helm SDK, which the module
 // does not depend on.
 func TestHelmUpgradeWithLaggingReplicaRollsOnce(t *testing.T) {
-	ns := namespace(t, true)
+	ns := env.NewNamespace(t, true)
 	cfg := configMap(ns, "cfg", map[string]string{"k": "v1"})
-	create(t, cfg)
+	env.Create(t, cfg)
 	spec := podSpec("cfg", "unused")
 	spec.Containers[0].Env = nil
 	d := deploymentOf(ns, "app", spec)
 	d.Spec.Template.Annotations = map[string]string{"checksum/config": sha("v1")}
-	create(t, d)
+	env.Create(t, d)
 	v1 := expectedChecksum(t, ns, &spec, nil)
-	waitStamp(t, d, v1)
+	waitStamp(t, d, v1, 30*time.Second)
 	expectReplicaSets(t, ns, "app", 1)
 
 	laggingReplicas(t)
@@ -169,7 +169,7 @@ func TestHelmUpgradeWithLaggingReplicaRollsOnce(t *testing.T) {
 	}
 
 	v2 := expectedChecksum(t, ns, &spec, nil)
-	waitStamp(t, d, v2)
+	waitStamp(t, d, v2, 30*time.Second)
 	time.Sleep(settle) // room for the hook's re-stamp, had it one to make
 	n := len(replicaSetNames(t, ns, "app")) - 1
 	t.Logf("Helm-style upgrade (ConfigMap, then Deployment): %d rollout(s)", n)
@@ -194,7 +194,7 @@ func strategicPatch(t *testing.T, obj client.Object, ns, name string, body map[s
 	}
 	obj.SetNamespace(ns)
 	obj.SetName(name)
-	if err := env.Client.Patch(specContext(t), obj, client.RawPatch(types.StrategicMergePatchType, raw), client.FieldOwner("helm")); err != nil {
+	if err := env.Client.Patch(env.SpecContext(t), obj, client.RawPatch(types.StrategicMergePatchType, raw), client.FieldOwner("helm")); err != nil {
 		t.Fatalf("patching %s: %v", name, err)
 	}
 }

@@ -24,8 +24,8 @@ import (
 // the Deployment and a bare Pod are still sent. The cluster has no node, so
 // the Pods stay Pending; they are admitted all the same.
 func TestAdmissionSkipsControllerOwned(t *testing.T) {
-	ctx := specContext(t)
-	ns := namespace(t, true)
+	ctx := env.SpecContext(t)
+	ns := env.NewNamespace(t, true)
 	const replicas = 20
 	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}
 	creates := func(step string, want float64, do func()) {
@@ -43,21 +43,21 @@ func TestAdmissionSkipsControllerOwned(t *testing.T) {
 	creates("Deployment of 20 replicas and its Pods", 1, func() {
 		d := deploymentOf(ns, "many", spec)
 		d.Spec.Replicas = ptr.To[int32](replicas)
-		create(t, d)
+		env.Create(t, d)
 		waitPods(ctx, t, ns, replicas)
 	})
 	creates("a bare Pod", 1, func() {
-		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bare"}, Spec: spec})
+		env.Create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bare"}, Spec: spec})
 	})
 	creates("an opted-out Deployment", 0, func() {
 		d := deploymentOf(ns, "out", spec)
 		d.Annotations = map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}
 		d.Spec.Replicas = ptr.To[int32](0)
-		create(t, d)
+		env.Create(t, d)
 	})
 	creates("a Job owned by a controller, and its Pod", 0, func() {
 		owner := configMap(ns, "owner", nil)
-		create(t, owner)
+		env.Create(t, owner)
 		job := &batchv1.Job{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "owned", OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID, Controller: ptr.To(true),
@@ -65,7 +65,7 @@ func TestAdmissionSkipsControllerOwned(t *testing.T) {
 			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: *spec.DeepCopy()}},
 		}
 		job.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
-		create(t, job)
+		env.Create(t, job)
 		waitPods(ctx, t, ns, replicas+2)
 	})
 }

@@ -54,7 +54,7 @@ func scopedGrants(ps []app.Permission) (cluster []rbacv1.PolicyRule, local map[s
 // TokenRequest API. Everything is deleted when the spec ends.
 func scopedKubeconfig(t *testing.T, ps []app.Permission) string {
 	t.Helper()
-	ctx := specContext(t)
+	ctx := env.SpecContext(t)
 	name := fmt.Sprintf("confighash-scoped-%d", rand.Uint32())
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: framework.Namespace, Name: name}}
 	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name}}
@@ -71,7 +71,7 @@ func scopedKubeconfig(t *testing.T, ps []app.Permission) string {
 				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}})
 	}
 	for _, o := range objs {
-		create(t, o)
+		env.Create(t, o)
 		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), o) })
 	}
 

@@ -12,7 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,7 +37,7 @@ func TestNamespacedMode(t *testing.T) {
 		t.Skip("needs the local confighash: the spec starts it with its own token and reads its log")
 	}
 	stopConfighash(t)
-	allowed, other := namespace(t, true), namespace(t, true)
+	allowed, other := env.NewNamespace(t, true), env.NewNamespace(t, true)
 
 	o := app.DefaultOptions()
 	// What the local runner passes: out-of-cluster mode, no metrics.
@@ -48,30 +47,30 @@ func TestNamespacedMode(t *testing.T) {
 	expectScopedToken(t, kubeconfig, allowed, other)
 
 	logStart := fileSize(t, logPath)
-	if err := env.Confighash.Start(specContext(t), "--kubeconfig="+kubeconfig, "--namespaces="+allowed); err != nil {
+	if err := env.Confighash.Start(env.SpecContext(t), "--kubeconfig="+kubeconfig, "--namespaces="+allowed); err != nil {
 		t.Fatalf("starting confighash in namespaced mode: %v", err)
 	}
 	t.Cleanup(func() { _ = env.Confighash.Stop(context.Background()) })
 
 	apps := map[string]*appsv1.Deployment{}
 	for _, ns := range []string{allowed, other} {
-		create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
-		create(t, secret(ns, "sec", map[string]string{"password": "hunter2"}))
+		env.Create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
+		env.Create(t, secret(ns, "sec", map[string]string{"password": "hunter2"}))
 		apps[ns] = deploymentOf(ns, "app", podSpec("cfg", "sec"))
-		create(t, apps[ns])
+		env.Create(t, apps[ns])
 	}
 
 	// ALLOWED: stamped by the webhook, re-stamped by the hook.
 	d := apps[allowed]
-	first := stampOf(t, d)
+	first := env.StampOf(t, d)
 	if want := expectedChecksum(t, allowed, &d.Spec.Template.Spec, d.Annotations); first != want {
 		t.Fatalf("%s: stamp %q on create, want %q", allowed, first, want)
 	}
 	cm := &corev1.ConfigMap{}
 	cm.Namespace, cm.Name = allowed, "cfg"
-	update(t, cm, func() { cm.Data = map[string]string{"a": "2"} })
+	env.Update(t, cm, func() { cm.Data = map[string]string{"a": "2"} })
 	want := expectedChecksum(t, allowed, &d.Spec.Template.Spec, d.Annotations)
-	waitStamp(t, d, want)
+	waitStamp(t, d, want, 30*time.Second)
 	if want == first {
 		t.Fatal("the config change did not change the expected stamp; the spec shows nothing")
 	}
@@ -80,9 +79,9 @@ func TestNamespacedMode(t *testing.T) {
 	// when asked directly.
 	ocm := &corev1.ConfigMap{}
 	ocm.Namespace, ocm.Name = other, "cfg"
-	update(t, ocm, func() { ocm.Data = map[string]string{"a": "2"} })
+	env.Update(t, ocm, func() { ocm.Data = map[string]string{"a": "2"} })
 	time.Sleep(settle)
-	if s := stampOf(t, apps[other]); s != "" {
+	if s := env.StampOf(t, apps[other]); s != "" {
 		t.Errorf("%s (labelled, not in --namespaces): stamped %q", other, s)
 	}
 	resp := postReview(t, webhookHTTPClient(t), env.Confighash.WebhookURL(), other, podSpec("cfg", "sec"))
@@ -114,7 +113,7 @@ func expectScopedToken(t *testing.T, kubeconfig, allowed, other string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := specContext(t)
+	ctx := env.SpecContext(t)
 	if err := c.List(ctx, &corev1.SecretList{}, client.InNamespace(allowed)); err != nil {
 		t.Errorf("the token cannot list Secrets in %s: %v", allowed, err)
 	}
@@ -122,19 +121,6 @@ func expectScopedToken(t *testing.T, kubeconfig, allowed, other string) {
 		if err := c.List(ctx, &corev1.SecretList{}, opts...); !apierrors.IsForbidden(err) {
 			t.Errorf("the token lists Secrets %v: %v; want forbidden", opts, err)
 		}
-	}
-}
-
-// waitStamp waits for the hook to give obj's template the stamp want.
-func waitStamp(t *testing.T, obj client.Object, want string) {
-	t.Helper()
-	var got string
-	err := wait.PollUntilContextTimeout(specContext(t), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		got = stampOf(t, obj)
-		return got == want, nil
-	})
-	if err != nil {
-		t.Fatalf("%s/%s: stamp %q, want %q", obj.GetNamespace(), obj.GetName(), got, want)
 	}
 }
 

@@ -65,7 +65,7 @@ func serveNoopWebhook(t *testing.T) *admissionregistrationv1.MutatingWebhookConf
 	w.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{noopNamespaceLabel: "true"}}
 	w.ReinvocationPolicy = ptr.To(admissionregistrationv1.NeverReinvocationPolicy)
 	cfg.TypeMeta = metav1.TypeMeta{}
-	create(t, cfg)
+	env.Create(t, cfg)
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), cfg) })
 	// The apiserver picks up a new configuration within a second or so.
 	time.Sleep(2 * time.Second)

@@ -36,10 +36,10 @@ func TestWebhookAnswersNothingForUnservedNamespace(t *testing.T) {
 		t.Skip("webhook endpoint is not reachable from the test process on this cluster")
 	}
 	hc := webhookHTTPClient(t)
-	unlabelled, labelled := namespace(t, false), namespace(t, true)
+	unlabelled, labelled := env.NewNamespace(t, false), env.NewNamespace(t, true)
 	for _, ns := range []string{unlabelled, labelled} {
-		create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
-		create(t, secret(ns, "sec", map[string]string{"password": "hunter2"}))
+		env.Create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
+		env.Create(t, secret(ns, "sec", map[string]string{"password": "hunter2"}))
 	}
 
 	withSecret := postReview(t, hc, url, unlabelled, podSpec("cfg", "sec"))
@@ -66,7 +66,7 @@ func TestWebhookAnswersNothingForUnservedNamespace(t *testing.T) {
 func webhookHTTPClient(t *testing.T) *http.Client {
 	t.Helper()
 	s := &corev1.Secret{}
-	if err := env.Client.Get(specContext(t), client.ObjectKey{Namespace: framework.Namespace, Name: "confighash-webhook-cert"}, s); err != nil {
+	if err := env.Client.Get(env.SpecContext(t), client.ObjectKey{Namespace: framework.Namespace, Name: "confighash-webhook-cert"}, s); err != nil {
 		t.Fatal(err)
 	}
 	pool := x509.NewCertPool()

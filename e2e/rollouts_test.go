@@ -42,8 +42,8 @@ func TestArgoRollouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := specContext(t)
-	if err := r.InstallCRDs(ctx, env.Kubectl, env.Kubeconfig); err != nil {
+	ctx := env.SpecContext(t)
+	if err := r.InstallCRDs(ctx, env.KubectlPath, env.Kubeconfig); err != nil {
 		t.Fatal(err)
 	}
 	stop, err := controlplane.StartRollouts(ctx, r, env.Kubeconfig, t.TempDir())
@@ -93,7 +93,7 @@ func rolloutOf(ns, name string, spec corev1.PodSpec) *unstructured.Unstructured 
 func rolloutReplicaSets(t *testing.T, ns, name string) []string {
 	t.Helper()
 	l := &appsv1.ReplicaSetList{}
-	if err := env.Client.List(specContext(t), l, client.InNamespace(ns)); err != nil {
+	if err := env.Client.List(env.SpecContext(t), l, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	var out []string
@@ -111,7 +111,7 @@ func rolloutReplicaSets(t *testing.T, ns, name string) []string {
 func expectRolloutReplicaSets(t *testing.T, ns, name string, n int) []string {
 	t.Helper()
 	var got []string
-	err := wait.PollUntilContextTimeout(specContext(t), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		got = rolloutReplicaSets(t, ns, name)
 		return len(got) >= n, nil
 	})
@@ -131,7 +131,7 @@ func currentPodHash(t *testing.T, ns, name string) string {
 	t.Helper()
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(rolloutGVK)
-	if err := env.Client.Get(specContext(t), client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+	if err := env.Client.Get(env.SpecContext(t), client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
 		t.Fatal(err)
 	}
 	h, _, _ := unstructured.NestedString(u.Object, "status", "currentPodHash")
@@ -143,22 +143,22 @@ func currentPodHash(t *testing.T, ns, name string) string {
 // to the first ReplicaSet (the Rollout controller finds it by template
 // hash) without a third.
 func testRolloutCanary(t *testing.T) {
-	ns := namespace(t, true)
+	ns := env.NewNamespace(t, true)
 	cm := configMap(ns, "settings", map[string]string{"mode": "one"})
-	create(t, cm)
+	env.Create(t, cm)
 	spec := envFromSettings()
 	ro := rolloutOf(ns, "web", spec)
-	create(t, ro)
-	first := specTemplateStamp(t, ro)
+	env.Create(t, ro)
+	first := env.StampOf(t, ro)
 	if want := expectedChecksum(t, ns, &spec, nil); first != want {
 		t.Fatalf("stamp at create = %q, want %q", first, want)
 	}
 	hashes := expectRolloutReplicaSets(t, ns, "web", 1)
 	h1 := hashes[0]
 
-	update(t, cm, func() { cm.Data["mode"] = "two" })
+	env.Update(t, cm, func() { cm.Data["mode"] = "two" })
 	second := expectedChecksum(t, ns, &spec, nil)
-	waitSpecTemplateStamp(t, ro, second, restamp.ProbeInterval+20*time.Second)
+	waitStamp(t, ro, second, restamp.ProbeInterval+20*time.Second)
 	hashes = expectRolloutReplicaSets(t, ns, "web", 2)
 
 	// A replace with the manifest (no stamp) keeps the stamp: no new
@@ -167,18 +167,18 @@ func testRolloutCanary(t *testing.T) {
 	// object would, and retries when the controller wrote in between.
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		live := rolloutOf(ns, "web", spec)
-		if err := env.Client.Get(specContext(t), client.ObjectKeyFromObject(live), live); err != nil {
+		if err := env.Client.Get(env.SpecContext(t), client.ObjectKeyFromObject(live), live); err != nil {
 			return err
 		}
 		again := rolloutOf(ns, "web", spec)
 		again.SetResourceVersion(live.GetResourceVersion())
 		again.SetAnnotations(live.GetAnnotations())
-		return env.Client.Update(specContext(t), again)
+		return env.Client.Update(env.SpecContext(t), again)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := specTemplateStamp(t, ro); got != second {
+	if got := env.StampOf(t, ro); got != second {
 		t.Fatalf("after a re-apply the stamp is %q, want %q kept", got, second)
 	}
 	expectRolloutReplicaSets(t, ns, "web", 2)
@@ -186,9 +186,9 @@ func testRolloutCanary(t *testing.T) {
 	// Revert: the stamp returns to the first value, so the template is the
 	// first ReplicaSet's again.
 	reverted := time.Now()
-	update(t, cm, func() { cm.Data["mode"] = "one" })
-	waitSpecTemplateStamp(t, ro, first, 20*time.Second)
-	err = wait.PollUntilContextTimeout(specContext(t), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	env.Update(t, cm, func() { cm.Data["mode"] = "one" })
+	waitStamp(t, ro, first, 20*time.Second)
+	err = wait.PollUntilContextTimeout(env.SpecContext(t), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		return currentPodHash(t, ns, "web") == h1, nil
 	})
 	if err != nil {
@@ -205,16 +205,16 @@ func testRolloutCanary(t *testing.T) {
 // Deployment is enough for the Rollout to make one new ReplicaSet per
 // config change.
 func testRolloutWorkloadRef(t *testing.T) {
-	ns := namespace(t, true)
+	ns := env.NewNamespace(t, true)
 	cm := configMap(ns, "settings", map[string]string{"mode": "one"})
-	create(t, cm)
+	env.Create(t, cm)
 	spec := envFromSettings()
 	d := deploymentOf(ns, "base", spec)
 	d.Spec.Replicas = ptr.To[int32](0) // the Rollout runs the pods
 	d.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ref"}}
 	d.Spec.Template.Labels = map[string]string{"app": "ref"}
-	create(t, d)
-	if got, want := stampOf(t, d), expectedChecksum(t, ns, &spec, nil); got != want {
+	env.Create(t, d)
+	if got, want := env.StampOf(t, d), expectedChecksum(t, ns, &spec, nil); got != want {
 		t.Fatalf("Deployment stamp %q, want %q", got, want)
 	}
 
@@ -228,18 +228,18 @@ func testRolloutWorkloadRef(t *testing.T) {
 		"workloadRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "base"},
 		"strategy":    map[string]any{"canary": map[string]any{}},
 	}
-	create(t, ro)
+	env.Create(t, ro)
 	if _, found, _ := unstructured.NestedMap(ro.Object, "spec", "template"); found {
 		t.Fatal("confighash gave a workloadRef Rollout a template")
 	}
 	expectRolloutReplicaSets(t, ns, "ref", 1)
 
-	update(t, cm, func() { cm.Data["mode"] = "two" })
+	env.Update(t, cm, func() { cm.Data["mode"] = "two" })
 	want := expectedChecksum(t, ns, &spec, nil)
-	if err := wait.PollUntilContextTimeout(specContext(t), 100*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
-		return stampOf(t, d) == want, nil
+	if err := wait.PollUntilContextTimeout(env.SpecContext(t), 100*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+		return env.StampOf(t, d) == want, nil
 	}); err != nil {
-		t.Fatalf("Deployment not re-stamped: %q, want %q", stampOf(t, d), want)
+		t.Fatalf("Deployment not re-stamped: %q, want %q", env.StampOf(t, d), want)
 	}
 	expectRolloutReplicaSets(t, ns, "ref", 2)
 }

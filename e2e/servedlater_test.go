@@ -18,18 +18,18 @@ import (
 // the cache only, re-stamps from it too: a change of one source gives the
 // checksum of all of them as they are, the unchanged Secret included.
 func TestNamespaceServedLater(t *testing.T) {
-	ns := namespace(t, false)
-	create(t, configMap(ns, "app", map[string]string{"k": "v1"}))
-	create(t, secret(ns, "db", map[string]string{"password": "p1"}))
+	ns := env.NewNamespace(t, false)
+	env.Create(t, configMap(ns, "app", map[string]string{"k": "v1"}))
+	env.Create(t, secret(ns, "db", map[string]string{"password": "p1"}))
 	// Let the informers see them while the namespace is not served.
 	time.Sleep(2 * time.Second)
 
 	nsObj := &corev1.Namespace{}
-	if err := env.Client.Get(specContext(t), client.ObjectKey{Name: ns}, nsObj); err != nil {
+	if err := env.Client.Get(env.SpecContext(t), client.ObjectKey{Name: ns}, nsObj); err != nil {
 		t.Fatal(err)
 	}
 	nsObj.Labels[contract.InjectionLabel] = contract.InjectionEnabled
-	if err := env.Client.Update(specContext(t), nsObj); err != nil {
+	if err := env.Client.Update(env.SpecContext(t), nsObj); err != nil {
 		t.Fatal(err)
 	}
 	// The webhook's configuration selects the namespace as soon as the
@@ -38,18 +38,18 @@ func TestNamespaceServedLater(t *testing.T) {
 
 	spec := podSpec("app", "db")
 	d := deploymentOf(ns, "web", spec)
-	create(t, d)
-	if got, want := stampOf(t, d), expectedChecksum(t, ns, &spec, nil); got != want {
+	env.Create(t, d)
+	if got, want := env.StampOf(t, d), expectedChecksum(t, ns, &spec, nil); got != want {
 		t.Fatalf("stamp at create %q, want %q (the sources' content)", got, want)
 	}
 
 	cm := &corev1.ConfigMap{}
-	if err := env.Client.Get(specContext(t), client.ObjectKey{Namespace: ns, Name: "app"}, cm); err != nil {
+	if err := env.Client.Get(env.SpecContext(t), client.ObjectKey{Namespace: ns, Name: "app"}, cm); err != nil {
 		t.Fatal(err)
 	}
 	cm.Data["k"] = "v2"
-	if err := env.Client.Update(specContext(t), cm); err != nil {
+	if err := env.Client.Update(env.SpecContext(t), cm); err != nil {
 		t.Fatal(err)
 	}
-	waitStamp(t, d, expectedChecksum(t, ns, &spec, nil))
+	waitStamp(t, d, expectedChecksum(t, ns, &spec, nil), 30*time.Second)
 }

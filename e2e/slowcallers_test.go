@@ -36,15 +36,15 @@ func TestSlowCallersHoldNoSlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := namespace(t, true)
-	create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
-	create(t, secret(ns, "sec", map[string]string{"password": "hunter2"}))
+	ns := env.NewNamespace(t, true)
+	env.Create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
+	env.Create(t, secret(ns, "sec", map[string]string{"password": "hunter2"}))
 	spec := podSpec("cfg", "sec")
 	// The sources are cached, so a stamp needs no live read.
 	dryRunUntilCached(t, ns, spec)
 
 	const tricklers, deployments, workers = 64, 100, 10
-	ctx, stop := context.WithCancel(specContext(t))
+	ctx, stop := context.WithCancel(env.SpecContext(t))
 	var wg sync.WaitGroup
 	var held atomic.Int32
 	for i := range tricklers {
@@ -92,7 +92,7 @@ func TestSlowCallersHoldNoSlot(t *testing.T) {
 	// And they are stamped in the store, not only in the answer.
 	var d appsv1.Deployment
 	d.Namespace, d.Name = ns, "d0"
-	if stampOf(t, &d) == "" {
+	if env.StampOf(t, &d) == "" {
 		t.Errorf("d0 stored without a stamp")
 	}
 }

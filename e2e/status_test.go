@@ -41,7 +41,7 @@ func runStatus(t *testing.T, args ...string) statusResult {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	full := append([]string{"status", "--kubeconfig", env.Kubeconfig, "--namespace-of-confighash", framework.Namespace}, args...)
-	err := app.Run(specContext(t), full, &stdout, &stderr)
+	err := app.Run(env.SpecContext(t), full, &stdout, &stderr)
 	r := statusResult{stdout: stdout.String(), stderr: stderr.String(), err: err}
 	if err != nil {
 		r.code = app.ExitCode(err)
@@ -72,11 +72,11 @@ func statusOf(t *testing.T, ns, ref string, wantCode int) status.Workload {
 // Secret sec and Deployment web reading both through podSpec.
 func statusFixture(t *testing.T, labelled bool) (ns string, sec *corev1.Secret) {
 	t.Helper()
-	ns = namespace(t, labelled)
-	create(t, configMap(ns, "cfg", map[string]string{"greeting": "status-e2e-cm-value"}))
+	ns = env.NewNamespace(t, labelled)
+	env.Create(t, configMap(ns, "cfg", map[string]string{"greeting": "status-e2e-cm-value"}))
 	sec = secret(ns, "sec", map[string]string{"password": "status-e2e-secret-value"})
-	create(t, sec)
-	create(t, deploymentOf(ns, "web", podSpec("cfg", "sec")))
+	env.Create(t, sec)
+	env.Create(t, deploymentOf(ns, "web", podSpec("cfg", "sec")))
 	if labelled {
 		// status asks the webhook with a dry-run, which reads the cache
 		// only: let it catch up with the sources just created.
@@ -105,13 +105,13 @@ func expectNoValues(t *testing.T, out string) {
 func setStaleStamp(t *testing.T, ns, name string) string {
 	t.Helper()
 	d := deploymentOf(ns, name, corev1.PodSpec{})
-	current := stampOf(t, d)
+	current := env.StampOf(t, d)
 	bogus := current[:strings.LastIndex(current, ":")+1] + strings.Repeat("0", 64)
 	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`, contract.ChecksumAnnotation, bogus)
-	if err := env.Client.Patch(specContext(t), d, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner(contract.FieldManager)); err != nil {
+	if err := env.Client.Patch(env.SpecContext(t), d, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner(contract.FieldManager)); err != nil {
 		t.Fatalf("patching the stamp: %v", err)
 	}
-	if got := stampOf(t, d); got != bogus {
+	if got := env.StampOf(t, d); got != bogus {
 		t.Fatalf("stamp after the patch = %q, want %q", got, bogus)
 	}
 	return bogus
@@ -120,7 +120,7 @@ func setStaleStamp(t *testing.T, ns, name string) string {
 func TestStatusCurrent(t *testing.T) {
 	ns, _ := statusFixture(t, true)
 	d := deploymentOf(ns, "web", corev1.PodSpec{})
-	stamp := stampOf(t, d)
+	stamp := env.StampOf(t, d)
 
 	t.Run("table", func(t *testing.T) {
 		r := runStatus(t, "deployment/web", "-n", ns)
@@ -167,7 +167,7 @@ func TestStatusCurrent(t *testing.T) {
 	})
 
 	t.Run("dry run leaves nothing behind", func(t *testing.T) {
-		err := env.Client.Get(specContext(t), client.ObjectKey{Namespace: ns, Name: "web-chstatus"}, deploymentOf(ns, "", corev1.PodSpec{}))
+		err := env.Client.Get(env.SpecContext(t), client.ObjectKey{Namespace: ns, Name: "web-chstatus"}, deploymentOf(ns, "", corev1.PodSpec{}))
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("reading the dry-run copy: %v, want not found", err)
 		}
@@ -194,7 +194,7 @@ func TestStatusHeld(t *testing.T) {
 	hold := contract.Hold{Since: time.Now().UTC().Truncate(time.Second), Level: 1, Quiet: 2 * time.Minute}
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, contract.HoldAnnotation, hold.String())
 	d := deploymentOf(ns, "web", corev1.PodSpec{})
-	if err := env.Client.Patch(specContext(t), d, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner(contract.FieldManager)); err != nil {
+	if err := env.Client.Patch(env.SpecContext(t), d, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner(contract.FieldManager)); err != nil {
 		t.Fatalf("writing the hold: %v", err)
 	}
 	w := statusOf(t, ns, "deployment/web", 1)
@@ -268,7 +268,7 @@ func TestStatusUsageErrors(t *testing.T) {
 		})
 	}
 	t.Run("not found", func(t *testing.T) {
-		ns := namespace(t, true)
+		ns := env.NewNamespace(t, true)
 		if r := runStatus(t, "deployment/nope", "-n", ns); r.code != 1 || !strings.Contains(r.err.Error(), "not found") {
 			t.Errorf("exit code %d (%v), want 1 and not found", r.code, r.err)
 		}
@@ -287,7 +287,7 @@ func hasCheckLine(out, verdict, check string) bool {
 
 func TestStatusWebhookUnreachable(t *testing.T) {
 	ns, _ := statusFixture(t, true)
-	ctx := specContext(t)
+	ctx := env.SpecContext(t)
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: "confighash"}, cfg); err != nil {
 		t.Skipf("no webhook configuration to break: %v", err)
@@ -297,7 +297,7 @@ func TestStatusWebhookUnreachable(t *testing.T) {
 	}
 	good := *cfg.Webhooks[0].ClientConfig.URL
 	setURL := func(u string) {
-		update(t, cfg, func() { cfg.Webhooks[0].ClientConfig.URL = &u })
+		env.Update(t, cfg, func() { cfg.Webhooks[0].ClientConfig.URL = &u })
 	}
 	setURL("https://127.0.0.1:1/mutate") // nothing listens: failurePolicy Ignore admits unstamped
 	t.Cleanup(func() {
@@ -336,7 +336,7 @@ func TestStatusKubectlPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	build := exec.CommandContext(specContext(t), "go", "build", "-o", filepath.Join(dir, "kubectl-confighash"), "./cmd/confighash")
+	build := exec.CommandContext(env.SpecContext(t), "go", "build", "-o", filepath.Join(dir, "kubectl-confighash"), "./cmd/confighash")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the plugin: %v\n%s", err, out)
@@ -345,7 +345,7 @@ func TestStatusKubectlPlugin(t *testing.T) {
 		{"confighash", "deployment/web", "-n", ns, "--kubeconfig", env.Kubeconfig},
 		{"confighash", "status", "-n", ns, "--kubeconfig", env.Kubeconfig},
 	} {
-		cmd := exec.CommandContext(specContext(t), env.Kubectl, args...)
+		cmd := exec.CommandContext(env.SpecContext(t), env.KubectlPath, args...)
 		cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 		out, err := cmd.CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "current") {

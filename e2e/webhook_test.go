@@ -25,9 +25,9 @@ import (
 )
 
 func TestWebhookStampsEveryKind(t *testing.T) {
-	ns := namespace(t, true)
-	create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
-	create(t, secret(ns, "sec", map[string]string{"password": "hunter2"}))
+	ns := env.NewNamespace(t, true)
+	env.Create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
+	env.Create(t, secret(ns, "sec", map[string]string{"password": "hunter2"}))
 	spec := podSpec("cfg", "sec")
 	jobSpec := *spec.DeepCopy()
 	jobSpec.RestartPolicy = corev1.RestartPolicyNever
@@ -52,8 +52,8 @@ func TestWebhookStampsEveryKind(t *testing.T) {
 	}
 	for kind, obj := range objects {
 		t.Run(kind, func(t *testing.T) {
-			create(t, obj)
-			got := stampOf(t, obj)
+			env.Create(t, obj)
+			got := env.StampOf(t, obj)
 			// Admission plugins ahead of ours add the kube-api-access volume
 			// to pods; the stamp must not depend on it.
 			tmpl, _ := workload.Kinds().PodTemplate(obj)
@@ -68,33 +68,33 @@ func TestWebhookStampsEveryKind(t *testing.T) {
 }
 
 func TestWebhookLeavesUnlabelledNamespaceAlone(t *testing.T) {
-	ns := namespace(t, false)
-	create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
+	ns := env.NewNamespace(t, false)
+	env.Create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
 	d := deploymentOf(ns, "d", podSpec("cfg", "sec"))
-	create(t, d)
-	if got := stampOf(t, d); got != "" {
+	env.Create(t, d)
+	if got := env.StampOf(t, d); got != "" {
 		t.Errorf("unlabelled namespace got stamp %q", got)
 	}
 }
 
 func TestWebhookOptOut(t *testing.T) {
-	ns := namespace(t, true)
-	create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
+	ns := env.NewNamespace(t, true)
+	env.Create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
 	d := deploymentOf(ns, "d", podSpec("cfg", "sec"))
 	d.Annotations = map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}
-	create(t, d)
-	if got := stampOf(t, d); got != "" {
+	env.Create(t, d)
+	if got := env.StampOf(t, d); got != "" {
 		t.Errorf("opted-out deployment got stamp %q", got)
 	}
 }
 
 func TestWebhookServerSideDryRun(t *testing.T) {
-	ns := namespace(t, true)
-	create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
-	create(t, secret(ns, "sec", map[string]string{"password": "x"}))
+	ns := env.NewNamespace(t, true)
+	env.Create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
+	env.Create(t, secret(ns, "sec", map[string]string{"password": "x"}))
 	spec := podSpec("cfg", "sec")
 	d := dryRunUntilCached(t, ns, spec)
-	err := env.Client.Get(specContext(t), client.ObjectKeyFromObject(d), &appsv1.Deployment{})
+	err := env.Client.Get(env.SpecContext(t), client.ObjectKeyFromObject(d), &appsv1.Deployment{})
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("dry-run left an object behind: %v", err)
 	}
@@ -133,10 +133,10 @@ spec:
 // e.g. last-applied-configuration holding a copied stamp): the stamp and the
 // ReplicaSet must stay the same.
 func TestNoOpWritesDoNotRoll(t *testing.T) {
-	ns := namespace(t, true)
-	kubectl(t, manifest, "apply", "-n", ns, "-f", "-")
+	ns := env.NewNamespace(t, true)
+	env.Kubectl(t, manifest, "apply", "-n", ns, "-f", "-")
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}}
-	stamp := stampOf(t, d)
+	stamp := env.StampOf(t, d)
 	if want := expectedChecksum(t, ns, &d.Spec.Template.Spec, nil); stamp != want {
 		t.Fatalf("stamp after first apply = %q, want %q (a source applied just before was not seen?)", stamp, want)
 	}
@@ -164,8 +164,8 @@ func TestNoOpWritesDoNotRoll(t *testing.T) {
 	for _, name := range []string{"kubectl apply again", "kubectl apply --server-side", "kubectl replace (no annotation)",
 		"kubectl apply with a copied stamp", "kubectl replace with a copied stamp", "kubectl apply (stamp dropped from Git)"} {
 		t.Run(name, func(t *testing.T) {
-			kubectl(t, steps[name].manifest, steps[name].args...)
-			if got := stampOf(t, d); got != stamp {
+			env.Kubectl(t, steps[name].manifest, steps[name].args...)
+			if got := env.StampOf(t, d); got != stamp {
 				t.Errorf("stamp changed from %q to %q", stamp, got)
 			}
 			if got := expectReplicaSets(t, ns, "web", 1); got[0] != first[0] {
@@ -181,7 +181,7 @@ func TestMalformedRequestGets4xx(t *testing.T) {
 		t.Skip("webhook endpoint is not reachable from the test process on this cluster")
 	}
 	s := &corev1.Secret{}
-	if err := env.Client.Get(specContext(t), client.ObjectKey{Namespace: framework.Namespace, Name: "confighash-webhook-cert"}, s); err != nil {
+	if err := env.Client.Get(env.SpecContext(t), client.ObjectKey{Namespace: framework.Namespace, Name: "confighash-webhook-cert"}, s); err != nil {
 		t.Fatal(err)
 	}
 	pool := x509.NewCertPool()
@@ -211,12 +211,12 @@ func TestMalformedRequestGets4xx(t *testing.T) {
 // TestCreatesSucceedWhileStopped stops confighash, so it runs last in this
 // file and starts confighash again.
 func TestCreatesSucceedWhileStopped(t *testing.T) {
-	ns := namespace(t, true)
+	ns := env.NewNamespace(t, true)
 	stopConfighash(t)
 	d := deploymentOf(ns, "d", podSpec("cfg", "sec"))
 	d.Spec.Replicas = ptr.To[int32](0)
-	create(t, d) // failurePolicy: Ignore
-	if got := stampOf(t, d); got != "" {
+	env.Create(t, d) // failurePolicy: Ignore
+	if got := env.StampOf(t, d); got != "" {
 		t.Errorf("stamp %q while confighash was down", got)
 	}
 }

@@ -18,7 +18,7 @@ func benchPodSpec() *corev1.PodSpec {
 		InitContainers: []corev1.Container{{
 			Name:    "migrate",
 			Env:     []corev1.EnvVar{envSecret("db", "dsn", nil), envCM("app", "db.schema", nil)},
-			EnvFrom: []corev1.EnvFromSource{envFromCM("migrate", nil)},
+			EnvFrom: []corev1.EnvFromSource{envFromCM("migrate")},
 		}},
 		Containers: []corev1.Container{
 			{
@@ -33,7 +33,7 @@ func benchPodSpec() *corev1.PodSpec {
 					envSecret("api-keys", "stripe", nil),
 					envSecret("api-keys", "sendgrid", nil),
 				},
-				EnvFrom: []corev1.EnvFromSource{envFromCM("app-env", nil), envFromSecret("app-env", new(true))},
+				EnvFrom: []corev1.EnvFromSource{envFromCM("app-env"), envFromSecret("app-env", new(true))},
 			},
 			{
 				Name:    "proxy",
@@ -47,12 +47,12 @@ func benchPodSpec() *corev1.PodSpec {
 		},
 		Volumes: []corev1.Volume{
 			volCM("app", nil, "app.yaml", "logging.yaml"),
-			volSecret("tls", nil),
+			volSecret("tls"),
 			volCM("proxy", nil),
 			projected(
 				corev1.VolumeProjection{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}},
-				projCM("ca-bundle", nil, "ca.crt"),
-				projSecret("client-cert", nil, "tls.crt", "tls.key"),
+				projCM("ca-bundle", "ca.crt"),
+				projSecret("client-cert", "tls.crt", "tls.key"),
 			),
 		},
 	}

@@ -37,9 +37,9 @@ func envSecret(name, key string, opt *bool) corev1.EnvVar {
 	}}}
 }
 
-func envFromCM(name string, opt *bool) corev1.EnvFromSource {
+func envFromCM(name string) corev1.EnvFromSource {
 	return corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{
-		LocalObjectReference: corev1.LocalObjectReference{Name: name}, Optional: opt,
+		LocalObjectReference: corev1.LocalObjectReference{Name: name},
 	}}
 }
 
@@ -55,9 +55,9 @@ func volCM(name string, opt *bool, keys ...string) corev1.Volume {
 	}}}
 }
 
-func volSecret(name string, opt *bool, keys ...string) corev1.Volume {
+func volSecret(name string, keys ...string) corev1.Volume {
 	return corev1.Volume{Name: "v", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-		SecretName: name, Items: items(keys), Optional: opt,
+		SecretName: name, Items: items(keys),
 	}}}
 }
 
@@ -67,15 +67,15 @@ func projected(sources ...corev1.VolumeProjection) corev1.Volume {
 	}}}
 }
 
-func projCM(name string, opt *bool, keys ...string) corev1.VolumeProjection {
+func projCM(name string, keys ...string) corev1.VolumeProjection {
 	return corev1.VolumeProjection{ConfigMap: &corev1.ConfigMapProjection{
-		LocalObjectReference: corev1.LocalObjectReference{Name: name}, Items: items(keys), Optional: opt,
+		LocalObjectReference: corev1.LocalObjectReference{Name: name}, Items: items(keys),
 	}}
 }
 
-func projSecret(name string, opt *bool, keys ...string) corev1.VolumeProjection {
+func projSecret(name string, keys ...string) corev1.VolumeProjection {
 	return corev1.VolumeProjection{Secret: &corev1.SecretProjection{
-		LocalObjectReference: corev1.LocalObjectReference{Name: name}, Items: items(keys), Optional: opt,
+		LocalObjectReference: corev1.LocalObjectReference{Name: name}, Items: items(keys),
 	}}
 }
 

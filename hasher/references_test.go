@@ -33,7 +33,7 @@ func TestReferences(t *testing.T) {
 			}}}},
 		},
 		"envFrom configMapRef": {
-			spec: corev1.PodSpec{Containers: []corev1.Container{{EnvFrom: []corev1.EnvFromSource{envFromCM("app", nil)}}}},
+			spec: corev1.PodSpec{Containers: []corev1.Container{{EnvFrom: []corev1.EnvFromSource{envFromCM("app")}}}},
 			want: []Reference{envOnly(whole(ConfigMap, "app"))},
 		},
 		"envFrom secretRef": {
@@ -49,25 +49,25 @@ func TestReferences(t *testing.T) {
 			want: []Reference{keyed(ConfigMap, "app", "a.yaml", "b.yaml")},
 		},
 		"secret volume whole": {
-			spec: corev1.PodSpec{Volumes: []corev1.Volume{volSecret("tls", nil)}},
+			spec: corev1.PodSpec{Volumes: []corev1.Volume{volSecret("tls")}},
 			want: []Reference{whole(Secret, "tls")},
 		},
 		"secret volume items": {
-			spec: corev1.PodSpec{Volumes: []corev1.Volume{volSecret("tls", nil, "tls.key", "tls.crt")}},
+			spec: corev1.PodSpec{Volumes: []corev1.Volume{volSecret("tls", "tls.key", "tls.crt")}},
 			want: []Reference{keyed(Secret, "tls", "tls.crt", "tls.key")},
 		},
 		"projected whole": {
-			spec: corev1.PodSpec{Volumes: []corev1.Volume{projected(projCM("app", nil), projSecret("db", nil))}},
+			spec: corev1.PodSpec{Volumes: []corev1.Volume{projected(projCM("app"), projSecret("db"))}},
 			want: []Reference{whole(ConfigMap, "app"), whole(Secret, "db")},
 		},
 		"projected items": {
-			spec: corev1.PodSpec{Volumes: []corev1.Volume{projected(projCM("app", nil, "x"), projSecret("db", nil, "user", "pass"))}},
+			spec: corev1.PodSpec{Volumes: []corev1.Volume{projected(projCM("app", "x"), projSecret("db", "user", "pass"))}},
 			want: []Reference{keyed(ConfigMap, "app", "x"), keyed(Secret, "db", "pass", "user")},
 		},
 		"init containers": {
 			spec: corev1.PodSpec{InitContainers: []corev1.Container{{
 				Env:     []corev1.EnvVar{envSecret("migrate", "dsn", nil)},
-				EnvFrom: []corev1.EnvFromSource{envFromCM("init", nil)},
+				EnvFrom: []corev1.EnvFromSource{envFromCM("init")},
 			}}},
 			want: []Reference{envOnly(whole(ConfigMap, "init")), keyed(Secret, "migrate", "dsn")},
 		},
@@ -86,14 +86,14 @@ func TestReferences(t *testing.T) {
 		"env reads of a ConfigMap only are env-only": {
 			spec: corev1.PodSpec{Containers: []corev1.Container{
 				{Env: []corev1.EnvVar{envCM("app", "a", nil)}},
-				{EnvFrom: []corev1.EnvFromSource{envFromCM("app", nil)}},
+				{EnvFrom: []corev1.EnvFromSource{envFromCM("app")}},
 			}},
 			want: []Reference{envOnly(whole(ConfigMap, "app"))},
 		},
 		"a projection of a ConfigMap env reads too is not env-only": {
 			spec: corev1.PodSpec{
-				Containers: []corev1.Container{{EnvFrom: []corev1.EnvFromSource{envFromCM("app", nil)}}},
-				Volumes:    []corev1.Volume{projected(projCM("app", nil, "x"))},
+				Containers: []corev1.Container{{EnvFrom: []corev1.EnvFromSource{envFromCM("app")}}},
+				Volumes:    []corev1.Volume{projected(projCM("app", "x"))},
 			},
 			want: []Reference{whole(ConfigMap, "app")},
 		},
@@ -108,7 +108,7 @@ func TestReferences(t *testing.T) {
 					Env:     []corev1.EnvVar{envSecret("db", "user", nil)},
 					EnvFrom: []corev1.EnvFromSource{envFromSecret("db", nil)},
 				}},
-				Volumes: []corev1.Volume{volSecret("db", nil, "pass")},
+				Volumes: []corev1.Volume{volSecret("db", "pass")},
 			},
 			want: []Reference{whole(Secret, "db")},
 		},
@@ -122,7 +122,7 @@ func TestReferences(t *testing.T) {
 		"one required read makes it required": {
 			spec: corev1.PodSpec{
 				Containers: []corev1.Container{{EnvFrom: []corev1.EnvFromSource{envFromSecret("db", new(true))}}},
-				Volumes:    []corev1.Volume{projected(projSecret("db", nil, "x"))},
+				Volumes:    []corev1.Volume{projected(projSecret("db", "x"))},
 			},
 			want: []Reference{whole(Secret, "db")},
 		},
@@ -132,7 +132,7 @@ func TestReferences(t *testing.T) {
 		},
 		"same name different kinds stay apart": {
 			spec: corev1.PodSpec{Containers: []corev1.Container{{EnvFrom: []corev1.EnvFromSource{
-				envFromSecret("app", nil), envFromCM("app", nil),
+				envFromSecret("app", nil), envFromCM("app"),
 			}}}},
 			want: []Reference{envOnly(whole(ConfigMap, "app")), whole(Secret, "app")},
 		},
@@ -154,17 +154,17 @@ func TestReferences(t *testing.T) {
 		"kube-root-ca.crt beside a token is the token bundle, not config": {
 			spec: corev1.PodSpec{Volumes: []corev1.Volume{projected(
 				corev1.VolumeProjection{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}},
-				projCM("kube-root-ca.crt", nil, "ca.crt"),
+				projCM("kube-root-ca.crt", "ca.crt"),
 			)}},
 		},
 		"kube-root-ca.crt read on its own is config": {
-			spec: corev1.PodSpec{Volumes: []corev1.Volume{projected(projCM("kube-root-ca.crt", nil, "ca.crt"))}},
+			spec: corev1.PodSpec{Volumes: []corev1.Volume{projected(projCM("kube-root-ca.crt", "ca.crt"))}},
 			want: []Reference{keyed(ConfigMap, "kube-root-ca.crt", "ca.crt")},
 		},
 		"empty names skipped": {
 			spec: corev1.PodSpec{
 				Containers: []corev1.Container{{Env: []corev1.EnvVar{envCM("", "a", nil)}, EnvFrom: []corev1.EnvFromSource{envFromSecret("", nil)}}},
-				Volumes:    []corev1.Volume{volSecret("", nil)},
+				Volumes:    []corev1.Volume{volSecret("")},
 			},
 		},
 		"include adds whole and optional": {
@@ -173,7 +173,7 @@ func TestReferences(t *testing.T) {
 			want:        []Reference{optional(whole(ConfigMap, "app")), optional(whole(Secret, "extra"))},
 		},
 		"include keeps the spec's requirement": {
-			spec:        corev1.PodSpec{Volumes: []corev1.Volume{volSecret("db", nil, "pass")}},
+			spec:        corev1.PodSpec{Volumes: []corev1.Volume{volSecret("db", "pass")}},
 			annotations: map[string]string{contract.IncludeAnnotation: "secret/db"},
 			want:        []Reference{whole(Secret, "db")},
 		},
@@ -208,7 +208,7 @@ func TestReferences(t *testing.T) {
 			annotations: map[string]string{contract.ExcludeAnnotation: "configmap/app"},
 		},
 		"malformed entries reported, others kept": {
-			spec: corev1.PodSpec{Volumes: []corev1.Volume{volCM("app", nil), volSecret("db", nil)}},
+			spec: corev1.PodSpec{Volumes: []corev1.Volume{volCM("app", nil), volSecret("db")}},
 			annotations: map[string]string{
 				contract.IncludeAnnotation: "configmap/extra, deployment/web, secret/Bad_Name",
 				contract.ExcludeAnnotation: "nonsense, secret/db",

@@ -7,11 +7,11 @@ import "strings"
 type Verdict int
 
 const (
-	// Differs: the content (or what is read) changed, or nothing is stored.
+	// Differs means the content (or what is read) changed, or nothing is stored.
 	Differs Verdict = iota
-	// Same: the stored stamp is the fresh one.
+	// Same means the stored stamp is the fresh one.
 	Same
-	// OtherKey: the stored stamp was made under another HMAC key, so
+	// OtherKey means the stored stamp was made under another HMAC key, so
 	// whether the content changed cannot be told. Re-stamping now would roll
 	// the workload for nothing; keep it until a change is seen.
 	OtherKey

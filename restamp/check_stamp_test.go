@@ -26,9 +26,9 @@ import (
 // 35034ec computed it: a v1 stamp that still matches the content.
 const legacyV1 = "v1:6d2d36fc613261017f61949728d8dc07b9c2e6fc0a80f091d33ee2f2852dfeb0"
 
-// stampOf computes the stamp of a workload in ns reading configmap/app
+// checksumOf computes the stamp of a workload in ns reading configmap/app
 // whole with data, under key.
-func stampOf(t *testing.T, key []byte, ns string, data map[string]string) string {
+func checksumOf(t *testing.T, key []byte, ns string, data map[string]string) string {
 	t.Helper()
 	spec := envFromCM("app")
 	refs, err := hasher.References(&spec, nil)
@@ -54,8 +54,8 @@ func stampOf(t *testing.T, key []byte, ns string, data map[string]string) string
 func TestReconcileKeepsStampsOnlyConfighashChanged(t *testing.T) {
 	data := map[string]string{"k": "v2"}
 	otherKey := []byte("another-key-another-key-another!")
-	current := stampOf(t, hookKey, "ns", data)
-	otherKeyStamp := stampOf(t, otherKey, "ns", data)
+	current := checksumOf(t, hookKey, "ns", data)
+	otherKeyStamp := checksumOf(t, otherKey, "ns", data)
 	live := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 	replay := live
 	replay.Recheck = true

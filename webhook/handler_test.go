@@ -112,9 +112,9 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// stampOf applies the response's patch to the request object and returns
+// answeredStamp applies the response's patch to the request object and returns
 // the stamp it ends with, checking the patch touched nothing else.
-func stampOf(t *testing.T, req admission.Request, resp admission.Response) string {
+func answeredStamp(t *testing.T, req admission.Request, resp admission.Response) string {
 	t.Helper()
 	kind, ok := workload.Kinds().Of(toGVK(req.Kind))
 	if !ok {
@@ -315,7 +315,7 @@ func TestHandle(t *testing.T) {
 			if got := len(resp.Patches) > 0; got != tc.wantPatch {
 				t.Errorf("patch = %v (%s), want %v", got, mustJSON(resp.Patches), tc.wantPatch)
 			}
-			if got := stampOf(t, tc.req, resp); got != tc.wantStamp {
+			if got := answeredStamp(t, tc.req, resp); got != tc.wantStamp {
 				t.Errorf("stamp = %q, want %q", got, tc.wantStamp)
 			}
 			warnings := strings.Join(resp.Warnings, "\n")
@@ -349,7 +349,7 @@ func TestHandleCountsAnswers(t *testing.T) {
 	h := newHandler(t, fakeSources{cfg: {"k": "v"}})
 	h.Metrics = m
 	create := request(admissionv1.Create, deployment(), nil)
-	stamped := stampOf(t, create, h.Handle(context.Background(), create))
+	stamped := answeredStamp(t, create, h.Handle(context.Background(), create))
 	h.Handle(context.Background(), request(admissionv1.Update, deployment(), deployment(withStamp(stamped))))
 	h.Handle(context.Background(), request(admissionv1.Update, deployment(withStamp(stamped)), deployment(withStamp(stamped))))
 	for outcome, want := range map[outcome]float64{answerStamped: 1, answerRestored: 1, answerUnchanged: 1} {
@@ -370,8 +370,8 @@ func TestOutcomeIsDecidedNotRead(t *testing.T) {
 	cfg := hasher.Source{Kind: hasher.ConfigMap, Name: "cfg"}
 	h := newHandler(t, fakeSources{cfg: {"k": "v"}})
 	create := request(admissionv1.Create, deployment(), nil)
-	stamped := stampOf(t, create, h.Handle(context.Background(), create))
-	other := stampOf(t, create, newHandler(t, fakeSources{cfg: {"k": "other"}}).Handle(context.Background(), create))
+	stamped := answeredStamp(t, create, h.Handle(context.Background(), create))
+	other := answeredStamp(t, create, newHandler(t, fakeSources{cfg: {"k": "other"}}).Handle(context.Background(), create))
 	undecodable := request(admissionv1.Create, deployment(), nil)
 	undecodable.Object.Raw = []byte(`{"spec": 1}`)
 	noUID := request(admissionv1.Create, deployment(), nil)

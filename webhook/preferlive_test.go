@@ -95,7 +95,7 @@ func TestTemplateChangeReadsLive(t *testing.T) {
 			if !resp.Allowed {
 				t.Fatalf("denied: %v", resp.Result)
 			}
-			got := stampOf(t, tc.req, resp)
+			got := answeredStamp(t, tc.req, resp)
 			if got != tc.want {
 				t.Errorf("stamp %q, want %q (new content %q, old %q)", got, tc.want, newSum, oldSum)
 			}

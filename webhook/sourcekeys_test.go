@@ -51,12 +51,12 @@ func TestSourceNotHeld(t *testing.T) {
 				}
 				warned := strings.Join(resp.Warnings, "\n")
 				if tc.wantWarn == "" {
-					if got := stampOf(t, req, resp); got == stored || got == "" {
+					if got := answeredStamp(t, req, resp); got == stored || got == "" {
 						t.Errorf("%s of a held source: stamp %q, want a fresh one", op, got)
 					}
 					continue
 				}
-				if got := stampOf(t, req, resp); got != stored {
+				if got := answeredStamp(t, req, resp); got != stored {
 					t.Errorf("%s: stamp %q, want the template's own kept", op, got)
 				}
 				// A write carrying a foreign stamp, or none (a manifest
@@ -68,7 +68,7 @@ func TestSourceNotHeld(t *testing.T) {
 				}
 				for _, carried := range []string{"v1:aaaa", ""} {
 					r := request(op, deployment(withStamp(carried)), old)
-					if got := stampOf(t, r, h.Handle(t.Context(), r)); got != want {
+					if got := answeredStamp(t, r, h.Handle(t.Context(), r)); got != want {
 						t.Errorf("%s carrying %q: stamp %q, want %q", op, carried, got, want)
 					}
 				}

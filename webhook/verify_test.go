@@ -144,7 +144,7 @@ func TestVerifyStored(t *testing.T) {
 				if tc.want == fresh {
 					want = v2(src)
 				}
-				if got := stampOf(t, tc.req, resp); got != want {
+				if got := answeredStamp(t, tc.req, resp); got != want {
 					t.Errorf("stamp = %q (%s), want %q", got, resp.Result.Message, want)
 				}
 			})
@@ -162,7 +162,7 @@ func TestMissingSourceKeepsNoV1Stamp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := stampOf(t, req, resp); got != want.Checksum {
+	if got := answeredStamp(t, req, resp); got != want.Checksum {
 		t.Errorf("stamp = %q, want the fresh %q", got, want.Checksum)
 	}
 	if !strings.Contains(strings.Join(resp.Warnings, "\n"), "required sources missing") {

@@ -176,11 +176,11 @@ func (b Binaries) validate() error {
 		{"Kubelet", b.Kubelet}, {"Scheduler", b.Scheduler}, {"Proxy", b.Proxy},
 	} {
 		if f.path == "" {
-			errs = append(errs, fmt.Errorf("Binaries.%s is empty", f.name))
+			errs = append(errs, fmt.Errorf("empty path in Binaries.%s", f.name))
 			continue
 		}
 		if err := isExecutable(f.path); err != nil {
-			errs = append(errs, fmt.Errorf("Binaries.%s: %w", f.name, err))
+			errs = append(errs, fmt.Errorf("path in Binaries.%s: %w", f.name, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -45,7 +45,9 @@ func (lw *lineWriter) Write(p []byte) (int, error) {
 // flush writes a final line that had no newline, once the process has exited.
 func (lw *lineWriter) flush() {
 	if len(lw.buf) > 0 {
-		lw.emit(append(lw.buf, '\n'))
+		// Best effort, as for the progress writes it stands in for: the
+		// process has exited, and nobody is left to tell.
+		_ = lw.emit(append(lw.buf, '\n'))
 		lw.buf = nil
 	}
 }

@@ -201,7 +201,11 @@ func TestWaitReadyTimeoutAndCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.stop() })
+	t.Cleanup(func() {
+		if err := p.stop(); err != nil {
+			t.Errorf("stopping: %v", err)
+		}
+	})
 	never := func(context.Context) error { return errors.New("still booting") }
 
 	err = waitReady(t.Context(), p, 300*time.Millisecond, never)

@@ -94,7 +94,7 @@ func TestCAInjectorInjectsFromTheCertificate(t *testing.T) {
 	}
 	var managers []string
 	for _, f := range mwc.ManagedFields {
-		if f.FieldsV1 != nil && bytes.Contains(f.FieldsV1.Raw, []byte(`"f:caBundle"`)) {
+		if f.FieldsV1 != nil && bytes.Contains(f.FieldsV1.GetRawBytes(), []byte(`"f:caBundle"`)) {
 			managers = append(managers, f.Manager)
 		}
 	}

@@ -290,7 +290,7 @@ func (p *process) log() string { return p.out.String() }
 
 // waitFor polls cond every half second for a minute, failing the test with
 // the binary's log if it does not come true or the binary exits.
-func waitFor(ctx context.Context, t *testing.T, p *process, what string, cond wait.ConditionWithContextFunc) bool {
+func waitFor(ctx context.Context, t *testing.T, p *process, what string, cond wait.ConditionWithContextFunc) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		select {
@@ -303,7 +303,6 @@ func waitFor(ctx context.Context, t *testing.T, p *process, what string, cond wa
 	if err != nil {
 		t.Fatalf("waiting for %s: %v\nconfighash log:\n%s", what, err, p.log())
 	}
-	return true
 }
 
 func waitReady(ctx context.Context, t *testing.T, p *process, url string) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -27,9 +28,12 @@ const Namespace = "confighash-system"
 // Env is a cluster with confighash on it.
 type Env struct {
 	Kubeconfig string
-	Kubectl    string
-	Config     *rest.Config
-	Client     client.Client
+	// KubectlPath is the kubectl binary; Run and Kubectl run it.
+	KubectlPath string
+	Config      *rest.Config
+	Client      client.Client
+	// SpecTimeout bounds each spec's calls (SpecContext).
+	SpecTimeout time.Duration
 	// Confighash starts and stops confighash itself.
 	Confighash Runner
 	// WebhookClientCA, when set, is the CA file of the client certificate
@@ -133,7 +137,7 @@ func newEnv(kubeconfig, kubectl string, cfg *rest.Config) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating client: %w", err)
 	}
-	return &Env{Kubeconfig: kubeconfig, Kubectl: kubectl, Config: cfg, Client: c}, nil
+	return &Env{Kubeconfig: kubeconfig, KubectlPath: kubectl, Config: cfg, Client: c, SpecTimeout: 3 * time.Minute}, nil
 }
 
 // DumpLogs writes the tail of confighash's log, for failed runs.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -61,6 +60,9 @@ func SetupNode(ctx context.Context, progress io.Writer) (*NodeEnv, error) {
 		return nil, joinStop(err, cp.Stop)
 	}
 	env.stop = cp.Stop
+	// Pods on a real node pull, start and roll for real: slower than the
+	// control plane's objects alone.
+	env.SpecTimeout = 5 * time.Minute
 	e := &NodeEnv{Env: env, ControlPlane: cp, Root: root}
 	for _, spec := range []images.Spec{images.SampleApp(), images.Confighash()} {
 		fmt.Fprintf(progress, "building and importing image %s…\n", spec.Ref)
@@ -116,20 +118,6 @@ images:
 func (e *NodeEnv) WaitRollout(ctx context.Context, ns, name string, timeout time.Duration) error {
 	_, err := e.Run(ctx, "", "rollout", "status", "-n", ns, "deployment/"+name, "--timeout="+timeout.String())
 	return err
-}
-
-// Run runs kubectl against the cluster and returns its standard output; a
-// failure carries the standard error.
-func (e *NodeEnv) Run(ctx context.Context, stdin string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, e.Kubectl, append([]string{"--kubeconfig", e.Kubeconfig}, args...)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return string(out), fmt.Errorf("kubectl %s: %w\n%s%s", strings.Join(args, " "), err, out, stderr.String())
-	}
-	return string(out), nil
 }
 
 // DumpNodeLogs writes what helps explain a failed node spec: the confighash

@@ -20,7 +20,7 @@ import (
 // probes, one of them holding the leader Lease, and a webhook configuration
 // that sends the API server to the Service, not to a URL.
 func TestDeployedAsUsersDeployIt(t *testing.T) {
-	ctx := specContext(t)
+	ctx := env.SpecContext(t)
 	pods := confighashPods(t)
 	if len(pods) != 2 {
 		t.Fatalf("want 2 confighash pods, have %d", len(pods))
@@ -64,7 +64,7 @@ func TestDeployedAsUsersDeployIt(t *testing.T) {
 	}
 	// The Service has both pods as endpoints: that is where the API server
 	// sends admission calls.
-	out := kubectl(t, "get", "endpointslices", "-n", framework.Namespace, "-l", "kubernetes.io/service-name=confighash-webhook",
+	out, _ := env.Kubectl(t, "", "get", "endpointslices", "-n", framework.Namespace, "-l", "kubernetes.io/service-name=confighash-webhook",
 		"-o", "jsonpath={.items[*].endpoints[*].targetRef.name}")
 	for _, n := range names {
 		if !strings.Contains(out, n) {
@@ -78,14 +78,14 @@ func TestDeployedAsUsersDeployIt(t *testing.T) {
 // webhook (in-cluster config, ServiceAccount token, shipped RBAC) reads the
 // config and stamps the template.
 func TestStampedThroughTheService(t *testing.T) {
-	ns := labelledNamespace(t)
+	ns := env.NewNamespace(t, true)
 	cm, sec := sampleConfig(ns, "hello", "hunter2")
-	create(t, cm)
-	create(t, sec)
+	env.Create(t, cm)
+	env.Create(t, sec)
 	d := sampleApp(ns)
 	d.Spec.Replicas = new(int32)
-	create(t, d)
-	if stamp := stampOf(t, d); !strings.Contains(stamp, ":") {
+	env.Create(t, d)
+	if stamp := env.StampOf(t, d); !strings.Contains(stamp, ":") {
 		t.Fatalf("Deployment not stamped through the Service: %q", stamp)
 	}
 }

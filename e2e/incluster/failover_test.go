@@ -38,18 +38,18 @@ func readerOf(ns string, i int) *appsv1.Deployment {
 // takes the Lease over, and every reader ends on the new content with exactly
 // one new ReplicaSet: none lost, none rolled twice.
 func TestLeaderFailoverMidFanOut(t *testing.T) {
-	ctx := specContext(t)
-	ns := labelledNamespace(t)
+	ctx := env.SpecContext(t)
+	ns := env.NewNamespace(t, true)
 	cm := &corev1.ConfigMap{}
 	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"v": "1"}
-	create(t, cm)
+	env.Create(t, cm)
 	var ds []*appsv1.Deployment
 	for i := range readers {
 		d := readerOf(ns, i)
-		create(t, d)
+		env.Create(t, d)
 		ds = append(ds, d)
 	}
-	before := stampOf(t, ds[0])
+	before := env.StampOf(t, ds[0])
 	if before == "" {
 		t.Fatal("readers not stamped at creation")
 	}
@@ -61,7 +61,7 @@ func TestLeaderFailoverMidFanOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	update(t, cm, func() { cm.Data["v"] = "2" })
+	env.Update(t, cm, func() { cm.Data["v"] = "2" })
 	// The hook coalesces for 1 s, then writes the 50 stamps: delete the
 	// leader as soon as the first one has landed.
 	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
@@ -70,7 +70,7 @@ func TestLeaderFailoverMidFanOut(t *testing.T) {
 		t.Fatal("the hook re-stamped no reader")
 	}
 	deleted := time.Now()
-	kubectl(t, "delete", "pod", "-n", framework.Namespace, old, "--wait=false")
+	env.Kubectl(t, "", "delete", "pod", "-n", framework.Namespace, old, "--wait=false")
 	t.Logf("leader %s deleted with %d of %d readers re-stamped", old, restamped(t, ns, before), readers)
 
 	var takeover time.Duration
@@ -90,14 +90,14 @@ func TestLeaderFailoverMidFanOut(t *testing.T) {
 	// The content the readers must end on: what the webhook stamps on a
 	// new reader of the changed ConfigMap.
 	probe := readerOf(ns, readers)
-	create(t, probe)
-	want := stampOf(t, probe)
+	env.Create(t, probe)
+	want := env.StampOf(t, probe)
 	if want == before {
 		t.Fatal("a fresh reader got the old stamp")
 	}
 	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
 		for _, d := range ds {
-			if stampOf(t, d) != want {
+			if env.StampOf(t, d) != want {
 				return false, nil
 			}
 		}
@@ -106,7 +106,7 @@ func TestLeaderFailoverMidFanOut(t *testing.T) {
 	if err != nil {
 		stale := 0
 		for _, d := range ds {
-			if stampOf(t, d) != want {
+			if env.StampOf(t, d) != want {
 				stale++
 			}
 		}
@@ -114,7 +114,7 @@ func TestLeaderFailoverMidFanOut(t *testing.T) {
 	}
 	time.Sleep(settle)
 	for _, d := range ds {
-		if n := len(replicaSets(t, ns, d.Name)); n != 2 {
+		if n := len(env.ReplicaSets(t, ns, d.Name)); n != 2 {
 			t.Errorf("%s has %d ReplicaSets, want 2 (one per content)", d.Name, n)
 		}
 	}
@@ -128,7 +128,7 @@ func TestLeaderFailoverMidFanOut(t *testing.T) {
 func restamped(t *testing.T, ns, old string) int {
 	t.Helper()
 	l := &appsv1.DeploymentList{}
-	if err := env.Client.List(specContext(t), l, client.InNamespace(ns)); err != nil {
+	if err := env.Client.List(env.SpecContext(t), l, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	n := 0
@@ -143,10 +143,10 @@ func restamped(t *testing.T, ns, old string) int {
 // waitReplicaSetCount waits until a Deployment has n ReplicaSets.
 func waitReplicaSetCount(t *testing.T, d *appsv1.Deployment, n int) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(specContext(t), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		return len(replicaSets(t, d.Namespace, d.Name)) == n, nil
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return len(env.ReplicaSets(t, d.Namespace, d.Name)) == n, nil
 	})
 	if err != nil {
-		t.Fatalf("%s: want %d ReplicaSets, have %d", d.Name, n, len(replicaSets(t, d.Namespace, d.Name)))
+		t.Fatalf("%s: want %d ReplicaSets, have %d", d.Name, n, len(env.ReplicaSets(t, d.Namespace, d.Name)))
 	}
 }

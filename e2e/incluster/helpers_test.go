@@ -4,8 +4,6 @@ package incluster
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -19,7 +17,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/e2e/images"
 )
@@ -27,63 +24,6 @@ import (
 // settle is longer than the hook's 1 s coalescing window plus its work, so
 // that "nothing more rolled" is observed rather than assumed.
 const settle = 5 * time.Second
-
-func specContext(t *testing.T) context.Context {
-	t.Helper()
-	// Not t.Context(): cleanups need a live context too.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// labelledNamespace creates a namespace opted in to injection and deletes it
-// when the spec ends.
-func labelledNamespace(t *testing.T) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		Name:   fmt.Sprintf("node-e2e-%d", rand.Uint32()),
-		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled},
-	}}
-	if err := env.Client.Create(specContext(t), ns); err != nil {
-		t.Fatalf("creating namespace: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), ns) })
-	return ns.Name
-}
-
-func create(t *testing.T, obj client.Object) {
-	t.Helper()
-	if err := env.Client.Create(specContext(t), obj); err != nil {
-		t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
-	}
-}
-
-// update re-reads obj, applies mutate and writes it, retrying conflicts.
-func update(t *testing.T, obj client.Object, mutate func()) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(specContext(t), 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-			return false, err
-		}
-		mutate()
-		if err := env.Client.Update(ctx, obj); err != nil {
-			return false, nil //nolint:nilerr // conflict: read again
-		}
-		return true, nil
-	})
-	if err != nil {
-		t.Fatalf("updating %s: %v", obj.GetName(), err)
-	}
-}
-
-func kubectl(t *testing.T, args ...string) string {
-	t.Helper()
-	out, err := env.Run(specContext(t), "", args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 // sampleConfig is a ConfigMap and a Secret for the sample app.
 func sampleConfig(ns, greeting, password string) (*corev1.ConfigMap, *corev1.Secret) {
@@ -137,62 +77,13 @@ func deployment(ns, name string, replicas int32, spec corev1.PodSpec) *appsv1.De
 	}
 }
 
-// stampOf reads a Deployment back and returns its template's stamp.
-func stampOf(t *testing.T, d *appsv1.Deployment) string {
-	t.Helper()
-	if err := env.Client.Get(specContext(t), client.ObjectKeyFromObject(d), d); err != nil {
-		t.Fatalf("reading %s: %v", d.Name, err)
-	}
-	return d.Spec.Template.Annotations[contract.ChecksumAnnotation]
-}
-
-// replicaSets lists the ReplicaSets a Deployment owns, by name.
-func replicaSets(t *testing.T, ns, name string) map[string]appsv1.ReplicaSet {
-	t.Helper()
-	l := &appsv1.ReplicaSetList{}
-	if err := env.Client.List(specContext(t), l, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]appsv1.ReplicaSet{}
-	for _, rs := range l.Items {
-		if c := metav1.GetControllerOf(&rs); c != nil && c.Kind == "Deployment" && c.Name == name {
-			out[rs.Name] = rs
-		}
-	}
-	return out
-}
-
-// currentReplicaSet is the ReplicaSet whose template carries the
-// Deployment's stamp: the one its rollout ends on.
-func currentReplicaSet(t *testing.T, d *appsv1.Deployment) string {
-	t.Helper()
-	rs, ok := current(t, d)
-	if !ok {
-		t.Fatalf("no ReplicaSet of %s carries its stamp", d.Name)
-	}
-	return rs
-}
-
-// current is currentReplicaSet without failing: right after a re-stamp the
-// Deployment controller has yet to create the new ReplicaSet.
-func current(t *testing.T, d *appsv1.Deployment) (string, bool) {
-	t.Helper()
-	want := stampOf(t, d)
-	for name, rs := range replicaSets(t, d.Namespace, d.Name) {
-		if rs.Spec.Template.Annotations[contract.ChecksumAnnotation] == want {
-			return name, true
-		}
-	}
-	return "", false
-}
-
 // waitNewReplicaSet waits until the Deployment's current ReplicaSet is no
 // longer old, and returns it.
 func waitNewReplicaSet(t *testing.T, d *appsv1.Deployment, old string) string {
 	t.Helper()
 	var rs string
-	err := wait.PollUntilContextTimeout(specContext(t), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		cur, ok := current(t, d)
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		cur, ok := env.LookupCurrentReplicaSet(t, d.Namespace, d.Name)
 		rs = cur
 		return ok && cur != old, nil
 	})
@@ -205,8 +96,8 @@ func waitNewReplicaSet(t *testing.T, d *appsv1.Deployment, old string) string {
 // waitCurrent waits until the Deployment's current ReplicaSet is want.
 func waitCurrent(t *testing.T, d *appsv1.Deployment, want string) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(specContext(t), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		cur, ok := current(t, d)
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		cur, ok := env.LookupCurrentReplicaSet(t, d.Namespace, d.Name)
 		return ok && cur == want, nil
 	})
 	if err != nil {
@@ -221,7 +112,7 @@ func runningPod(t *testing.T, ns, rs string) (string, time.Time) {
 	t.Helper()
 	var name string
 	var readyAt time.Time
-	err := wait.PollUntilContextTimeout(specContext(t), 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		l := &corev1.PodList{}
 		if err := env.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
 			return false, err
@@ -252,7 +143,7 @@ func runningPod(t *testing.T, ns, rs string) (string, time.Time) {
 func podLog(t *testing.T, ns, pod string, lines int) []string {
 	t.Helper()
 	var got []string
-	err := wait.PollUntilContextTimeout(specContext(t), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		out, err := env.Run(ctx, "", "logs", "-n", ns, pod)
 		if err != nil {
 			return false, nil //nolint:nilerr // the container may be starting
@@ -300,7 +191,7 @@ func leader(ctx context.Context) (string, error) {
 func confighashPods(t *testing.T) []corev1.Pod {
 	t.Helper()
 	l := &corev1.PodList{}
-	if err := env.Client.List(specContext(t), l, client.InNamespace(framework.Namespace),
+	if err := env.Client.List(env.SpecContext(t), l, client.InNamespace(framework.Namespace),
 		client.MatchingLabels{"app.kubernetes.io/name": "confighash"}); err != nil {
 		t.Fatal(err)
 	}

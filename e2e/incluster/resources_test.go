@@ -16,7 +16,7 @@ func TestReportConfighashMemory(t *testing.T) {
 	}
 	for _, p := range pods {
 		for _, c := range p.Status.ContainerStatuses {
-			rss, err := env.ControlPlane.ContainerRSS(specContext(t), c.ContainerID)
+			rss, err := env.ControlPlane.ContainerRSS(env.SpecContext(t), c.ContainerID)
 			if err != nil {
 				t.Errorf("pod %s: %v", p.Name, err)
 				continue

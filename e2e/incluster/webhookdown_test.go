@@ -17,14 +17,14 @@ import (
 // was down is, like any workload that predates confighash, left alone until
 // its own config changes; then it is stamped.
 func TestWebhookDownBlocksNothing(t *testing.T) {
-	ctx := specContext(t)
-	ns := labelledNamespace(t)
+	ctx := env.SpecContext(t)
+	ns := env.NewNamespace(t, true)
 	cm := &corev1.ConfigMap{}
 	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"v": "1"}
-	create(t, cm)
+	env.Create(t, cm)
 	before := readerOf(ns, 0)
-	create(t, before)
-	stamp := stampOf(t, before)
+	env.Create(t, before)
+	stamp := env.StampOf(t, before)
 	waitReplicaSetCount(t, before, 1)
 
 	if err := env.Confighash.Stop(ctx); err != nil {
@@ -32,20 +32,20 @@ func TestWebhookDownBlocksNothing(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		if len(confighashPods(t)) == 0 {
-			_ = env.Confighash.Start(specContext(t))
+			_ = env.Confighash.Start(env.SpecContext(t))
 		}
 	})
 
 	begin := time.Now()
 	during := readerOf(ns, 1)
-	create(t, during)
-	update(t, before, func() { before.Labels = map[string]string{"touched": "while-down"} })
-	update(t, cm, func() { cm.Data["v"] = "2" })
+	env.Create(t, during)
+	env.Update(t, before, func() { before.Labels = map[string]string{"touched": "while-down"} })
+	env.Update(t, cm, func() { cm.Data["v"] = "2" })
 	t.Logf("create, update and config change with confighash at 0 replicas took %s", time.Since(begin).Round(time.Millisecond))
-	if s := stampOf(t, during); s != "" {
+	if s := env.StampOf(t, during); s != "" {
 		t.Fatalf("created while confighash was down, yet stamped %q", s)
 	}
-	if s := stampOf(t, before); s != stamp {
+	if s := env.StampOf(t, before); s != stamp {
 		t.Fatalf("stamp changed while confighash was down: %q -> %q", stamp, s)
 	}
 
@@ -54,16 +54,16 @@ func TestWebhookDownBlocksNothing(t *testing.T) {
 	}
 	waitReplicaSetCount(t, before, 2)
 	time.Sleep(settle)
-	if n := len(replicaSets(t, ns, before.Name)); n != 2 {
+	if n := len(env.ReplicaSets(t, ns, before.Name)); n != 2 {
 		t.Fatalf("the change made while down rolled %s %d times, want once", before.Name, n-1)
 	}
-	if s := stampOf(t, during); s != "" {
+	if s := env.StampOf(t, during); s != "" {
 		t.Fatalf("a workload that predates confighash's start was stamped without a config change: %q", s)
 	}
 
-	update(t, cm, func() { cm.Data["v"] = "3" })
+	env.Update(t, cm, func() { cm.Data["v"] = "3" })
 	waitReplicaSetCount(t, during, 2)
-	if stampOf(t, during) == "" {
+	if env.StampOf(t, during) == "" {
 		t.Fatal("config change did not stamp the workload created while confighash was down")
 	}
 }

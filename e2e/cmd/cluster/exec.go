@@ -84,7 +84,7 @@ func startRollouts(ctx context.Context, env *framework.Env, stderr io.Writer) (s
 	if err != nil {
 		return nil, err
 	}
-	if err := r.InstallCRDs(ctx, env.Kubectl, env.Kubeconfig); err != nil {
+	if err := r.InstallCRDs(ctx, env.KubectlPath, env.Kubeconfig); err != nil {
 		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "confighash-rollouts-")

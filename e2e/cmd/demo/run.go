@@ -99,26 +99,25 @@ type kubectl struct {
 	err error
 }
 
-func (k *kubectl) run(stdin string, args ...string) string {
+func (k *kubectl) run(stdin string, args ...string) {
 	if k.err != nil {
-		return ""
+		return
 	}
 	fmt.Fprintf(k.out, "$ kubectl %s\n", strings.Join(args, " "))
-	cmd := exec.CommandContext(k.ctx, k.env.Kubectl, append([]string{"--kubeconfig", k.env.Kubeconfig}, args...)...)
+	cmd := exec.CommandContext(k.ctx, k.env.KubectlPath, append([]string{"--kubeconfig", k.env.Kubeconfig}, args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
 	b, err := cmd.CombinedOutput()
 	fmt.Fprint(k.out, string(b))
 	if err != nil {
 		k.err = fmt.Errorf("kubectl %s: %w", strings.Join(args, " "), err)
 	}
-	return string(b)
 }
 
 // waitReplicaSets waits until the Deployment has n ReplicaSets.
 func (k *kubectl) waitReplicaSets(n int) {
 	deadline := time.Now().Add(30 * time.Second)
 	for k.err == nil {
-		cmd := exec.CommandContext(k.ctx, k.env.Kubectl, "--kubeconfig", k.env.Kubeconfig,
+		cmd := exec.CommandContext(k.ctx, k.env.KubectlPath, "--kubeconfig", k.env.Kubeconfig,
 			"get", "replicasets", "-n", ns, "-l", "app=web", "-o", "name")
 		b, err := cmd.Output()
 		if err == nil && len(strings.Fields(string(b))) == n {
@@ -137,13 +136,13 @@ func (k *kubectl) waitReplicaSets(n int) {
 func (k *kubectl) logs() {
 	deadline := time.Now().Add(30 * time.Second)
 	for k.err == nil {
-		cmd := exec.CommandContext(k.ctx, k.env.Kubectl, "--kubeconfig", k.env.Kubeconfig, "get", "pods", "-n", ns, "-l", "app=web",
+		cmd := exec.CommandContext(k.ctx, k.env.KubectlPath, "--kubeconfig", k.env.Kubeconfig, "get", "pods", "-n", ns, "-l", "app=web",
 			"--field-selector=status.phase=Running", "--sort-by=.metadata.creationTimestamp", "-o", "name")
 		b, err := cmd.Output()
 		names := strings.Fields(string(b))
 		if err == nil && len(names) > 0 {
 			pod := names[len(names)-1]
-			logs := exec.CommandContext(k.ctx, k.env.Kubectl, "--kubeconfig", k.env.Kubeconfig, "logs", "-n", ns, pod)
+			logs := exec.CommandContext(k.ctx, k.env.KubectlPath, "--kubeconfig", k.env.Kubeconfig, "logs", "-n", ns, pod)
 			if lb, err := logs.Output(); err == nil && strings.Count(string(lb), "\n") >= 3 {
 				k.run("", "logs", "-n", ns, pod)
 				return
