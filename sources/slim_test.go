@@ -48,7 +48,7 @@ func fullMeta(name string, secretish string) metav1.ObjectMeta {
 			Operation:  metav1.ManagedFieldsOperationApply,
 			APIVersion: "v1",
 			FieldsType: "FieldsV1",
-			FieldsV1:   &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:password":{}},"f:x":"` + secretish + `"}`)},
+			FieldsV1:   metav1.NewFieldsV1(`{"f:data":{"f:password":{}},"f:x":"` + secretish + `"}`),
 		}},
 	}
 }

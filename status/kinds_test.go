@@ -1,11 +1,11 @@
 package status
 
 import (
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"reflect"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/randfill"
 
 	"github.com/confighash/confighash/contract"

@@ -12,19 +12,19 @@ import (
 type Skip string
 
 const (
-	// NotSkipped: the workload reads Reads.Refs.
+	// NotSkipped means the workload reads Reads.Refs.
 	NotSkipped Skip = ""
-	// SkipOptedOut: the workload carries the opt-out annotation.
+	// SkipOptedOut means the workload carries the opt-out annotation.
 	SkipOptedOut Skip = "opted out"
-	// SkipOwned: an object of a kind whose template is fixed once created
+	// SkipOwned means an object of a kind whose template is fixed once created
 	// (a Job, a Pod) that a controller owns. It was created from its
 	// owner's template, which carries the stamp.
 	SkipOwned Skip = "owned"
-	// SkipNoTemplate: the object has no pod template of its own (a Rollout
+	// SkipNoTemplate means the object has no pod template of its own (a Rollout
 	// that reads a Deployment's through spec.workloadRef, a custom object
 	// without one).
 	SkipNoTemplate Skip = "no template"
-	// SkipOverLimit: the template reads more than MaxSources sources.
+	// SkipOverLimit means the template reads more than MaxSources sources.
 	SkipOverLimit Skip = "over the sources limit"
 )
 

@@ -37,10 +37,10 @@ func TestReadsOf(t *testing.T) {
 		"opted out, over limit":  {kind: "Deployment", obj: deploymentReading(MaxSources+1, optOut), want: SkipOptedOut, template: true, refs: MaxSources + 1},
 		"malformed include":      {kind: "Deployment", obj: deploymentReading(1, map[string]string{contract.IncludeAnnotation: "configmap/a,nonsense"}), template: true, refs: 2, refErr: true},
 		"owned, mutable kind":    {kind: "Deployment", obj: owned(deploymentReading(1, nil), owner), template: true, refs: 1},
-		"owned Pod":              {kind: "Pod", obj: owned(podReading(1, nil), owner), want: SkipOwned},
-		"owned Pod, opted out":   {kind: "Pod", obj: owned(podReading(1, optOut), owner), want: SkipOptedOut, template: true, refs: 1},
-		"Pod of no controller":   {kind: "Pod", obj: owned(podReading(1, nil), []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "n", UID: "u"}}), template: true, refs: 1},
-		"bare Pod":               {kind: "Pod", obj: podReading(1, nil), template: true, refs: 1},
+		"owned Pod":              {kind: "Pod", obj: owned(podReading(nil), owner), want: SkipOwned},
+		"owned Pod, opted out":   {kind: "Pod", obj: owned(podReading(optOut), owner), want: SkipOptedOut, template: true, refs: 1},
+		"Pod of no controller":   {kind: "Pod", obj: owned(podReading(nil), []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "n", UID: "u"}}), template: true, refs: 1},
+		"bare Pod":               {kind: "Pod", obj: podReading(nil), template: true, refs: 1},
 		"no template":            {kind: "Rollout", obj: rolloutWithWorkloadRef(nil), want: SkipNoTemplate},
 		"no template, opted out": {kind: "Rollout", obj: rolloutWithWorkloadRef(optOut), want: SkipOptedOut},
 		"another kind's object":  {kind: "StatefulSet", obj: deploymentReading(1, nil), want: SkipNoTemplate},
@@ -105,8 +105,9 @@ func deploymentReading(n int, annotations map[string]string) *appsv1.Deployment 
 	return d
 }
 
-func podReading(n int, annotations map[string]string) *corev1.Pod {
-	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "app", Annotations: annotations}, Spec: specReading(n)}
+// podReading is a Pod that reads one ConfigMap.
+func podReading(annotations map[string]string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "app", Annotations: annotations}, Spec: specReading(1)}
 }
 
 func owned[T client.Object](obj T, refs []metav1.OwnerReference) T {

@@ -120,7 +120,7 @@ func registeredSeries(t *testing.T) map[string]series {
 // letter.
 func snakeCase(s string) bool {
 	for i, r := range s {
-		if !(r >= 'a' && r <= 'z' || i > 0 && (r == '_' || r >= '0' && r <= '9')) {
+		if (r < 'a' || r > 'z') && (i == 0 || (r != '_' && (r < '0' || r > '9'))) {
 			return false
 		}
 	}
