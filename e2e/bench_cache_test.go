@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/sources"
+	"github.com/confighash/confighash/internal/sources"
 )
 
 // createAll creates objs with 16 writers. Errors are counted, not fatal:

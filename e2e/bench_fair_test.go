@@ -17,7 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/contract"
+	"github.com/confighash/confighash/internal/contract"
 )
 
 // TestBenchFairness floods the hook from one namespace (one ConfigMap read

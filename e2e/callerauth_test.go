@@ -18,7 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/contract"
+	"github.com/confighash/confighash/internal/contract"
 )
 
 // warningRecorder collects the warnings the apiserver passes on.

@@ -17,10 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/confighash/confighash/cmd/confighash/app"
-	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/e2e/framework"
-	"github.com/confighash/confighash/restamp"
-	"github.com/confighash/confighash/status"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/restamp"
+	"github.com/confighash/confighash/internal/status"
 )
 
 // widgetCRD is a small custom resource with a pod template and no

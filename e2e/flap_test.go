@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/cmd/confighash/app"
-	"github.com/confighash/confighash/contract"
-	"github.com/confighash/confighash/status"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/status"
 )
 
 // TestHookFlapHoldSurvivesLeaderChange flips a Secret every 2 s for 3

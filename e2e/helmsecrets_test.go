@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/sources"
+	"github.com/confighash/confighash/internal/sources"
 )
 
 // helmRelease is a Secret as Helm stores a release revision.

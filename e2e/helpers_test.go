@@ -17,10 +17,10 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/hasher"
-	"github.com/confighash/confighash/hashkey"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/hashkey"
 )
 
 func configMap(ns, name string, data map[string]string) *corev1.ConfigMap {

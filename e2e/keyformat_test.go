@@ -15,11 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/hasher"
-	"github.com/confighash/confighash/hashkey"
-	"github.com/confighash/confighash/status"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/hashkey"
+	"github.com/confighash/confighash/internal/status"
 )
 
 var keyRef = types.NamespacedName{Namespace: framework.Namespace, Name: "confighash-hmac-key"}

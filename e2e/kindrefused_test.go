@@ -17,10 +17,10 @@ import (
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/e2e/framework"
-	"github.com/confighash/confighash/restamp"
-	"github.com/confighash/confighash/status"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/restamp"
+	"github.com/confighash/confighash/internal/status"
 )
 
 // trimmedRolloutCRD is Argo Rollouts' Rollout as trimmed CRDs declare it:

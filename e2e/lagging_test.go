@@ -17,9 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/e2e/controlplane"
 	"github.com/confighash/confighash/e2e/framework"
+	"github.com/confighash/confighash/internal/contract"
 )
 
 // cacheLag is how far the lagging replica's ConfigMap informer runs behind:

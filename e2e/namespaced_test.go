@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/cmd/confighash/app"
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // TestNamespacedMode runs confighash with --namespaces=ALLOWED and a token

@@ -24,9 +24,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/confighash/confighash/injection"
+	"github.com/confighash/confighash/internal/injection"
+	"github.com/confighash/confighash/internal/workload"
 	"github.com/confighash/confighash/webhook"
-	"github.com/confighash/confighash/workload"
 )
 
 // noopWebhookName is the do-nothing webhook's name in the apiserver's

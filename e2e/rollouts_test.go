@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/e2e/controlplane"
-	"github.com/confighash/confighash/restamp"
+	"github.com/confighash/confighash/internal/restamp"
 )
 
 var rolloutGVK = schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Rollout"}

@@ -22,10 +22,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/cmd/confighash/app"
-	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/e2e/controlplane"
 	"github.com/confighash/confighash/e2e/framework"
-	"github.com/confighash/confighash/status"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/status"
 )
 
 // statusResult is one in-process run of `confighash status`.

@@ -19,9 +19,9 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/e2e/framework"
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/workload"
 )
 
 func TestWebhookStampsEveryKind(t *testing.T) {

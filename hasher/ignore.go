@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/confighash/confighash/contract"
+	"github.com/confighash/confighash/internal/contract"
 )
 
 // IgnoredBy reports whether a source with annotations is ignored.

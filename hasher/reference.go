@@ -6,7 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/confighash/confighash/contract"
+	"github.com/confighash/confighash/internal/contract"
 )
 
 // Reference is what a pod template reads of one source, merged over all the

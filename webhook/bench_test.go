@@ -14,8 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/internal/contract"
 )
 
 // benchDeployment reads n ConfigMaps through env keys and a volume.

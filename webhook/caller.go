@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // Callers says which callers of the webhook are the apiserver: those that

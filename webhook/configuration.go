@@ -4,8 +4,8 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/confighash/confighash/injection"
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/internal/injection"
+	"github.com/confighash/confighash/internal/workload"
 )
 
 const (

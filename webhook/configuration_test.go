@@ -7,8 +7,8 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 
-	"github.com/confighash/confighash/injection"
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/internal/injection"
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // TestRulesCoverEveryRegistryKind checks that the admission rules follow the

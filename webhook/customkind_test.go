@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // rollout is an Argo Rollout reading ConfigMap cfg; meta says whether its

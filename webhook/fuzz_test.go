@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/confighash/confighash/sources"
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/internal/sources"
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // Bounds the fuzz target holds every answer to.

@@ -12,11 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
-	"github.com/confighash/confighash/injection"
-	"github.com/confighash/confighash/sources"
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/injection"
+	"github.com/confighash/confighash/internal/sources"
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // Lookuper gives the hasher access to a namespace's sources.

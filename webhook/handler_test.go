@@ -22,10 +22,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
-	"github.com/confighash/confighash/injection"
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/injection"
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // fakeSources serves contents from a map; the handler's logic, not the

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/confighash/confighash/sources"
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/internal/sources"
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // countingLive is an empty apiserver that counts the GETs it answers.

@@ -23,10 +23,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/hasher"
-	"github.com/confighash/confighash/injection"
-	"github.com/confighash/confighash/sources"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/injection"
+	"github.com/confighash/confighash/internal/sources"
 )
 
 // testOwnNamespace is where the test handler's confighash runs.

@@ -8,8 +8,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/confighash/confighash/contract"
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // foreignRemovedMessage answers a write to an opted-out workload that set a

@@ -6,8 +6,8 @@ import (
 	"gomodules.xyz/jsonpatch/v2"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/confighash/confighash/contract"
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // stampPatch answers with a patch that sets (or, for an empty sum, removes)

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/confighash/confighash/hasher"
-	"github.com/confighash/confighash/sources"
+	"github.com/confighash/confighash/internal/sources"
 )
 
 // slimCache is an informer cache holding ConfigMap cfg in ns with data.

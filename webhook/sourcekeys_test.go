@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/confighash/confighash/sources"
+	"github.com/confighash/confighash/internal/sources"
 )
 
 // TestSourceNotHeld: a template reading a source the cache does not hold

@@ -14,9 +14,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/confighash/confighash/e2e/controlplane"
-	"github.com/confighash/confighash/injection"
+	"github.com/confighash/confighash/internal/injection"
+	"github.com/confighash/confighash/internal/workload"
 	"github.com/confighash/confighash/webhook"
-	"github.com/confighash/confighash/workload"
 )
 
 func helmTemplate(t *testing.T, namespace string, values map[string]any) []*unstructured.Unstructured {

@@ -18,9 +18,9 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/contract"
 	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/e2e/images"
+	"github.com/confighash/confighash/internal/contract"
 )
 
 // TestHelmChartOnANode installs the chart with the Helm SDK, as `helm

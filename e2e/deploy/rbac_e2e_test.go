@@ -36,8 +36,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
-	"github.com/confighash/confighash/contract"
-	"github.com/confighash/confighash/hashkey"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/hashkey"
 )
 
 // TestRBACSufficesAtRunTime installs each overlay for real and runs the

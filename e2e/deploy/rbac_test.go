@@ -9,7 +9,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/confighash/confighash/cmd/confighash/app"
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // request is one API request confighash makes, for the RBAC check.

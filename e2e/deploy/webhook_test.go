@@ -7,7 +7,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/confighash/confighash/injection"
+	"github.com/confighash/confighash/internal/injection"
 	"github.com/confighash/confighash/webhook"
 )
 

@@ -9,9 +9,9 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/confighash/confighash/kindcheck"
-	"github.com/confighash/confighash/restamp"
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/internal/kindcheck"
+	"github.com/confighash/confighash/internal/restamp"
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // checkCustomKinds checks, before anything starts, each kind --workload-kind

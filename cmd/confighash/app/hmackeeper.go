@@ -8,8 +8,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/confighash/confighash/contract"
-	"github.com/confighash/confighash/hashkey"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/hashkey"
 )
 
 // addKeyKeeper holds this replica to the key in the Secret: a deleted

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/confighash/confighash/hashkey"
+	"github.com/confighash/confighash/internal/hashkey"
 )
 
 // keyReadBackoff bounds the retries of the HMAC key read at start: about

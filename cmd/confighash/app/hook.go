@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/confighash/confighash/restamp"
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/internal/restamp"
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // addHook wires the config-update hook; the manager runs it on the leader.

@@ -12,8 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/confighash/confighash/hashkey"
-	"github.com/confighash/confighash/restamp"
+	"github.com/confighash/confighash/internal/hashkey"
+	"github.com/confighash/confighash/internal/restamp"
 	"github.com/confighash/confighash/webhook"
 )
 

@@ -10,7 +10,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/confighash/confighash/certs"
-	"github.com/confighash/confighash/metricsauth"
+	"github.com/confighash/confighash/internal/metricsauth"
 )
 
 // Metrics are served with the webhook's own certificate, from --cert-dir:

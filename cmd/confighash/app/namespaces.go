@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
-	"github.com/confighash/confighash/injection"
+	"github.com/confighash/confighash/internal/injection"
 )
 
 // validateNamespaces refuses a --namespaces list that cannot work. A name

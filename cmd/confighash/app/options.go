@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/confighash/confighash/restamp"
-	"github.com/confighash/confighash/sources"
+	"github.com/confighash/confighash/internal/restamp"
+	"github.com/confighash/confighash/internal/sources"
+	"github.com/confighash/confighash/internal/workload"
 	"github.com/confighash/confighash/webhook"
-	"github.com/confighash/confighash/workload"
 )
 
 // Cert modes.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/confighash/confighash/sources"
+	"github.com/confighash/confighash/internal/sources"
 	"github.com/confighash/confighash/webhook"
 )
 

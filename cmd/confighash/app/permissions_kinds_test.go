@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // TestPermissionsCoverEveryRegistryKind checks that the RBAC table follows

@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/confighash/confighash/certs"
-	"github.com/confighash/confighash/hashkey"
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/internal/hashkey"
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // sent is one request a component sent, as RBAC sees it.

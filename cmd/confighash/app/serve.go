@@ -27,10 +27,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/confighash/confighash/certs"
-	"github.com/confighash/confighash/injection"
-	"github.com/confighash/confighash/sources"
+	"github.com/confighash/confighash/internal/injection"
+	"github.com/confighash/confighash/internal/sources"
+	"github.com/confighash/confighash/internal/workload"
 	"github.com/confighash/confighash/webhook"
-	"github.com/confighash/confighash/workload"
 )
 
 // Serve runs the webhook (on every replica) and the config-update hook (on

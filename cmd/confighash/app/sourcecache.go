@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/confighash/confighash/injection"
-	"github.com/confighash/confighash/sources"
+	"github.com/confighash/confighash/internal/injection"
+	"github.com/confighash/confighash/internal/sources"
 )
 
 // sourceCache is how the manager's cache holds ConfigMaps and Secrets

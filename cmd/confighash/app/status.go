@@ -12,9 +12,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/confighash/confighash/kindcheck"
-	"github.com/confighash/confighash/status"
-	"github.com/confighash/confighash/workload"
+	"github.com/confighash/confighash/internal/kindcheck"
+	"github.com/confighash/confighash/internal/status"
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // statusUsage is the help text. The kinds it names come from the registry

@@ -13,9 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/contract"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/workload"
 	"github.com/confighash/confighash/webhook"
-	"github.com/confighash/confighash/workload"
 )
 
 // fieldOwner is confighash's field manager for every write it makes.

@@ -1,0 +1,82 @@
+package restamp
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/confighash/confighash/internal/contract"
+)
+
+// minHoldRetry keeps a hold's re-checks from spinning when the quiet time
+// is nearly over.
+const minHoldRetry = time.Second
+
+// checkHold asks the flap guard about obj, whose sources now give sum.
+// When done is true the reconcile ends with res, f and err: the workload is
+// held (its changes are kept for when the hold ends), or its hold ended
+// without a re-stamp. Otherwise the caller goes on, re-stamping if stale;
+// its patch drops the annotation with the stamp.
+func (r *reconciler) checkHold(ctx context.Context, obj client.Object, req Request, sum string, stale bool) (done bool, res reconcile.Result, f fate, err error) {
+	logger := log.FromContext(ctx)
+	now := r.now()
+	stored, parseErr := storedHold(obj.GetAnnotations(), now)
+	if parseErr != nil {
+		logger.Error(parseErr, "unreadable hold annotation; holding for one quiet time")
+	}
+	v := r.flaps.look(keyOf(req), sum, stale, stored, now)
+	return r.actOnHold(ctx, obj, req, v, stale)
+}
+
+// checkHeld is checkHold for a stamp that differs from sum, before the
+// caller works out whether it is stale (which may cost far more than the
+// checksum, check_ignored.go): done is true when the workload is held and stays
+// held. Otherwise the caller goes on and asks checkHold.
+func (r *reconciler) checkHeld(ctx context.Context, obj client.Object, req Request, sum string) (done bool, res reconcile.Result, f fate, err error) {
+	now := r.now()
+	stored, parseErr := storedHold(obj.GetAnnotations(), now)
+	v, held := r.flaps.held(keyOf(req), sum, stored, now)
+	if !held {
+		return false, reconcile.Result{}, forget, nil // checkHold reports parseErr
+	}
+	if parseErr != nil {
+		log.FromContext(ctx).Error(parseErr, "unreadable hold annotation; holding for one quiet time")
+	}
+	// A differing stamp: counted as a withheld re-stamp, although it might
+	// have been kept anyway.
+	return r.actOnHold(ctx, obj, req, v, true)
+}
+
+// actOnHold carries out the flap guard's verdict v on obj.
+func (r *reconciler) actOnHold(ctx context.Context, obj client.Object, req Request, v flapVerdict, stale bool) (done bool, res reconcile.Result, f fate, err error) {
+	logger := log.FromContext(ctx)
+	switch {
+	case v.Hold != nil:
+		if err := r.setHold(ctx, obj, v.Hold); err != nil {
+			return true, reconcile.Result{}, keep, err
+		}
+		if stale {
+			r.metrics.held(req.KindName)
+		}
+		if v.Started {
+			r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonFlapHold, "Restamp",
+				"re-stamped too often; holding until its sources have not changed for %s (backoff level %d)", v.Hold.Quiet, v.Hold.Level)
+			logger.Info("flap hold", "quiet", v.Hold.Quiet, "level", v.Hold.Level)
+		}
+		return true, reconcile.Result{RequeueAfter: max(v.Retry, minHoldRetry)}, keep, nil
+	case v.Release && !stale:
+		// The sources settled on what the workload was stamped with:
+		// nothing to roll, only the hold to drop.
+		if err := r.setHold(ctx, obj, nil); err != nil {
+			return true, reconcile.Result{}, keep, err
+		}
+		r.flaps.released(keyOf(req), r.now())
+		logger.Info("flap hold ended; stamp already current")
+		return true, reconcile.Result{}, forget, nil
+	}
+	return false, reconcile.Result{}, forget, nil
+}

@@ -1,0 +1,246 @@
+package restamp
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/workload"
+)
+
+// recordingQueue records AddAfter calls; nothing else may be called.
+type recordingQueue struct {
+	workqueue.TypedRateLimitingInterface[Request]
+	added []string // "REQUEST recheck=BOOL after=DURATION"
+}
+
+func (q *recordingQueue) AddAfter(r Request, d time.Duration) {
+	q.added = append(q.added, r.String()+" recheck="+boolString(r.Recheck)+" after="+d.String())
+}
+
+func boolString(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+func envFromCM(name string) corev1.PodSpec {
+	return corev1.PodSpec{Containers: []corev1.Container{{
+		Name:    "c",
+		EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}},
+	}}}
+}
+
+func envFromSecret(name string) corev1.PodSpec {
+	return corev1.PodSpec{Containers: []corev1.Container{{
+		Name:    "c",
+		EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}},
+	}}}
+}
+
+// readers builds an indexed fake cache of workloads reading configmap/app
+// and secret/db in various ways.
+func readers(t *testing.T, funcs *interceptor.Funcs) client.Client {
+	t.Helper()
+	web := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
+	web.Spec.Template.Spec = envFromCM("app")
+	elsewhere := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "other"}}
+	elsewhere.Spec.Template.Spec = envFromCM("app")
+	optedOut := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "quiet", Namespace: "ns",
+		Annotations: map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}}}
+	optedOut.Spec.Template.Spec = envFromCM("app")
+	nightly := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "ns"}}
+	nightly.Spec.JobTemplate.Spec.Template.Spec = envFromCM("app")
+	db := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns"}}
+	db.Spec.Template.Spec = envFromSecret("db")
+	// A Job's template is fixed: the hook never lists Jobs.
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "once", Namespace: "ns"}}
+	job.Spec.Template.Spec = envFromCM("app")
+
+	b := fake.NewClientBuilder().WithObjects(web, elsewhere, optedOut, nightly, db, job)
+	b = withReadersIndex(b)
+	if funcs != nil {
+		b = b.WithInterceptorFuncs(*funcs)
+	}
+	return b.Build()
+}
+
+func TestHandlerEnqueuesReaders(t *testing.T) {
+	const window = 3 * time.Second
+	appCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: map[string]string{"k": "aa"}}
+	appCMNewData := appCM.DeepCopy()
+	appCMNewData.Data["k"] = "bb"
+	appCMNewLabels := appCM.DeepCopy()
+	appCMNewLabels.Labels = map[string]string{"x": "y"}
+	dbSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns"}, Data: map[string][]byte{"p": {1}}}
+	unread := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "unread", Namespace: "ns"}}
+	failDeploymentLists := &interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*appsv1.DeploymentList); ok {
+				return errors.New("boom")
+			}
+			return c.List(ctx, list, opts...)
+		},
+	}
+	cmReaders := []string{"CronJob ns/nightly recheck=false after=3s", "Deployment ns/web recheck=false after=3s"}
+
+	tests := map[string]struct {
+		funcs       *interceptor.Funcs
+		fire        func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request])
+		want        []string
+		wantChanges map[string][]string // request -> sources recorded
+	}{
+		"configmap created": {
+			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
+				handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap).Create(ctx, event.TypedCreateEvent[*corev1.ConfigMap]{Object: appCM}, q)
+			},
+			want:        cmReaders,
+			wantChanges: map[string][]string{"Deployment ns/web": {"configmap/app"}, "CronJob ns/nightly": {"configmap/app"}},
+		},
+		"configmap in the initial list": {
+			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
+				handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap).Create(ctx, event.TypedCreateEvent[*corev1.ConfigMap]{Object: appCM, IsInInitialList: true}, q)
+			},
+			want: []string{"CronJob ns/nightly recheck=true after=3s", "Deployment ns/web recheck=true after=3s"},
+		},
+		"configmap data updated": {
+			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
+				handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap).Update(ctx, event.TypedUpdateEvent[*corev1.ConfigMap]{ObjectOld: appCM, ObjectNew: appCMNewData}, q)
+			},
+			want: cmReaders,
+		},
+		"configmap labels updated": {
+			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
+				handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap).Update(ctx, event.TypedUpdateEvent[*corev1.ConfigMap]{ObjectOld: appCM, ObjectNew: appCMNewLabels}, q)
+			},
+		},
+		"configmap deleted": {
+			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
+				handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap).Delete(ctx, event.TypedDeleteEvent[*corev1.ConfigMap]{Object: appCM}, q)
+			},
+			want: cmReaders,
+		},
+		"secret deleted": {
+			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
+				handlerFor[*corev1.Secret](e, hasher.Secret).Delete(ctx, event.TypedDeleteEvent[*corev1.Secret]{Object: dbSecret}, q)
+			},
+			want:        []string{"StatefulSet ns/db recheck=false after=3s"},
+			wantChanges: map[string][]string{"StatefulSet ns/db": {"secret/db"}},
+		},
+		"a configmap named like a secret": {
+			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns"}}
+				handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap).Create(ctx, event.TypedCreateEvent[*corev1.ConfigMap]{Object: cm}, q)
+			},
+		},
+		"nobody reads it": {
+			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
+				handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap).Create(ctx, event.TypedCreateEvent[*corev1.ConfigMap]{Object: unread}, q)
+			},
+		},
+		"a failing list skips only its kind": {
+			funcs: failDeploymentLists,
+			fire: func(ctx context.Context, e *enqueuer, q workqueue.TypedRateLimitingInterface[Request]) {
+				handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap).Create(ctx, event.TypedCreateEvent[*corev1.ConfigMap]{Object: appCM}, q)
+			},
+			want: []string{"CronJob ns/nightly recheck=false after=3s"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			e := &enqueuer{cache: readers(t, tc.funcs), kinds: newWatched(workload.Kinds().Mutable()...), window: window, changes: newChanges()}
+			q := &recordingQueue{}
+			tc.fire(log.IntoContext(context.Background(), logr.Discard()), e, q)
+			slices.Sort(q.added)
+			if !slices.Equal(q.added, tc.want) {
+				t.Errorf("enqueued\n  %s\nwant\n  %s", strings.Join(q.added, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+			for r, want := range tc.wantChanges {
+				kind, nn, _ := strings.Cut(r, " ")
+				ns, n, _ := strings.Cut(nn, "/")
+				key := Request{KindName: kind}
+				key.Namespace, key.Name = ns, n
+				if got := e.changes.take(key).names(); !slices.Equal(got, want) {
+					t.Errorf("changes for %s = %q, want %q", r, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestTemplateChanged: every update the webhook stamped (any change of the
+// pod template but the stamp, metadata included) is re-checked, and so is
+// one that may change what the workload reads; the hook's own writes and
+// status or workload metadata are not. Before, only pod-spec changes were,
+// so a rollout restart or a Helm checksum/config annotation stamped by a
+// lagging replica kept an old stamp.
+func TestTemplateChanged(t *testing.T) {
+	base := func() *appsv1.Deployment {
+		return &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"},
+			Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"},
+					Annotations: map[string]string{contract.ChecksumAnnotation: "v2:k:old"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "a"}}}}},
+		}
+	}
+	tests := map[string]struct {
+		mutate func(*appsv1.Deployment)
+		want   bool
+	}{
+		"nothing": {func(*appsv1.Deployment) {}, false},
+		"only the stamp (the hook's re-stamp)": {func(d *appsv1.Deployment) {
+			d.Spec.Template.Annotations[contract.ChecksumAnnotation] = "v2:k:new"
+		}, false},
+		"hold annotation": {func(d *appsv1.Deployment) {
+			d.Annotations = map[string]string{contract.HoldAnnotation: "v1 since=2030-01-02T03:04:05Z level=0 quiet=1m0s"}
+		}, false},
+		"workload label":  {func(d *appsv1.Deployment) { d.Labels = map[string]string{"team": "x"} }, false},
+		"replicas":        {func(d *appsv1.Deployment) { d.Spec.Replicas = new(int32(3)) }, false},
+		"status":          {func(d *appsv1.Deployment) { d.Status.ReadyReplicas = 1 }, false},
+		"pod spec":        {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "b" }, true},
+		"rollout restart": {func(d *appsv1.Deployment) { d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] = "now" }, true},
+		"helm checksum annotation": {func(d *appsv1.Deployment) {
+			d.Spec.Template.Annotations["checksum/config"] = "abc"
+		}, true},
+		"template label": {func(d *appsv1.Deployment) { d.Spec.Template.Labels["version"] = "2" }, true},
+		"include":        {func(d *appsv1.Deployment) { d.Annotations = map[string]string{"confighash.dev/include": "configmap/x"} }, true},
+		"opt-out":        {func(d *appsv1.Deployment) { d.Annotations = map[string]string{"confighash.dev/injection": "disabled"} }, true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			n := base()
+			tc.mutate(n)
+			if got := templateChanged(deploymentKind(t), base(), n); got != tc.want {
+				t.Errorf("templateChanged = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func deploymentKind(t *testing.T) workload.Kind {
+	t.Helper()
+	k, ok := workload.Kinds().Of(appsv1.SchemeGroupVersion.WithKind("Deployment"))
+	if !ok {
+		t.Fatal("no Deployment kind")
+	}
+	return k
+}

@@ -1,0 +1,165 @@
+package restamp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"golang.org/x/time/rate"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/injection"
+	"github.com/confighash/confighash/internal/sources"
+	"github.com/confighash/confighash/internal/workload"
+)
+
+// reconciler re-checks one workload's stamp.
+type reconciler struct {
+	client  client.Client // cached reads, live writes
+	live    client.Reader // confirms a re-check before it writes; nil: unconfirmed
+	maxKeys int           // the key bound of live reads (sources.Reader.MaxKeys)
+	key     []byte
+	kinds   *watched
+	budget  *rate.Limiter
+	flaps   *flapGuard
+	changes *changes
+	toggles *toggles
+	events  events.EventRecorder
+	metrics *Metrics
+	now     func() time.Time
+	policy  injection.Policy
+}
+
+// Reconcile takes req's pending changes, once, and puts them back only when
+// reconcile says it is to run again for them (see changes): no way out of
+// reconcile can leave an entry behind.
+func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Result, error) {
+	p := r.changes.take(req)
+	res, f, err := r.reconcile(ctx, req, p)
+	if f == keep {
+		r.changes.putBack(req, p)
+	}
+	return res, err
+}
+
+// reconcile re-checks req's stamp; p is what its changes recorded. Each way
+// out says what becomes of p: forget it, or keep it for a retry.
+func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (reconcile.Result, fate, error) {
+	logger := log.FromContext(ctx).WithValues("workload", req.String())
+	ctx = log.IntoContext(ctx, logger)
+	kind, ok := r.kinds.get(req.KindName)
+	if !ok {
+		// Requests come only from the kinds Setup watches; another kind is
+		// a bug, and retrying it would not help.
+		return reconcile.Result{}, forget, reconcile.TerminalError(fmt.Errorf("no workload kind %q", req.KindName))
+	}
+	obj := kind.New()
+	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return reconcile.Result{}, forget, client.IgnoreNotFound(err)
+	}
+	// The same policy as the webhook's: readers in a namespace confighash
+	// does not serve (a labelled kube-system, say) are never re-stamped.
+	ns, err := r.policy.Check(ctx, r.client, req.Namespace)
+	if err != nil || !ns.Serves || obj.GetDeletionTimestamp() != nil {
+		return reconcile.Result{}, forget, err
+	}
+	reads := workload.ReadsOf(kind, obj)
+	if reads.Skip != workload.NotSkipped {
+		// Opted out; a Rollout reading a Deployment's template, or a custom
+		// object without one: nothing here to stamp; or over the sources
+		// limit: the webhook leaves such a template unstamped, and
+		// re-stamping it here would roll what admission refused to touch.
+		return reconcile.Result{}, forget, nil
+	}
+	t, refs := reads.Template, reads.Refs
+	current := t.Checksum()
+	if current == "" && req.Recheck {
+		return reconcile.Result{}, forget, nil
+	}
+	r.metrics.checksum()
+	lookup := sources.Reader{Cache: r.client}.Lookup(ctx, req.Namespace)
+	res, err := hasher.Checksum(r.key, req.Namespace, refs, lookup)
+	if notHeld := (*sources.NotHeldError)(nil); errors.As(err, &notHeld) && notHeld.Reason == sources.TooManyKeys {
+		// The webhook does not stamp such a reader either; until the
+		// source shrinks (its update event brings us back), keep the stamp.
+		r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonSourceTooLarge, "Restamp",
+			"%s has more keys than the limit of --max-source-keys; not rolling", notHeld.Source)
+		return reconcile.Result{}, forget, nil
+	}
+	if err != nil {
+		// A source not held yet (its namespace became served a moment
+		// ago) is retried with backoff, once the fill has read it.
+		return reconcile.Result{}, keep, fmt.Errorf("computing checksum: %w", err)
+	}
+	if len(res.Missing) > 0 {
+		// Rolling now would start pods that cannot find their config. Keep
+		// the stamp; when the source returns, its create event brings us back.
+		r.metrics.missing(req.KindName)
+		r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonSourceMissing, "Restamp",
+			"required %s missing; not rolling until it exists", joinSources(res.Missing))
+		return reconcile.Result{}, forget, nil
+	}
+	// A held workload is not re-stamped whatever its stamp: the guard is
+	// asked before the costlier question of why a stamp differs.
+	if current != res.Checksum {
+		if done, result, f, err := r.checkHeld(ctx, obj, req, res.Checksum); done {
+			return result, f, err
+		}
+	}
+	stale, err := r.stale(ctx, obj, req, p.before, refs, lookup, current, res.Checksum)
+	if err != nil {
+		return reconcile.Result{}, keep, err
+	}
+	// Asked even when the stamp is current: a held workload's sources may
+	// flap back to it, and the hold still has to run its course and end.
+	if done, result, f, err := r.checkHold(ctx, obj, req, res.Checksum, stale); done {
+		return result, f, err
+	}
+	if !stale {
+		return reconcile.Result{}, forget, nil
+	}
+
+	if err := r.budget.Wait(ctx); err != nil {
+		return reconcile.Result{}, keep, fmt.Errorf("waiting for write budget: %w", err)
+	}
+	confirmed, err := r.confirmLive(ctx, req, refs, res.Checksum)
+	if err != nil {
+		return reconcile.Result{}, keep, err
+	}
+	if !confirmed {
+		return reconcile.Result{}, forget, nil
+	}
+	if err := r.patch(ctx, obj, t, res.Checksum); err != nil {
+		return reconcile.Result{}, keep, err
+	}
+	r.flaps.restamped(keyOf(req), r.now())
+	reason := restampChanged
+	if current == "" {
+		reason = restampFirstStamp
+	}
+	if req.Recheck {
+		reason = restampRecheck
+	}
+	r.metrics.restamped(req.KindName, reason)
+	changed := p.names()
+	r.events.Eventf(obj, nil, corev1.EventTypeNormal, contract.ReasonConfigChanged, "Restamp",
+		"config changed (%s); re-stamped pod template", strings.Join(changed, ", "))
+	logger.Info("re-stamped", "sources", changed, "reason", reason, "from", current, "to", res.Checksum)
+	return reconcile.Result{}, forget, nil
+}
+
+func joinSources(s []hasher.Source) string {
+	names := make([]string, len(s))
+	for i, src := range s {
+		names[i] = src.String()
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,67 @@
+package restamp
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/sources"
+)
+
+// TestReconcileIncludedSourceMissing: a source the include annotation names
+// and that does not exist is not mounted by the pods, so it cannot stop
+// them starting: it must not freeze the re-stamp when the ConfigMap they do
+// read changes (issue 13 section 10). It is hashed as absent.
+func TestReconcileIncludedSourceMissing(t *testing.T) {
+	ctx := log.IntoContext(context.Background(), logr.Discard())
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: map[string]string{"k": "v2"}}
+	slim, err := sources.Slim(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	include := map[string]string{contract.IncludeAnnotation: "secret/missing"}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Annotations: include}}
+	d.Spec.Template.Spec = envFromCM("app")
+	d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v2:stale"}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
+		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
+	c := fake.NewClientBuilder().WithObjects(ns, slim.(*corev1.ConfigMap), d).Build()
+	r, rec := testReconciler(t, c, newFlapGuard(testHookFlapConfig(), 100), func() time.Time { return t0 })
+	req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	r.changes.add(req, "configmap/app")
+
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	refs, _ := hasher.References(&d.Spec.Template.Spec, include)
+	want, err := hasher.Checksum(hookKey, "ns", refs, func(src hasher.Source) (hasher.Content, bool, error) {
+		if src.Kind == hasher.ConfigMap {
+			return hasher.ConfigMapContent(cm), true, nil
+		}
+		return hasher.Content{}, false, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &appsv1.Deployment{}
+	if err := c.Get(ctx, req.NamespacedName, got); err != nil {
+		t.Fatal(err)
+	}
+	if stamp := got.Spec.Template.Annotations[contract.ChecksumAnnotation]; stamp != want.Checksum {
+		t.Errorf("stamp = %q, want %q: the missing included Secret froze the re-stamp", stamp, want.Checksum)
+	}
+	expectOneEvent(t, rec, "Normal ConfigChanged")
+	if got := counterValue(t, r.metrics.Missing.WithLabelValues("Deployment")); got != 0 {
+		t.Errorf("missing = %v, want 0", got)
+	}
+}

@@ -1,0 +1,116 @@
+package restamp
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/sources"
+)
+
+// recordChange records for r what a live change to configmap/app does: its
+// name, its content from before and its window.
+func recordChange(c *changes, r Request, now time.Time) {
+	c.add(r, "configmap/app")
+	c.addBefore(r, hasher.Source{Kind: hasher.ConfigMap, Name: "app"}, prior{known: true})
+	c.touch(r, now, time.Second, 10*time.Second)
+}
+
+// checkPending checks that the change recordChange made for r is all still
+// pending when kept, and that nothing at all is pending otherwise.
+func checkPending(t *testing.T, c *changes, r Request, kept bool) {
+	t.Helper()
+	if !kept {
+		if len(c.entries) != 0 {
+			t.Errorf("pending after the reconcile: %v, want nothing", c.entries)
+		}
+		return
+	}
+	p, ok := c.entries[r]
+	if !ok || len(c.entries) != 1 {
+		t.Fatalf("pending after the reconcile: %v, want the change to %s only", c.entries, r)
+	}
+	if !slices.Equal(p.names(), []string{"configmap/app"}) || len(p.before) != 1 || p.due == nil {
+		t.Errorf("pending = %+v, want the whole change kept: its name, its content before, its window", *p)
+	}
+}
+
+// TestReconcileKeepsPendingOnlyForARetry: the ways out with an error keep
+// the change for the retry, but for those whose retry does not need it (the
+// workload could not be read, nor its namespace).
+func TestReconcileKeepsPendingOnlyForARetry(t *testing.T) {
+	webReq := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
+		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
+	cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: map[string]string{"k": "v2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
+	web.Spec.Template.Spec = envFromCM("app")
+	web.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v1:stale"}
+	boom := errors.New("boom")
+
+	tests := map[string]struct {
+		funcs    interceptor.Funcs
+		wantKept bool
+	}{
+		"the workload cannot be read": {
+			funcs: interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if _, ok := obj.(*appsv1.Deployment); ok {
+					return boom
+				}
+				return c.Get(ctx, key, obj, opts...)
+			}},
+		},
+		"its namespace cannot be read": {
+			funcs: interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if _, ok := obj.(*corev1.Namespace); ok {
+					return boom
+				}
+				return c.Get(ctx, key, obj, opts...)
+			}},
+		},
+		"a source cannot be read": {
+			funcs: interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if _, ok := obj.(*corev1.ConfigMap); ok {
+					return boom
+				}
+				return c.Get(ctx, key, obj, opts...)
+			}},
+			wantKept: true,
+		},
+		"the re-stamp cannot be written": {
+			funcs: interceptor.Funcs{Patch: func(context.Context, client.WithWatch, client.Object, client.Patch, ...client.PatchOption) error {
+				return boom
+			}},
+			wantKept: true,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ctx := log.IntoContext(context.Background(), logr.Discard())
+			c := fake.NewClientBuilder().WithObjects(ns, cm.(client.Object), web.DeepCopy()).WithInterceptorFuncs(tc.funcs).Build()
+			r, _ := testReconciler(t, c, newFlapGuard(testHookFlapConfig(), 100), func() time.Time { return t0 })
+			recordChange(r.changes, webReq, t0)
+			if _, err := r.Reconcile(ctx, webReq); !errors.Is(err, boom) {
+				t.Fatalf("Reconcile = %v, want the injected error", err)
+			}
+			checkPending(t, r.changes, webReq, tc.wantKept)
+		})
+	}
+}

@@ -1,0 +1,272 @@
+package sources
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/internal/contract"
+)
+
+// slimmed marks an object Slim has made. client-go may hand an object to the
+// transform more than once (its docs ask for idempotent transforms), and
+// digesting digests would change every checksum. The key is not a valid
+// annotation key, so the apiserver can never deliver an object carrying it.
+// Its value is the format: slimFormat when the digests are held, the reason
+// when they are not (see Placeholder reasons).
+const slimmed = "!confighash.dev/slimmed"
+
+// slimFormat is the value of slimmed on an object that holds its digests:
+// one raw 32-byte digest per key, all of an object's digests in one backing
+// array, in BinaryData for a ConfigMap (see binaryKey) and in Data for a
+// Secret.
+const slimFormat = "v2"
+
+// Why a slimmed object holds no digests. Such a placeholder keeps the
+// object's identity only; Content refuses it, so that a checksum is never
+// computed from content that is not there.
+const (
+	// NotServed: the object's namespace was not served when the object was
+	// cached.
+	NotServed = "namespace-not-served"
+	// TooManyKeys: the object has more keys than the Slimmer's MaxKeys.
+	TooManyKeys = "too-many-keys"
+)
+
+// DefaultMaxKeys is the default bound on the keys of one source. Real
+// ConfigMaps and Secrets have a handful, a large one some hundreds. The
+// apiserver bounds values, not keys: 120,000 empty values fit its 1 MiB.
+// Held, a key costs its name (up to 253 bytes), a 32-byte digest and a map
+// entry, so one source costs at most about 350 KiB under this bound,
+// however it was built.
+const DefaultMaxKeys = 1024
+
+// Slimmer is the cache transform for ConfigMaps and Secrets.
+type Slimmer struct {
+	// Serves reports whether confighash serves a namespace. A source in a
+	// namespace not served is cached as a placeholder. nil serves every
+	// namespace.
+	Serves func(namespace string) bool
+	// MaxKeys bounds the keys of a source whose digests are held; a source
+	// with more is cached as a placeholder. Zero means DefaultMaxKeys.
+	MaxKeys int
+}
+
+// Slim is Slimmer{}.Slim: every namespace served, DefaultMaxKeys.
+func Slim(obj any) (any, error) {
+	return Slimmer{}.Slim(obj)
+}
+
+// Slim replaces a ConfigMap's or Secret's values by their digests and drops
+// everything else the checksum does not need, or, for a source s does not
+// hold, everything but its identity. It is idempotent and has the shape of
+// a cache.TransformFunc; other objects pass through unchanged.
+func (s Slimmer) Slim(obj any) (any, error) {
+	if o, ok := obj.(metav1.Object); ok && o.GetAnnotations()[slimmed] != "" {
+		return obj, nil
+	}
+	switch o := obj.(type) {
+	case *corev1.ConfigMap:
+		out := &corev1.ConfigMap{TypeMeta: o.TypeMeta}
+		var held bool
+		out.ObjectMeta, held = s.meta(o.ObjectMeta, len(o.Data)+len(o.BinaryData))
+		if held {
+			out.BinaryData = digests(o.Data, o.BinaryData, binaryKey)
+		}
+		return out, nil
+	case *corev1.Secret:
+		out := &corev1.Secret{TypeMeta: o.TypeMeta, Type: o.Type}
+		var held bool
+		out.ObjectMeta, held = s.meta(o.ObjectMeta, len(o.Data))
+		if held {
+			out.Data = digests(nil, o.Data, "")
+		}
+		return out, nil
+	}
+	return obj, nil
+}
+
+// meta slims m and says whether the object's digests are to be held.
+func (s Slimmer) meta(m metav1.ObjectMeta, keys int) (metav1.ObjectMeta, bool) {
+	max := s.MaxKeys
+	if max <= 0 {
+		max = DefaultMaxKeys
+	}
+	switch {
+	case s.Serves != nil && !s.Serves(m.Namespace):
+		return slimMeta(m, NotServed), false
+	case keys > max:
+		return slimMeta(m, TooManyKeys), false
+	}
+	return slimMeta(m, slimFormat), true
+}
+
+// slimMeta keeps identity and lifecycle only. Labels and annotations go: the
+// last-applied-configuration annotation holds a Secret's data in clear.
+// The one exception is contract.IgnoreAnnotation, which decides how the
+// source enters a checksum; it is kept as the fixed value, never copied.
+func slimMeta(m metav1.ObjectMeta, format string) metav1.ObjectMeta {
+	annotations := map[string]string{slimmed: format}
+	if hasher.IgnoredBy(m.Annotations) {
+		annotations[contract.IgnoreAnnotation] = contract.IgnoreTrue
+	}
+	return metav1.ObjectMeta{
+		Name:              m.Name,
+		Namespace:         m.Namespace,
+		UID:               m.UID,
+		ResourceVersion:   m.ResourceVersion,
+		Generation:        m.Generation,
+		CreationTimestamp: m.CreationTimestamp,
+		DeletionTimestamp: m.DeletionTimestamp,
+		Annotations:       annotations,
+	}
+}
+
+// binaryKey prefixes, in a slimmed ConfigMap's BinaryData, the keys that
+// come from its binaryData; the others come from data. "!" is not a valid
+// key character, so no key of data can look like one of binaryData.
+const binaryKey = "!"
+
+// digests digests every value of data (strings) and binary into one map
+// whose digests share one backing array: an object of n keys costs two
+// allocations, not n, and 32 bytes a digest. Raw bytes live in a []byte
+// map, which survives JSON (a string field would not hold them). Keys of
+// binary get binaryKey in front when data is not nil (a ConfigMap).
+func digests(data map[string]string, binary map[string][]byte, prefix string) map[string][]byte {
+	n := len(data) + len(binary)
+	if n == 0 {
+		return nil
+	}
+	buf := make([]byte, 0, n*sha256.Size)
+	out := make(map[string][]byte, n)
+	add := func(k string, d hasher.Digest) {
+		i := len(buf)
+		buf = append(buf, d[:]...)
+		// Capped, so that an append to one digest cannot overwrite the next.
+		out[k] = buf[i:len(buf):len(buf)]
+	}
+	for k, v := range data {
+		add(k, hasher.DigestOf([]byte(v)))
+	}
+	for k, v := range binary {
+		add(prefix+k, hasher.DigestOf(v))
+	}
+	return out
+}
+
+// NotHeldError is Content's answer for a placeholder: the cache knows the
+// source exists but not what it holds. It names the source, never content.
+type NotHeldError struct {
+	Source    hasher.Source
+	Namespace string
+	// Reason is NotServed or TooManyKeys.
+	Reason string
+}
+
+func (e *NotHeldError) Error() string {
+	if e.Reason == TooManyKeys {
+		return fmt.Sprintf("%s in %s has more keys than confighash holds per source", e.Source, e.Namespace)
+	}
+	return fmt.Sprintf("%s in %s: content not cached (%s)", e.Source, e.Namespace, e.Reason)
+}
+
+// placeholder returns why obj holds no digests: NotServed, TooManyKeys, or
+// "" for an object that holds them (or was not slimmed).
+func placeholder(obj metav1.Object) string {
+	if e := notHeld(obj); e != nil {
+		return e.Reason
+	}
+	return ""
+}
+
+// notHeld returns the NotHeldError of obj when it is a placeholder.
+func notHeld(obj metav1.Object) *NotHeldError {
+	reason := obj.GetAnnotations()[slimmed]
+	if reason == "" || reason == slimFormat {
+		return nil
+	}
+	e := &NotHeldError{Namespace: obj.GetNamespace(), Reason: reason, Source: hasher.Source{Name: obj.GetName()}}
+	switch obj.(type) {
+	case *corev1.ConfigMap:
+		e.Source.Kind = hasher.ConfigMap
+	case *corev1.Secret:
+		e.Source.Kind = hasher.Secret
+	}
+	return e
+}
+
+// Content reads the digests back out of a slimmed object. It fails on an
+// object that was not slimmed, rather than hashing values as if they were
+// digests, and with a *NotHeldError on a placeholder, unless it is ignored.
+func Content(obj any) (hasher.Content, error) {
+	o, ok := obj.(metav1.Object)
+	if !ok || o.GetAnnotations()[slimmed] == "" {
+		return hasher.Content{}, fmt.Errorf("%T was not slimmed", obj)
+	}
+	if e := notHeld(o); e != nil {
+		// An ignored source enters every checksum as a fixed marker, not
+		// its content, so its placeholder (which keeps the annotation)
+		// needs no digests: it never holds a reader back.
+		if hasher.IgnoredBy(o.GetAnnotations()) {
+			return hasher.Content{Ignored: true}, nil
+		}
+		return hasher.Content{}, e
+	}
+	switch o := obj.(type) {
+	case *corev1.ConfigMap:
+		if len(o.Data) > 0 {
+			return hasher.Content{}, fmt.Errorf("configmap %s/%s: data holds values, not digests", o.Namespace, o.Name)
+		}
+		var data, bin map[string]hasher.Digest
+		for k, v := range o.BinaryData {
+			d, err := toDigest(v)
+			if err != nil {
+				return hasher.Content{}, fmt.Errorf("configmap %s/%s key %q: %w", o.Namespace, o.Name, k, err)
+			}
+			if name, ok := strings.CutPrefix(k, binaryKey); ok {
+				if bin == nil {
+					bin = map[string]hasher.Digest{}
+				}
+				bin[name] = d
+				continue
+			}
+			if data == nil {
+				data = make(map[string]hasher.Digest, len(o.BinaryData))
+			}
+			data[k] = d
+		}
+		return hasher.Content{Data: data, BinaryData: bin, Ignored: hasher.IgnoredBy(o.Annotations)}, nil
+	case *corev1.Secret:
+		data, err := fromRaw(o.Data)
+		if err != nil {
+			return hasher.Content{}, fmt.Errorf("secret %s/%s: %w", o.Namespace, o.Name, err)
+		}
+		return hasher.Content{Data: data, Ignored: hasher.IgnoredBy(o.Annotations)}, nil
+	}
+	return hasher.Content{}, fmt.Errorf("unsupported source type %T", obj)
+}
+
+func fromRaw(in map[string][]byte) (map[string]hasher.Digest, error) {
+	out := make(map[string]hasher.Digest, len(in))
+	for k, v := range in {
+		d, err := toDigest(v)
+		if err != nil {
+			return nil, fmt.Errorf("key %q: %w", k, err)
+		}
+		out[k] = d
+	}
+	return out, nil
+}
+
+func toDigest(b []byte) (hasher.Digest, error) {
+	var d hasher.Digest
+	if len(b) != len(d) {
+		return d, fmt.Errorf("not a slimmed digest: %d bytes", len(b))
+	}
+	copy(d[:], b)
+	return d, nil
+}

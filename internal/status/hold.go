@@ -1,0 +1,39 @@
+package status
+
+import (
+	"time"
+
+	"github.com/confighash/confighash/internal/contract"
+)
+
+// Hold is the hook's flap hold on a workload, as the workload's
+// contract.HoldAnnotation records it, in the report's JSON schema (Quiet as
+// a duration string, Error for a value that cannot be read). It is a view:
+// contract.ParseHold is the one reader of the annotation. The annotation,
+// not an Event, is what the hook itself goes by (a new leader honours it),
+// so it is what `held` is decided on.
+type Hold struct {
+	// Since is when the hold began.
+	Since time.Time `json:"since"`
+	// Level is the backoff level; each level doubles Quiet.
+	Level int `json:"level"`
+	// Quiet is how long the sources must go unchanged before the hook
+	// re-stamps the workload, once, with their latest content.
+	Quiet string `json:"quiet"`
+	// Error says why the annotation could not be read; the hook still
+	// holds the workload, at the first level.
+	Error string `json:"error,omitempty"`
+}
+
+// holdOf reads the hold from a workload's annotations; nil when there is none.
+func holdOf(annotations map[string]string) *Hold {
+	v, ok := annotations[contract.HoldAnnotation]
+	if !ok {
+		return nil
+	}
+	h, err := contract.ParseHold(v)
+	if err != nil {
+		return &Hold{Error: err.Error()}
+	}
+	return &Hold{Since: h.Since, Level: h.Level, Quiet: h.Quiet.String()}
+}

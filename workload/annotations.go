@@ -1,8 +1,0 @@
-package workload
-
-import "github.com/confighash/confighash/contract"
-
-// OptedOut reports whether the workload carries the opt-out annotation.
-func OptedOut(annotations map[string]string) bool {
-	return annotations[contract.InjectionAnnotation] == contract.InjectionDisabled
-}
