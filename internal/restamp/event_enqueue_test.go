@@ -244,3 +244,107 @@ func deploymentKind(t *testing.T) workload.Kind {
 	}
 	return k
 }
+
+func TestContentChanged(t *testing.T) {
+	now := metav1.Now()
+	d1 := []byte("0123456789abcdef0123456789abcdef")
+	d2 := []byte("fedcba9876543210fedcba9876543210")
+	baseCM := func() *corev1.ConfigMap {
+		return &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns", ResourceVersion: "1", Labels: map[string]string{"a": "1"}},
+			Data:       map[string]string{"k": "aa", "l": "bb"},
+			BinaryData: map[string][]byte{"b": d1},
+		}
+	}
+	baseSecret := func() *corev1.Secret {
+		return &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns", ResourceVersion: "1"},
+			Type:       corev1.SecretTypeOpaque,
+			Data:       map[string][]byte{"password": d1},
+		}
+	}
+	cmWith := func(f func(*corev1.ConfigMap)) *corev1.ConfigMap { c := baseCM(); f(c); return c }
+	secretWith := func(f func(*corev1.Secret)) *corev1.Secret { s := baseSecret(); f(s); return s }
+
+	tests := map[string]struct {
+		old, new client.Object
+		want     bool
+	}{
+		"configmap unchanged": {
+			old: baseCM(), new: baseCM(), want: false,
+		},
+		"configmap data value": {
+			old: baseCM(), new: cmWith(func(c *corev1.ConfigMap) { c.Data["k"] = "cc" }), want: true,
+		},
+		"configmap data key added": {
+			old: baseCM(), new: cmWith(func(c *corev1.ConfigMap) { c.Data["m"] = "aa" }), want: true,
+		},
+		"configmap data key removed": {
+			old: baseCM(), new: cmWith(func(c *corev1.ConfigMap) { delete(c.Data, "l") }), want: true,
+		},
+		"configmap data key renamed": {
+			old: baseCM(), new: cmWith(func(c *corev1.ConfigMap) { delete(c.Data, "l"); c.Data["m"] = "bb" }), want: true,
+		},
+		"configmap binaryData value": {
+			old: baseCM(), new: cmWith(func(c *corev1.ConfigMap) { c.BinaryData["b"] = d2 }), want: true,
+		},
+		"configmap binaryData removed": {
+			old: baseCM(), new: cmWith(func(c *corev1.ConfigMap) { c.BinaryData = nil }), want: true,
+		},
+		"configmap data moved to binaryData": {
+			old:  cmWith(func(c *corev1.ConfigMap) { c.Data = map[string]string{"x": "aa"}; c.BinaryData = nil }),
+			new:  cmWith(func(c *corev1.ConfigMap) { c.Data = nil; c.BinaryData = map[string][]byte{"x": {0xaa}} }),
+			want: true,
+		},
+		"configmap nil and empty data alike": {
+			old:  cmWith(func(c *corev1.ConfigMap) { c.Data = nil; c.BinaryData = nil }),
+			new:  cmWith(func(c *corev1.ConfigMap) { c.Data = map[string]string{}; c.BinaryData = map[string][]byte{} }),
+			want: false,
+		},
+		"configmap labels only": {
+			old: baseCM(), new: cmWith(func(c *corev1.ConfigMap) { c.Labels = map[string]string{"a": "2"}; c.ResourceVersion = "2" }), want: false,
+		},
+		"configmap annotations only": {
+			old: baseCM(), new: cmWith(func(c *corev1.ConfigMap) { c.Annotations = map[string]string{"x": "y"}; c.ResourceVersion = "2" }), want: false,
+		},
+		"configmap deletion starts": {
+			old: baseCM(), new: cmWith(func(c *corev1.ConfigMap) { c.DeletionTimestamp = &now }), want: true,
+		},
+		"configmap deletion already started": {
+			old:  cmWith(func(c *corev1.ConfigMap) { c.DeletionTimestamp = &now }),
+			new:  cmWith(func(c *corev1.ConfigMap) { c.DeletionTimestamp = &now; c.ResourceVersion = "2" }),
+			want: false,
+		},
+		"configmap deletion cancelled": {
+			old: cmWith(func(c *corev1.ConfigMap) { c.DeletionTimestamp = &now }), new: baseCM(), want: true,
+		},
+		"secret unchanged": {
+			old: baseSecret(), new: baseSecret(), want: false,
+		},
+		"secret data value": {
+			old: baseSecret(), new: secretWith(func(s *corev1.Secret) { s.Data["password"] = d2 }), want: true,
+		},
+		"secret data key added": {
+			old: baseSecret(), new: secretWith(func(s *corev1.Secret) { s.Data["user"] = d1 }), want: true,
+		},
+		"secret data emptied": {
+			old: baseSecret(), new: secretWith(func(s *corev1.Secret) { s.Data = nil }), want: true,
+		},
+		"secret labels only": {
+			old: baseSecret(), new: secretWith(func(s *corev1.Secret) { s.Labels = map[string]string{"x": "y"}; s.ResourceVersion = "2" }), want: false,
+		},
+		"secret deletion starts": {
+			old: baseSecret(), new: secretWith(func(s *corev1.Secret) { s.DeletionTimestamp = &now }), want: true,
+		},
+		"other kinds count as changed": {
+			old: &corev1.Pod{}, new: &corev1.Pod{}, want: true,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := contentChanged(tc.old, tc.new); got != tc.want {
+				t.Errorf("contentChanged = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
