@@ -23,4 +23,12 @@
 // `cluster down` once waited more than 5 minutes on a wedged node.
 //
 // The package is Linux-only: it relies on process groups, Pdeathsig and /proc.
+//
+// It stays in the root module, though it is a small project of its own.
+// As its own module, the root module would need a replace directive for it
+// (the e2e specs import it through e2e/framework), which breaks
+// `go install github.com/confighash/confighash/cmd/confighash@version`, or
+// a go.work that every command then depends on. What a separate module would
+// buy, keeping its tests out of `go test ./...`, is small: they take about
+// 20 s there, and the product's packages import nothing from e2e/.
 package controlplane
