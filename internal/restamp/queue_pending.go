@@ -30,6 +30,16 @@ func (p pending) names() []string {
 	return s
 }
 
+// withSources returns p naming more sources as well, each once.
+func (p pending) withSources(more []string) pending {
+	for _, s := range more {
+		if !slices.Contains(p.sources, s) {
+			p.sources = append(slices.Clip(p.sources), s)
+		}
+	}
+	return p
+}
+
 // fate is what a reconcile leaves of the pending changes it took.
 type fate bool
 
@@ -126,6 +136,20 @@ func (c *changes) take(r Request) pending {
 		return pending{}
 	}
 	return *p
+}
+
+// since returns the sources recorded for r since its entry was taken,
+// leaving them in place. A reconcile that re-stamps names them too: the
+// informer updates the cache before the handler records the change, so the
+// checksum may already hold a change recorded after the take, and the
+// reconcile it queues would then find the stamp current and say nothing.
+func (c *changes) since(r Request) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p := c.entries[r]; p != nil {
+		return slices.Clone(p.sources)
+	}
+	return nil
 }
 
 // putBack returns what take gave, for a reconcile that runs again for the

@@ -149,7 +149,7 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 		reason = restampRecheck
 	}
 	r.metrics.restamped(req.KindName, reason)
-	changed := p.names()
+	changed := p.withSources(r.changes.since(req)).names()
 	r.events.Eventf(obj, nil, corev1.EventTypeNormal, contract.ReasonConfigChanged, "Restamp",
 		"config changed (%s); re-stamped pod template", strings.Join(changed, ", "))
 	logger.Info("re-stamped", "sources", changed, "reason", reason, "from", current, "to", res.Checksum)

@@ -114,3 +114,47 @@ func TestReconcileKeepsPendingOnlyForARetry(t *testing.T) {
 		})
 	}
 }
+
+// TestReconcileNamesChangesRecordedWhileItRuns: the informer updates the
+// cache before the handler records a change, so a reconcile can hash a
+// change recorded after its take. Its ConfigChanged Event names that change
+// too: the reconcile the change queued finds the stamp current and says
+// nothing, so no Event would name it otherwise.
+func TestReconcileNamesChangesRecordedWhileItRuns(t *testing.T) {
+	webReq := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
+		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
+	var objs []client.Object
+	for _, name := range []string{"app", "app2"} {
+		cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}, Data: map[string]string{"k": "v2"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, cm.(client.Object))
+	}
+	web := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
+	web.Spec.Template.Spec = envFromCM("app")
+	web.Spec.Template.Spec.Containers[0].EnvFrom = append(web.Spec.Template.Spec.Containers[0].EnvFrom, envFromCM("app2").Containers[0].EnvFrom...)
+	web.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v1:stale"}
+
+	var r *reconciler
+	c := fake.NewClientBuilder().WithObjects(append(objs, ns, web)...).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*corev1.ConfigMap); ok && key.Name == "app2" {
+				// configmap/app2's change lands while the reconcile runs.
+				r.changes.add(webReq, "configmap/app2")
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	}).Build()
+	r, rec := testReconciler(t, c, newFlapGuard(testHookFlapConfig(), 100), func() time.Time { return t0 })
+	recordChange(r.changes, webReq, t0)
+	ctx := log.IntoContext(context.Background(), logr.Discard())
+	if _, err := r.Reconcile(ctx, webReq); err != nil {
+		t.Fatal(err)
+	}
+	expectOneEvent(t, rec, "Normal ConfigChanged config changed (configmap/app, configmap/app2)")
+	if got := r.changes.since(webReq); !slices.Equal(got, []string{"configmap/app2"}) {
+		t.Errorf("pending after the reconcile: %v, want configmap/app2 for the reconcile it queued", got)
+	}
+}
