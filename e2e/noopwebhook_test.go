@@ -43,7 +43,7 @@ const noopNamespaceLabel = "bench.confighash.dev/noop"
 // JSON both ways). It registers it for confighash's rules and match
 // conditions, in namespaces labelled noopNamespaceLabel, and removes it
 // when the test ends.
-func serveNoopWebhook(t *testing.T) *admissionregistrationv1.MutatingWebhookConfiguration {
+func serveNoopWebhook(t *testing.T) {
 	t.Helper()
 	certPEM, cert := selfSignedLoopback(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -69,7 +69,6 @@ func serveNoopWebhook(t *testing.T) *admissionregistrationv1.MutatingWebhookConf
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), cfg) })
 	// The apiserver picks up a new configuration within a second or so.
 	time.Sleep(2 * time.Second)
-	return cfg
 }
 
 func answerAllowed(w http.ResponseWriter, r *http.Request) {
