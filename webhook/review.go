@@ -100,7 +100,9 @@ func (s *reviews) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *reviews) decode(body []byte, req *admissionv1.AdmissionRequest) (schema.GroupVersionKind, error) {
 	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' && plainTypeKeys(body) {
 		ar := admissionv1.AdmissionReview{Request: req}
-		if kjson.UnmarshalCaseSensitivePreserveInts(body, &ar) == nil {
+		// An apiVersion that is no group/version (two slashes) is the
+		// deserializer's to refuse: GroupVersionKind would read it as empty.
+		if kjson.UnmarshalCaseSensitivePreserveInts(body, &ar) == nil && validAPIVersion(ar.APIVersion) {
 			return ar.GroupVersionKind(), nil
 		}
 		*req = admissionv1.AdmissionRequest{}
@@ -170,4 +172,10 @@ func (r *anyVersionReview) DeepCopyObject() runtime.Object {
 	out := &anyVersionReview{}
 	r.AdmissionReview.DeepCopyInto(&out.AdmissionReview)
 	return out
+}
+
+// validAPIVersion reports whether v parses as a group/version ("" does).
+func validAPIVersion(v string) bool {
+	_, err := schema.ParseGroupVersion(v)
+	return err == nil
 }

@@ -27,6 +27,8 @@ func TestReviewsStatusCodes(t *testing.T) {
 		"no request":          {body: `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, contentType: "application/json", want: http.StatusBadRequest},
 		"too large":           {body: `{"x":"` + strings.Repeat("a", 8<<20) + `"}`, contentType: "application/json", want: http.StatusRequestEntityTooLarge},
 		"a real review is OK": {body: deploymentReview, contentType: "application/json", want: http.StatusOK},
+		// As the deserializer answers it, fast path or not.
+		"apiVersion with two slashes": {body: strings.Replace(deploymentReview, `"admission.k8s.io/v1"`, `"admission.k8s.io/v1/x"`, 1), contentType: "application/json", want: http.StatusBadRequest},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
