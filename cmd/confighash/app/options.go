@@ -198,8 +198,11 @@ func (o *Options) validate() (*webhookEndpoint, error) {
 		errs = append(errs, errors.New("--namespace must not be empty"))
 	}
 	errs = append(errs, validateNamespaces(o.Namespace, o.Namespaces)...)
-	if o.KubeAPIQPS <= 0 || o.KubeAPIBurst < 1 {
-		errs = append(errs, errors.New("--kube-api-qps must be > 0 and --kube-api-burst >= 1"))
+	if o.KubeAPIQPS <= 0 {
+		errs = append(errs, errors.New("--kube-api-qps must be > 0"))
+	}
+	if o.KubeAPIBurst < 1 {
+		errs = append(errs, errors.New("--kube-api-burst must be >= 1"))
 	}
 	if err := o.Webhook.Validate(); err != nil {
 		errs = append(errs, err)

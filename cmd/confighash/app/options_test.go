@@ -123,6 +123,14 @@ func TestValidate(t *testing.T) {
 			mutate:   func(o *Options) { o.Hook.Workers = 0 },
 			wantErrs: []string{"--hook-workers must be >= 1"},
 		},
+		"zero kube api qps": {
+			mutate:   func(o *Options) { o.KubeAPIQPS = 0 },
+			wantErrs: []string{"--kube-api-qps must be > 0"},
+		},
+		"zero kube api burst": {
+			mutate:   func(o *Options) { o.KubeAPIBurst = 0 },
+			wantErrs: []string{"--kube-api-burst must be >= 1"},
+		},
 		"every error is reported": {
 			mutate: func(o *Options) {
 				o.CertMode = "bogus"
