@@ -189,7 +189,20 @@ type webhookEndpoint struct {
 	ip   net.IP
 }
 
-func (o *Options) validate() (*webhookEndpoint, error) {
+// validated is what validate resolves from the flags, once, for serve and
+// for the permissions a command line needs.
+type validated struct {
+	// endpoint is where to listen in out-of-cluster mode (--webhook-url),
+	// or nil.
+	endpoint *webhookEndpoint
+	// kinds are the kinds served (workloadKinds).
+	kinds workload.Registry
+}
+
+// validate reports every flag out of range, each error naming its flag,
+// and otherwise returns what the flags resolve to.
+func (o *Options) validate() (validated, error) {
+	var v validated
 	var errs []error
 	if o.CertMode != CertModeSelf && o.CertMode != CertModeExternal {
 		errs = append(errs, fmt.Errorf("--cert-mode must be %q or %q, not %q", CertModeSelf, CertModeExternal, o.CertMode))
@@ -222,42 +235,21 @@ func (o *Options) validate() (*webhookEndpoint, error) {
 	if len(o.WebhookClientNames) > 0 && o.WebhookClientCAFile == "" {
 		errs = append(errs, errors.New("--webhook-client-names needs --webhook-client-ca-file"))
 	}
-	if _, err := o.kinds(); err != nil {
+	var err error
+	if v.kinds, err = workloadKinds(o.WorkloadKinds); err != nil {
 		errs = append(errs, err)
 	}
-	var ep *webhookEndpoint
 	if o.WebhookURL != "" {
-		var err error
-		if ep, err = parseWebhookURL(o.WebhookURL); err != nil {
+		if v.endpoint, err = parseWebhookURL(o.WebhookURL); err != nil {
 			errs = append(errs, err)
 		} else if o.CertMode != CertModeSelf {
 			errs = append(errs, errors.New("--webhook-url needs --cert-mode=self"))
 		}
 	}
-	return ep, errors.Join(errs...)
-}
-
-// kinds is the registry of the kinds served: the built-in ones and those
-// --workload-kind adds.
-func (o *Options) kinds() (workload.Registry, error) {
-	var custom []workload.Kind
-	var errs []error
-	for _, s := range o.WorkloadKinds {
-		k, err := workload.ParseKind(s)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("--workload-kind: %w", err))
-			continue
-		}
-		custom = append(custom, k)
-	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return validated{}, err
 	}
-	r, err := workload.NewRegistry(custom...)
-	if err != nil {
-		return nil, fmt.Errorf("--workload-kind: %w", err)
-	}
-	return r, nil
+	return v, nil
 }
 
 func parseWebhookURL(raw string) (*webhookEndpoint, error) {

@@ -145,10 +145,10 @@ func TestValidate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			o := DefaultOptions()
 			tc.mutate(&o)
-			ep, err := o.validate()
+			v, err := o.validate()
 			if len(tc.wantErrs) > 0 {
 				if err == nil {
-					t.Fatalf("validate() = %+v, nil; want an error", ep)
+					t.Fatalf("validate() = %+v, nil; want an error", v)
 				}
 				for _, want := range tc.wantErrs {
 					if !strings.Contains(err.Error(), want) {
@@ -160,7 +160,7 @@ func TestValidate(t *testing.T) {
 			if err != nil {
 				t.Fatalf("validate: %v", err)
 			}
-			checkEndpoint(t, ep, tc.wantEP)
+			checkEndpoint(t, v.endpoint, tc.wantEP)
 		})
 	}
 }

@@ -36,14 +36,11 @@ import (
 // Serve runs the webhook (on every replica) and the config-update hook (on
 // the leader) until ctx ends.
 func Serve(ctx context.Context, o Options) error {
-	ep, err := o.validate()
+	v, err := o.validate()
 	if err != nil {
 		return usageError{err}
 	}
-	kinds, err := o.kinds()
-	if err != nil {
-		return usageError{err}
-	}
+	ep, kinds := v.endpoint, v.kinds
 	// Before anything is written: an unreadable CA bundle stops us here.
 	auth, err := loadClientAuth(o)
 	if err != nil {
