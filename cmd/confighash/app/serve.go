@@ -174,7 +174,7 @@ func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhook
 		LeaderElectionReleaseOnCancel: true,
 		// controller-runtime's server, with connections bounded per
 		// source address (see webhook.Server).
-		WebhookServer: webhook.NewServer(server, o.Webhook.MaxConnsPerAddress, wm),
+		WebhookServer: webhook.NewServer(server, o.Webhook, wm),
 		Cache: cache.Options{
 			DefaultNamespaces: cacheNamespaces(o.Namespaces),
 			DefaultTransform:  cache.TransformStripManagedFields(),
