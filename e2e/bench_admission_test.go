@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/workload"
 	"github.com/confighash/confighash/webhook"
 )
 
@@ -44,9 +45,9 @@ func TestBenchAdmission(t *testing.T) {
 	}
 	fmt.Printf("\nadmission cost against a do-nothing webhook\nmachine: %s\n\n", machine())
 	fmt.Printf("| matchConditions | workload | webhook | calls | admission time, total | per call | vs floor |\n|---|---|---|---|---|---|---|\n")
-	t.Cleanup(func() { setMatchConditions(t, webhook.MatchConditions()) })
+	t.Cleanup(func() { setMatchConditions(t, webhook.MatchConditions(workload.Kinds())) })
 	for _, mc := range []bool{true, false} {
-		conds, mcLabel := webhook.MatchConditions(), "on"
+		conds, mcLabel := webhook.MatchConditions(workload.Kinds()), "on"
 		if !mc {
 			conds, mcLabel = nil, "removed"
 		}

@@ -11,14 +11,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/confighash/confighash/internal/restamp"
 )
 
-// The hook's defaults, as the e2e confighash runs: --coalesce-window=1s,
-// --coalesce-max=10s.
-const (
-	defaultWindow  = time.Second
-	defaultMaxWait = 10 * time.Second
-)
+// The e2e confighash runs with the hook's defaults (--coalesce-window,
+// --coalesce-max); the specs read them from restamp.DefaultOptions.
 
 // stampChangeAfter polls the Deployment's stamp until it differs from
 // from, and returns how long after since that was seen.
@@ -60,16 +58,17 @@ func TestDebounceBurstIsOneRollout(t *testing.T) {
 }
 
 func TestDebounceSingleChangeLatency(t *testing.T) {
+	window := restamp.DefaultOptions().CoalesceWindow
 	f := newFixture(t)
 	before := env.StampOf(t, f.app)
 	f.setCM(t, "2")
 	took := stampChangeAfter(t, f.app, before, time.Now())
-	t.Logf("single change: stamp changed %s after the write (window %s)", took.Round(time.Millisecond), defaultWindow)
-	if took > defaultWindow+300*time.Millisecond {
-		t.Errorf("stamp changed %s after the write, want within %s", took, defaultWindow+300*time.Millisecond)
+	t.Logf("single change: stamp changed %s after the write (window %s)", took.Round(time.Millisecond), window)
+	if took > window+300*time.Millisecond {
+		t.Errorf("stamp changed %s after the write, want within %s", took, window+300*time.Millisecond)
 	}
-	if took < defaultWindow-100*time.Millisecond {
-		t.Errorf("stamp changed %s after the write, before the window (%s) could have passed", took, defaultWindow)
+	if took < window-100*time.Millisecond {
+		t.Errorf("stamp changed %s after the write, before the window (%s) could have passed", took, window)
 	}
 }
 
@@ -81,6 +80,7 @@ func TestDebounceNeverSettlingSourceRollsEveryMaxWait(t *testing.T) {
 		every = 500 * time.Millisecond
 		span  = 30 * time.Second
 	)
+	coalesceMax := restamp.DefaultOptions().CoalesceMax
 	f := newFixture(t)
 	start := time.Now()
 	last := env.StampOf(t, f.app)
@@ -101,12 +101,12 @@ func TestDebounceNeverSettlingSourceRollsEveryMaxWait(t *testing.T) {
 	}
 	rs := len(expectReplicaSets(t, f.ns, "app", len(replicaSetNames(t, f.ns, "app")))) - 1
 	t.Logf("a change every %s for %s: %d rollouts (stamp changes seen during the run at %v)", every, span, rs, changedAt)
-	if hi, lo := int(span/defaultMaxWait)+1, int(span/defaultMaxWait); rs > hi || rs < lo {
+	if hi, lo := int(span/coalesceMax)+1, int(span/coalesceMax); rs > hi || rs < lo {
 		t.Errorf("%d rollouts, want between %d and %d", rs, lo, hi)
 	}
 	for i := 1; i < len(changedAt); i++ {
-		if gap := changedAt[i] - changedAt[i-1]; gap > defaultMaxWait+2*time.Second {
-			t.Errorf("%s between re-stamps, want at most the max wait %s", gap, defaultMaxWait)
+		if gap := changedAt[i] - changedAt[i-1]; gap > coalesceMax+2*time.Second {
+			t.Errorf("%s between re-stamps, want at most the max wait %s", gap, coalesceMax)
 		}
 	}
 	if env.StampOf(t, f.app) != want {

@@ -45,7 +45,7 @@ func Configuration(name string, policy injection.Policy, kinds workload.Registry
 			TimeoutSeconds:          &timeout,
 			ReinvocationPolicy:      &ifNeeded,
 			MatchPolicy:             &equivalent,
-			MatchConditions:         MatchConditions(),
+			MatchConditions:         MatchConditions(kinds),
 			AdmissionReviewVersions: []string{"v1"},
 		}},
 	}

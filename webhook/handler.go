@@ -84,7 +84,7 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 	reads := workload.ReadsOf(kind, obj)
 	switch reads.Skip {
 	case workload.SkipOptedOut:
-		return h.optedOut(ctx, kind, obj, req)
+		return h.optedOut(ctx, kind, reads.Template, req)
 	case workload.SkipOwned:
 		// Created from a template that was stamped already.
 		return admission.Allowed("owned by a controller; its template carries the stamp"), answerUnchanged

@@ -38,7 +38,9 @@ const (
 )
 
 // Limits bound the memory and time any caller can make the webhook spend.
-// Zero fields take the defaults.
+// Zero fields take the defaults. Only MaxInFlight is an operator's setting,
+// and in production it comes set from validated Options (Options.Limits);
+// the other fields are fixed, and the defaults are where they are fixed.
 type Limits struct {
 	// MaxInFlight bounds the requests handled at once: a slot is taken
 	// for the work only, once the whole body has arrived.

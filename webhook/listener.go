@@ -25,11 +25,9 @@ type limitListener struct {
 }
 
 // LimitPerAddress wraps l so that each source address holds at most max
-// connections; refused, when set, is called for each one closed.
+// connections, at least 1 (Options.Validate); refused, when set, is called
+// for each one closed.
 func LimitPerAddress(l net.Listener, max int, refused func()) net.Listener {
-	if max <= 0 {
-		max = DefaultMaxConnsPerAddress
-	}
 	return &limitListener{Listener: l, max: max, refused: refused, open: map[string]int{}}
 }
 

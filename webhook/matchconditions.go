@@ -27,7 +27,8 @@ const (
 //
 // object is null on DELETE (no rule names DELETE, but a rule may gain it),
 // and metadata fields are absent rather than empty, hence the has() guards.
-func MatchConditions() []admissionregistrationv1.MatchCondition {
+// kinds are the kinds served, the registry Configuration is given.
+func MatchConditions(kinds workload.Registry) []admissionregistrationv1.MatchCondition {
 	return []admissionregistrationv1.MatchCondition{
 		{
 			Name: ConditionNotOptedOut,
@@ -37,7 +38,7 @@ func MatchConditions() []admissionregistrationv1.MatchCondition {
 		{
 			Name: ConditionNotControllerOwned,
 			Expression: fmt.Sprintf("object == null || !(%s) || !has(object.metadata.ownerReferences) || !object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller == true)",
-				immutableKinds()),
+				immutableKinds(kinds)),
 		},
 	}
 }
@@ -46,9 +47,9 @@ func MatchConditions() []admissionregistrationv1.MatchCondition {
 // controller creates from a template that was stamped already (the handler
 // skips exactly those when controller-owned). Mutable kinds are stamped
 // whoever owns them: an operator's Deployment still reads config.
-func immutableKinds() string {
+func immutableKinds(kinds workload.Registry) string {
 	var terms []string
-	for _, k := range workload.Kinds() {
+	for _, k := range kinds {
 		if !k.Mutable {
 			terms = append(terms, fmt.Sprintf("(request.kind.group == '%s' && request.kind.kind == '%s')", k.GVK.Group, k.GVK.Kind))
 		}

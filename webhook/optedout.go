@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/confighash/confighash/internal/contract"
@@ -21,11 +20,11 @@ const foreignRemovedMessage = "opted out by annotation " + contract.InjectionAnn
 // sets (on CREATE, or different from the stored one) is removed. One the
 // object already holds is left, so that an opted-out workload never rolls
 // because of confighash; once opted back in, it gets a fresh stamp (see
-// keepStamp).
-func (h *Handler) optedOut(ctx context.Context, kind workload.Kind, obj client.Object, req admission.Request) (admission.Response, outcome) {
+// keepStamp). t is the object's template as workload.ReadsOf found it: zero
+// when it has none.
+func (h *Handler) optedOut(ctx context.Context, kind workload.Kind, t workload.Template, req admission.Request) (admission.Response, outcome) {
 	allowed := admission.Allowed("opted out by annotation " + contract.InjectionAnnotation)
-	t, ok := kind.PodTemplate(obj)
-	if !ok || !foreign(t.Checksum()) {
+	if t.Meta == nil || !foreign(t.Checksum()) {
 		return allowed, answerUnchanged
 	}
 	if req.Operation == admissionv1.Update {

@@ -44,21 +44,23 @@ const (
 // stop); registration, and the request metrics it adds, are its own.
 type Server struct {
 	*ctrlwebhook.DefaultServer
-	// MaxConnsPerAddress is the bound; zero means DefaultMaxConnsPerAddress.
-	MaxConnsPerAddress int
-	// Metrics, when set, counts the connections closed at once.
-	Metrics *Metrics
+	// maxConnsPerAddress is the bound (Options.MaxConnsPerAddress).
+	maxConnsPerAddress int
+	// metrics, when set, counts the connections closed at once.
+	metrics *Metrics
 
 	started atomic.Bool
 	addr    atomic.Pointer[string]
 }
 
-// NewServer returns a Server for o.
-func NewServer(o ctrlwebhook.Options, maxConnsPerAddress int, m *Metrics) *Server {
+// NewServer returns a Server for controller-runtime's server options so,
+// bounded by o, which Options.Validate accepted; m, when set, counts the
+// connections closed at once.
+func NewServer(so ctrlwebhook.Options, o Options, m *Metrics) *Server {
 	return &Server{
-		DefaultServer:      ctrlwebhook.NewServer(o).(*ctrlwebhook.DefaultServer),
-		MaxConnsPerAddress: maxConnsPerAddress,
-		Metrics:            m,
+		DefaultServer:      ctrlwebhook.NewServer(so).(*ctrlwebhook.DefaultServer),
+		maxConnsPerAddress: o.MaxConnsPerAddress,
+		metrics:            m,
 	}
 }
 
@@ -123,7 +125,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	bound := tcp.Addr().String()
 	s.addr.Store(&bound)
-	l := tls.NewListener(LimitPerAddress(tcp, s.MaxConnsPerAddress, func() { s.Metrics.refused(refusedConnections) }), cfg)
+	l := tls.NewListener(LimitPerAddress(tcp, s.maxConnsPerAddress, func() { s.metrics.refused(refusedConnections) }), cfg)
 	srv := &http.Server{
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		Handler:           mux,
@@ -144,7 +146,7 @@ func (s *Server) Start(ctx context.Context) error {
 			log.FromContext(ctx).Error(err, "stopping the webhook server")
 		}
 	}()
-	log.FromContext(ctx).Info("serving webhook server", "address", bound, "maxConnsPerAddress", s.MaxConnsPerAddress)
+	log.FromContext(ctx).Info("serving webhook server", "address", bound, "maxConnsPerAddress", s.maxConnsPerAddress)
 	s.started.Store(true)
 	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("webhook server: %w", err)

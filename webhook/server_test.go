@@ -28,7 +28,7 @@ func TestServerBoundsConnectionsPerAddress(t *testing.T) {
 		func(c *tls.Config) {
 			c.GetCertificate = func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return &cert, nil }
 		},
-	}}, bound, m)
+	}}, Options{MaxInFlight: DefaultMaxInFlight, MaxConnsPerAddress: bound}, m)
 	srv.Register(Path, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Start(t.Context()) }()

@@ -16,12 +16,12 @@ import (
 // is nearly over.
 const minHoldRetry = time.Second
 
-// checkHold asks the flap guard about obj, whose sources now give sum.
+// checkFlapGuard asks the flap guard about obj, whose sources now give sum.
 // When done is true the reconcile ends with res, f and err: the workload is
 // held (its changes are kept for when the hold ends), or its hold ended
 // without a re-stamp. Otherwise the caller goes on, re-stamping if stale;
 // its patch drops the annotation with the stamp.
-func (r *reconciler) checkHold(ctx context.Context, obj client.Object, req Request, sum string, stale bool) (done bool, res reconcile.Result, f fate, err error) {
+func (r *reconciler) checkFlapGuard(ctx context.Context, obj client.Object, req Request, sum string, stale bool) (done bool, res reconcile.Result, f fate, err error) {
 	logger := log.FromContext(ctx)
 	now := r.now()
 	stored, parseErr := storedHold(obj.GetAnnotations(), now)
@@ -32,16 +32,17 @@ func (r *reconciler) checkHold(ctx context.Context, obj client.Object, req Reque
 	return r.actOnHold(ctx, obj, req, v, stale)
 }
 
-// checkHeld is checkHold for a stamp that differs from sum, before the
-// caller works out whether it is stale (which may cost far more than the
-// checksum, check_ignored.go): done is true when the workload is held and stays
-// held. Otherwise the caller goes on and asks checkHold.
-func (r *reconciler) checkHeld(ctx context.Context, obj client.Object, req Request, sum string) (done bool, res reconcile.Result, f fate, err error) {
+// checkStillHeld is the early check for a stamp that differs from sum,
+// before the caller works out whether it is stale (which may cost far more
+// than the checksum, check_ignored.go): done is true only when the workload
+// is held already and stays held; it never starts a hold. Otherwise the
+// caller goes on and asks checkFlapGuard.
+func (r *reconciler) checkStillHeld(ctx context.Context, obj client.Object, req Request, sum string) (done bool, res reconcile.Result, f fate, err error) {
 	now := r.now()
 	stored, parseErr := storedHold(obj.GetAnnotations(), now)
 	v, held := r.flaps.held(keyOf(req), sum, stored, now)
 	if !held {
-		return false, reconcile.Result{}, forget, nil // checkHold reports parseErr
+		return false, reconcile.Result{}, forget, nil // checkFlapGuard reports parseErr
 	}
 	if parseErr != nil {
 		log.FromContext(ctx).Error(parseErr, "unreadable hold annotation; holding for one quiet time")

@@ -24,7 +24,7 @@ import (
 
 const flapQuiet = time.Minute
 
-func testHookFlapConfig() Options {
+func testFlapOptions() Options {
 	return Options{FlapLimit: 3, FlapWindow: 10 * time.Minute, FlapQuiet: flapQuiet, FlapMaxQuiet: 8 * time.Minute}
 }
 
@@ -82,7 +82,7 @@ func TestReconcileHoldEnds(t *testing.T) {
 				}}).Build()
 			now := t0
 			// A new leader: its flap guard remembers nothing.
-			r, rec := testReconciler(t, c, newFlapGuard(testHookFlapConfig(), 100), func() time.Time { return now })
+			r, rec := testReconciler(t, c, newFlapGuard(testFlapOptions(), 100), func() time.Time { return now })
 			r.changes.add(webReq, "configmap/app")
 
 			// First look: held, counting the quiet time from now.
@@ -158,7 +158,7 @@ func TestReconcileHeldSkipsTheToggleCheck(t *testing.T) {
 			}
 			return c.Get(ctx, key, obj, opts...)
 		}}).Build()
-	r, _ := testReconciler(t, c, newFlapGuard(testHookFlapConfig(), 100), func() time.Time { return t0 })
+	r, _ := testReconciler(t, c, newFlapGuard(testFlapOptions(), 100), func() time.Time { return t0 })
 	res, err := r.Reconcile(ctx, Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}})
 	if err != nil || res.RequeueAfter != flapQuiet {
 		t.Fatalf("Reconcile = %+v, %v; want held for %v", res, err, flapQuiet)

@@ -71,7 +71,7 @@ func TestRecheckConfirmsLive(t *testing.T) {
 		t.Run(tname, func(t *testing.T) {
 			ctx := log.IntoContext(context.Background(), logr.Discard())
 			c := fake.NewClientBuilder().WithObjects(ns(), slim(tc.cached), web(tc.stored)).Build()
-			r, _ := testReconciler(t, c, newFlapGuard(testHookFlapConfig(), 100), func() time.Time { return t0 })
+			r, _ := testReconciler(t, c, newFlapGuard(testFlapOptions(), 100), func() time.Time { return t0 })
 			r.live = fake.NewClientBuilder().WithObjects(app(tc.live)).Build()
 			req := Request{KindName: "Deployment", NamespacedName: name, Recheck: tc.recheck}
 			if !tc.recheck {

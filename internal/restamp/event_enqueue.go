@@ -26,11 +26,11 @@ import (
 type enqueuer struct {
 	cache client.Reader
 	kinds *watched
-	// window is the default coalescing window, maxWait its cap; see
+	// window is the default coalescing window, coalesceMax its cap; see
 	// queue_debounce.go.
-	window  time.Duration
-	maxWait time.Duration
-	changes *changes
+	window      time.Duration
+	coalesceMax time.Duration
+	changes     *changes
 	// toggles records the sources whose ignore annotation changed.
 	toggles *toggles
 	now     func() time.Time
@@ -100,8 +100,8 @@ func (e *enqueuer) enqueue(ctx context.Context, q workqueue.TypedRateLimitingInt
 			// in one burst become one re-stamp that sees all of them. A bad
 			// annotation is reported by the reconciler, which has the
 			// event recorder.
-			w, _ := windowOf(o.GetAnnotations(), e.window, e.maxWait)
-			e.changes.touch(r, e.clock(), w, e.maxWait)
+			w, _ := windowOf(o.GetAnnotations(), e.window, e.coalesceMax)
+			e.changes.touch(r, e.clock(), w, e.coalesceMax)
 			q.AddAfter(r, w)
 		})
 	}

@@ -13,14 +13,16 @@ import (
 type debounce struct {
 	first, last time.Time
 	window      time.Duration
-	maxWait     time.Duration
+	coalesceMax time.Duration
 }
 
 // due is when the workload should be re-checked: window after the last
-// change, but no later than maxWait after the first.
+// change, but no later than coalesceMax after the first. window never
+// exceeds coalesceMax: Options.Validate refuses a default window above it,
+// and windowOf caps an annotation's window at it.
 func (d debounce) due() time.Time {
 	trailing := d.last.Add(d.window)
-	if capped := d.first.Add(max(d.maxWait, d.window)); capped.Before(trailing) {
+	if capped := d.first.Add(d.coalesceMax); capped.Before(trailing) {
 		return capped
 	}
 	return trailing

@@ -26,22 +26,21 @@ func TestDebounceDue(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	tests := map[string]struct {
-		changes []int // ms after t0
-		window  time.Duration
-		maxWait time.Duration
-		want    time.Time
+		changes     []int // ms after t0
+		window      time.Duration
+		coalesceMax time.Duration
+		want        time.Time
 	}{
-		"one change waits one window":          {changes: []int{0}, window: time.Second, maxWait: 10 * time.Second, want: at(1000)},
-		"each change extends the window":       {changes: []int{0, 400, 800, 1200, 1600}, window: time.Second, maxWait: 10 * time.Second, want: at(2600)},
-		"changes that never stop hit the cap":  {changes: []int{0, 900, 1800, 2700}, window: time.Second, maxWait: 2 * time.Second, want: at(2000)},
-		"a cap below the window is the window": {changes: []int{0, 500}, window: time.Second, maxWait: 0, want: at(1000)},
+		"one change waits one window":         {changes: []int{0}, window: time.Second, coalesceMax: 10 * time.Second, want: at(1000)},
+		"each change extends the window":      {changes: []int{0, 400, 800, 1200, 1600}, window: time.Second, coalesceMax: 10 * time.Second, want: at(2600)},
+		"changes that never stop hit the cap": {changes: []int{0, 900, 1800, 2700}, window: time.Second, coalesceMax: 2 * time.Second, want: at(2000)},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			c := newChanges()
 			r := Request{KindName: "Deployment"}
 			for _, ms := range tc.changes {
-				c.touch(r, at(ms), tc.window, tc.maxWait)
+				c.touch(r, at(ms), tc.window, tc.coalesceMax)
 			}
 			got, ok := c.dueAt(r)
 			if !ok || !got.Equal(tc.want) {
@@ -52,6 +51,35 @@ func TestDebounceDue(t *testing.T) {
 				t.Error("take left the window behind")
 			}
 		})
+	}
+}
+
+// The window a change is coalesced for never runs past the cap, so due
+// needs no clamp of its own: validated options keep the default window
+// within it, and windowOf caps any annotation at it.
+func TestDebounceWindowWithinCap(t *testing.T) {
+	o := DefaultOptions()
+	o.CoalesceWindow, o.CoalesceMax = 2*time.Second, 3*time.Second
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for _, v := range []string{"", "1s", "3s", "1m", "-1s", "bad"} {
+		ann := map[string]string{}
+		if v != "" {
+			ann[contract.CoalesceWindowAnnotation] = v
+		}
+		w, _ := windowOf(ann, o.CoalesceWindow, o.CoalesceMax)
+		if w > o.CoalesceMax {
+			t.Errorf("%q: window %v above the cap %v", v, w, o.CoalesceMax)
+		}
+		c := newChanges()
+		r := Request{KindName: "Deployment"}
+		c.touch(r, t0, w, o.CoalesceMax)
+		c.touch(r, t0.Add(2500*time.Millisecond), w, o.CoalesceMax)
+		if got, _ := c.dueAt(r); got.After(t0.Add(o.CoalesceMax)) {
+			t.Errorf("%q: due %v after the first change, past the cap %v", v, got.Sub(t0), o.CoalesceMax)
+		}
 	}
 }
 
@@ -70,17 +98,17 @@ func (c *countingReconciler) Reconcile(context.Context, Request) (reconcile.Resu
 func TestBurstSettlesIntoOneRecheck(t *testing.T) {
 	const window = time.Second
 	tests := map[string]struct {
-		annotation string
-		every      time.Duration
-		changes    int
-		maxWait    time.Duration
+		annotation  string
+		every       time.Duration
+		changes     int
+		coalesceMax time.Duration
 		// wantAt is when, after the first change, the re-check gets through.
 		wantAt time.Duration
 	}{
-		"five changes 0.4s apart":           {every: 400 * time.Millisecond, changes: 5, maxWait: 10 * time.Second, wantAt: 2600 * time.Millisecond},
-		"a source that never settles":       {every: 500 * time.Millisecond, changes: 60, maxWait: 3 * time.Second, wantAt: 3 * time.Second},
-		"the workload's own window":         {annotation: "2s", every: 400 * time.Millisecond, changes: 5, maxWait: 10 * time.Second, wantAt: 3600 * time.Millisecond},
-		"a window above the cap is the cap": {annotation: "1h", every: 400 * time.Millisecond, changes: 2, maxWait: 5 * time.Second, wantAt: 5 * time.Second},
+		"five changes 0.4s apart":           {every: 400 * time.Millisecond, changes: 5, coalesceMax: 10 * time.Second, wantAt: 2600 * time.Millisecond},
+		"a source that never settles":       {every: 500 * time.Millisecond, changes: 60, coalesceMax: 3 * time.Second, wantAt: 3 * time.Second},
+		"the workload's own window":         {annotation: "2s", every: 400 * time.Millisecond, changes: 5, coalesceMax: 10 * time.Second, wantAt: 3600 * time.Millisecond},
+		"a window above the cap is the cap": {annotation: "1h", every: 400 * time.Millisecond, changes: 2, coalesceMax: 5 * time.Second, wantAt: 5 * time.Second},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -97,10 +125,10 @@ func TestBurstSettlesIntoOneRecheck(t *testing.T) {
 			now := t0
 			clock := func() time.Time { return now }
 			ch := newChanges()
-			e := &enqueuer{cache: cache, kinds: newWatched(workload.Kinds().Mutable()...), window: window, maxWait: tc.maxWait, changes: ch, now: clock}
+			e := &enqueuer{cache: cache, kinds: newWatched(workload.Kinds().Mutable()...), window: window, coalesceMax: tc.coalesceMax, changes: ch, now: clock}
 			next := &countingReconciler{}
 			s := &settler{next: next, changes: ch, cache: cache, kinds: newWatched(workload.Kinds().Mutable()...),
-				window: window, maxWait: tc.maxWait, events: events.NewFakeRecorder(10), now: clock}
+				window: window, coalesceMax: tc.coalesceMax, events: events.NewFakeRecorder(10), now: clock}
 			req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 			h := handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap)
 
@@ -153,7 +181,7 @@ func TestSettlerWarnsOnBadWindow(t *testing.T) {
 			ch.touch(req, now.Add(-time.Minute), time.Second, 10*time.Second)
 			s := &settler{next: &countingReconciler{}, changes: ch, cache: fake.NewClientBuilder().WithObjects(web).Build(),
 				kinds:  newWatched(workload.Kinds().Mutable()...),
-				window: time.Second, maxWait: 10 * time.Second, events: rec, now: func() time.Time { return now }}
+				window: time.Second, coalesceMax: 10 * time.Second, events: rec, now: func() time.Time { return now }}
 			if _, err := s.Reconcile(context.Background(), req); err != nil {
 				t.Fatal(err)
 			}

@@ -101,16 +101,16 @@ func (c *changes) addBefore(r Request, src hasher.Source, before prior) {
 }
 
 // touch records a change to one of r's sources at now, to be coalesced
-// for window after it, and at most maxWait after the first change since
+// for window after it, and at most coalesceMax after the first change since
 // the last take.
-func (c *changes) touch(r Request, now time.Time, window, maxWait time.Duration) {
+func (c *changes) touch(r Request, now time.Time, window, coalesceMax time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := c.entry(r)
 	if p.due == nil {
 		p.due = &debounce{first: now}
 	}
-	p.due.last, p.due.window, p.due.maxWait = now, window, maxWait
+	p.due.last, p.due.window, p.due.coalesceMax = now, window, coalesceMax
 }
 
 // dueAt reports when r's coalescing window ends, if one is pending. It

@@ -23,10 +23,10 @@ type settler struct {
 	// cache reads the workload for its annotation; kinds builds its object.
 	cache client.Reader
 	kinds *watched
-	// window and maxWait are the defaults the annotation is checked against.
-	window, maxWait time.Duration
-	events          events.EventRecorder
-	now             func() time.Time
+	// window and coalesceMax are the defaults the annotation is checked against.
+	window, coalesceMax time.Duration
+	events              events.EventRecorder
+	now                 func() time.Time
 }
 
 func (s *settler) Reconcile(ctx context.Context, req Request) (reconcile.Result, error) {
@@ -53,7 +53,7 @@ func (s *settler) reportWindow(ctx context.Context, req Request) {
 	if err := s.cache.Get(ctx, req.NamespacedName, obj); err != nil {
 		return
 	}
-	if _, err := windowOf(obj.GetAnnotations(), s.window, s.maxWait); err != nil {
+	if _, err := windowOf(obj.GetAnnotations(), s.window, s.coalesceMax); err != nil {
 		s.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonInvalidAnnotation, "Restamp", "%s", err.Error())
 	}
 }

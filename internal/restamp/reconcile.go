@@ -110,7 +110,7 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 	// A held workload is not re-stamped whatever its stamp: the guard is
 	// asked before the costlier question of why a stamp differs.
 	if current != res.Checksum {
-		if done, result, f, err := r.checkHeld(ctx, obj, req, res.Checksum); done {
+		if done, result, f, err := r.checkStillHeld(ctx, obj, req, res.Checksum); done {
 			return result, f, err
 		}
 	}
@@ -120,7 +120,7 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 	}
 	// Asked even when the stamp is current: a held workload's sources may
 	// flap back to it, and the hold still has to run its course and end.
-	if done, result, f, err := r.checkHold(ctx, obj, req, res.Checksum, stale); done {
+	if done, result, f, err := r.checkFlapGuard(ctx, obj, req, res.Checksum, stale); done {
 		return result, f, err
 	}
 	if !stale {

@@ -105,7 +105,7 @@ func TestReconcileKeepsPendingOnlyForARetry(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := log.IntoContext(context.Background(), logr.Discard())
 			c := fake.NewClientBuilder().WithObjects(ns, cm.(client.Object), web.DeepCopy()).WithInterceptorFuncs(tc.funcs).Build()
-			r, _ := testReconciler(t, c, newFlapGuard(testHookFlapConfig(), 100), func() time.Time { return t0 })
+			r, _ := testReconciler(t, c, newFlapGuard(testFlapOptions(), 100), func() time.Time { return t0 })
 			recordChange(r.changes, webReq, t0)
 			if _, err := r.Reconcile(ctx, webReq); !errors.Is(err, boom) {
 				t.Fatalf("Reconcile = %v, want the injected error", err)

@@ -221,7 +221,7 @@ func TestReconcile(t *testing.T) {
 			ctx := log.IntoContext(context.Background(), logr.Discard())
 			now := t0
 			c := fake.NewClientBuilder().WithObjects(tc.objects...).Build()
-			r, rec := testReconciler(t, c, newFlapGuard(testHookFlapConfig(), 100), func() time.Time { return now })
+			r, rec := testReconciler(t, c, newFlapGuard(testFlapOptions(), 100), func() time.Time { return now })
 			metrics := r.metrics
 			for i := range tc.flapsBefore {
 				r.flaps.restamped(keyOf(webReq), now.Add(-time.Duration(tc.flapsBefore-i)*time.Minute))

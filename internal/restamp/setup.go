@@ -41,17 +41,16 @@ type Config struct {
 	// Policy says which namespaces the hook serves; the webhook uses the
 	// same one.
 	Policy injection.Policy
-	// Registry takes the hook's metrics, registered once; nil counts
+	// Metrics takes the hook's metrics, registered once; nil counts
 	// nothing.
-	Registry prometheus.Registerer
+	Metrics prometheus.Registerer
 	// Kinds are the workload kinds confighash serves (workload.NewRegistry
 	// resolves them). Probe says when an unstructured one is served; it is
 	// required when Kinds has one.
 	Kinds workload.Registry
 	Probe Probe
 	// MaxSourceKeys is the cache's key bound (--max-source-keys), applied
-	// to the live reads that confirm a re-check too; zero means
-	// sources.DefaultMaxKeys.
+	// to the live reads that confirm a re-check too; at least 1.
 	MaxSourceKeys int
 	// Self is confighash's own pod, which Events about confighash itself
 	// (a custom kind it refuses to watch) are recorded on; nil records
@@ -66,6 +65,9 @@ type Config struct {
 func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
 	if err := o.Validate(); err != nil {
 		return fmt.Errorf("hook options: %w", err)
+	}
+	if o.MaxSourceKeys < 1 {
+		return errors.New("hook options: --max-source-keys must be >= 1")
 	}
 	var builtin, custom []workload.Kind
 	for _, k := range o.Kinds.Mutable() {
@@ -82,15 +84,15 @@ func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
 	}
 	w := newWatched(builtin...)
 	var m *Metrics
-	if o.Registry != nil {
+	if o.Metrics != nil {
 		var err error
-		if m, err = NewMetrics(o.Registry); err != nil {
+		if m, err = NewMetrics(o.Metrics); err != nil {
 			return err
 		}
 	}
 	ch := newChanges()
 	tg := newToggles(MaxToggleEntries)
-	e := &enqueuer{cache: mgr.GetCache(), kinds: w, window: o.CoalesceWindow, maxWait: o.CoalesceMax, changes: ch, toggles: tg, now: time.Now}
+	e := &enqueuer{cache: mgr.GetCache(), kinds: w, window: o.CoalesceWindow, coalesceMax: o.CoalesceMax, changes: ch, toggles: tg, now: time.Now}
 	flaps := newFlapGuard(o.Options, MaxFlapEntries)
 	r := &reconciler{
 		client:  mgr.GetClient(),
@@ -108,7 +110,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
 		now:     time.Now,
 	}
 	s := &settler{next: r, changes: ch, cache: mgr.GetCache(), kinds: w,
-		window: o.CoalesceWindow, maxWait: o.CoalesceMax, events: r.events, now: time.Now}
+		window: o.CoalesceWindow, coalesceMax: o.CoalesceMax, events: r.events, now: time.Now}
 	b := builder.TypedControllerManagedBy[Request](mgr).
 		// "hook", the name users see for this part (docs, metrics, logs);
 		// restamp is only the package.

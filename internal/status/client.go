@@ -11,6 +11,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// The client's rate when its config sets none: status makes one request per
+// workload and per source, which client-go's default of 5 per second would
+// turn into a crawl.
+const (
+	clientQPS   = 50
+	clientBurst = 100
+)
+
 // NewClient returns a client for Collect and CheckInstall. API warnings are
 // not printed; the ones answering a dry-run are attached to the workload
 // (see DryRunStamper).
@@ -18,10 +26,8 @@ func NewClient(cfg *rest.Config) (client.Client, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.WarningHandler = nil
 	cfg.WarningHandlerWithContext = warningRouter{}
-	// One request per workload and per source: do not crawl at client-go's
-	// default of 5 per second.
 	if cfg.QPS == 0 {
-		cfg.QPS, cfg.Burst = 50, 100
+		cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {

@@ -15,11 +15,11 @@ import (
 // addHook wires the config-update hook; the manager runs it on the leader.
 func addHook(ctx context.Context, mgr manager.Manager, reg prometheus.Registerer, key []byte, kinds workload.Registry, probe restamp.Probe, o Options) error {
 	return restamp.Setup(ctx, mgr, restamp.Config{
-		Options:  o.Hook,
-		Kinds:    kinds,
-		Probe:    probe,
-		Registry: reg,
-		Key:      key,
+		Options: o.Hook,
+		Kinds:   kinds,
+		Probe:   probe,
+		Metrics: reg,
+		Key:     key,
 		// The webhook's policy: never kube-system nor our own namespace.
 		Policy:        o.policy(),
 		MaxSourceKeys: o.MaxSourceKeys,

@@ -165,8 +165,7 @@ func (o *Options) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "serve metrics over HTTPS, with the webhook's certificate from --cert-dir, to callers whose token may GET /metrics (checked with TokenReview and SubjectAccessReview); false serves plain HTTP to anyone")
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", o.HealthAddr, "address of /healthz and /readyz")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader to run the config-update hook; every replica serves the webhook")
-	fs.IntVar(&o.Webhook.MaxInFlight, webhook.FlagMaxInFlight, o.Webhook.MaxInFlight, "admission requests handled at once; more wait briefly, then get 503 (the write passes unstamped)")
-	fs.IntVar(&o.Webhook.MaxConnsPerAddress, webhook.FlagMaxConnsPerAddress, o.Webhook.MaxConnsPerAddress, "connections the webhook keeps open from one source address; more are closed at once (the apiserver needs a few)")
+	o.Webhook.BindFlags(fs)
 	fs.IntVar(&o.LiveReadsPerRequest, "live-reads-per-request", o.LiveReadsPerRequest, "live GETs one admission may make to confirm ConfigMaps and Secrets missing from the cache, and as many again to read the sources of a new or changed template fresh")
 	fs.BoolVar(&o.IgnoreHelmReleaseSecrets, "ignore-helm-release-secrets", o.IgnoreHelmReleaseSecrets, "leave Secrets of type helm.sh/release.v1 out of the Secret watch; the webhook still reads one a template names, live")
 	fs.IntVar(&o.MaxSourceKeys, "max-source-keys", o.MaxSourceKeys, "keys one ConfigMap or Secret may have and still be read: a workload reading one with more is not stamped or re-stamped (a warning says which); bounds the cache's memory per source")
@@ -189,7 +188,20 @@ type webhookEndpoint struct {
 	ip   net.IP
 }
 
-func (o *Options) validate() (*webhookEndpoint, error) {
+// validated is what validate resolves from the flags, once, for serve and
+// for the permissions a command line needs.
+type validated struct {
+	// endpoint is where to listen in out-of-cluster mode (--webhook-url),
+	// or nil.
+	endpoint *webhookEndpoint
+	// kinds are the kinds served (workloadKinds).
+	kinds workload.Registry
+}
+
+// validate reports every flag out of range, each error naming its flag,
+// and otherwise returns what the flags resolve to.
+func (o *Options) validate() (validated, error) {
+	var v validated
 	var errs []error
 	if o.CertMode != CertModeSelf && o.CertMode != CertModeExternal {
 		errs = append(errs, fmt.Errorf("--cert-mode must be %q or %q, not %q", CertModeSelf, CertModeExternal, o.CertMode))
@@ -198,8 +210,11 @@ func (o *Options) validate() (*webhookEndpoint, error) {
 		errs = append(errs, errors.New("--namespace must not be empty"))
 	}
 	errs = append(errs, validateNamespaces(o.Namespace, o.Namespaces)...)
-	if o.KubeAPIQPS <= 0 || o.KubeAPIBurst < 1 {
-		errs = append(errs, errors.New("--kube-api-qps must be > 0 and --kube-api-burst >= 1"))
+	if o.KubeAPIQPS <= 0 {
+		errs = append(errs, errors.New("--kube-api-qps must be > 0"))
+	}
+	if o.KubeAPIBurst < 1 {
+		errs = append(errs, errors.New("--kube-api-burst must be >= 1"))
 	}
 	if err := o.Webhook.Validate(); err != nil {
 		errs = append(errs, err)
@@ -219,42 +234,21 @@ func (o *Options) validate() (*webhookEndpoint, error) {
 	if len(o.WebhookClientNames) > 0 && o.WebhookClientCAFile == "" {
 		errs = append(errs, errors.New("--webhook-client-names needs --webhook-client-ca-file"))
 	}
-	if _, err := o.kinds(); err != nil {
+	var err error
+	if v.kinds, err = workloadKinds(o.WorkloadKinds); err != nil {
 		errs = append(errs, err)
 	}
-	var ep *webhookEndpoint
 	if o.WebhookURL != "" {
-		var err error
-		if ep, err = parseWebhookURL(o.WebhookURL); err != nil {
+		if v.endpoint, err = parseWebhookURL(o.WebhookURL); err != nil {
 			errs = append(errs, err)
 		} else if o.CertMode != CertModeSelf {
 			errs = append(errs, errors.New("--webhook-url needs --cert-mode=self"))
 		}
 	}
-	return ep, errors.Join(errs...)
-}
-
-// kinds is the registry of the kinds served: the built-in ones and those
-// --workload-kind adds.
-func (o *Options) kinds() (workload.Registry, error) {
-	var custom []workload.Kind
-	var errs []error
-	for _, s := range o.WorkloadKinds {
-		k, err := workload.ParseKind(s)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("--workload-kind: %w", err))
-			continue
-		}
-		custom = append(custom, k)
-	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return validated{}, err
 	}
-	r, err := workload.NewRegistry(custom...)
-	if err != nil {
-		return nil, fmt.Errorf("--workload-kind: %w", err)
-	}
-	return r, nil
+	return v, nil
 }
 
 func parseWebhookURL(raw string) (*webhookEndpoint, error) {

@@ -123,6 +123,14 @@ func TestValidate(t *testing.T) {
 			mutate:   func(o *Options) { o.Hook.Workers = 0 },
 			wantErrs: []string{"--hook-workers must be >= 1"},
 		},
+		"zero kube api qps": {
+			mutate:   func(o *Options) { o.KubeAPIQPS = 0 },
+			wantErrs: []string{"--kube-api-qps must be > 0"},
+		},
+		"zero kube api burst": {
+			mutate:   func(o *Options) { o.KubeAPIBurst = 0 },
+			wantErrs: []string{"--kube-api-burst must be >= 1"},
+		},
 		"every error is reported": {
 			mutate: func(o *Options) {
 				o.CertMode = "bogus"
@@ -137,10 +145,10 @@ func TestValidate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			o := DefaultOptions()
 			tc.mutate(&o)
-			ep, err := o.validate()
+			v, err := o.validate()
 			if len(tc.wantErrs) > 0 {
 				if err == nil {
-					t.Fatalf("validate() = %+v, nil; want an error", ep)
+					t.Fatalf("validate() = %+v, nil; want an error", v)
 				}
 				for _, want := range tc.wantErrs {
 					if !strings.Contains(err.Error(), want) {
@@ -152,7 +160,7 @@ func TestValidate(t *testing.T) {
 			if err != nil {
 				t.Fatalf("validate: %v", err)
 			}
-			checkEndpoint(t, ep, tc.wantEP)
+			checkEndpoint(t, v.endpoint, tc.wantEP)
 		})
 	}
 }

@@ -134,37 +134,34 @@ func Permissions(o Options, kinds workload.Registry) []Permission {
 // PermissionsForArgs parses a `confighash serve` command line (as a
 // Deployment passes it) and returns its Permissions.
 func PermissionsForArgs(args []string) ([]Permission, error) {
-	o, err := optionsForArgs(args)
+	o, v, err := optionsForArgs(args)
 	if err != nil {
 		return nil, err
 	}
-	kinds, err := o.kinds()
-	if err != nil {
-		return nil, err
-	}
-	return Permissions(o, kinds), nil
+	return Permissions(o, v.kinds), nil
 }
 
 // KindsForArgs parses a `confighash serve` command line and returns the
 // kinds it serves, from which its webhook rules follow.
 func KindsForArgs(args []string) (workload.Registry, error) {
-	o, err := optionsForArgs(args)
+	_, v, err := optionsForArgs(args)
 	if err != nil {
 		return nil, err
 	}
-	return o.kinds()
+	return v.kinds, nil
 }
 
-func optionsForArgs(args []string) (Options, error) {
+func optionsForArgs(args []string) (Options, validated, error) {
 	o := DefaultOptions()
 	fs := pflag.NewFlagSet("confighash serve", pflag.ContinueOnError)
 	fs.SetOutput(&strings.Builder{})
 	o.bind(fs)
 	if err := fs.Parse(args); err != nil {
-		return o, fmt.Errorf("parsing serve flags: %w", err)
+		return o, validated{}, fmt.Errorf("parsing serve flags: %w", err)
 	}
-	if _, err := o.validate(); err != nil {
-		return o, errors.Join(errors.New("invalid serve flags"), err)
+	v, err := o.validate()
+	if err != nil {
+		return o, validated{}, errors.Join(errors.New("invalid serve flags"), err)
 	}
-	return o, nil
+	return o, v, nil
 }

@@ -36,14 +36,11 @@ import (
 // Serve runs the webhook (on every replica) and the config-update hook (on
 // the leader) until ctx ends.
 func Serve(ctx context.Context, o Options) error {
-	ep, err := o.validate()
+	v, err := o.validate()
 	if err != nil {
 		return usageError{err}
 	}
-	kinds, err := o.kinds()
-	if err != nil {
-		return usageError{err}
-	}
+	ep, kinds := v.endpoint, v.kinds
 	// Before anything is written: an unreadable CA bundle stops us here.
 	auth, err := loadClientAuth(o)
 	if err != nil {
@@ -177,7 +174,7 @@ func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhook
 		LeaderElectionReleaseOnCancel: true,
 		// controller-runtime's server, with connections bounded per
 		// source address (see webhook.Server).
-		WebhookServer: webhook.NewServer(server, o.Webhook.MaxConnsPerAddress, wm),
+		WebhookServer: webhook.NewServer(server, o.Webhook, wm),
 		Cache: cache.Options{
 			DefaultNamespaces: cacheNamespaces(o.Namespaces),
 			DefaultTransform:  cache.TransformStripManagedFields(),

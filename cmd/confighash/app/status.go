@@ -107,18 +107,20 @@ func parseStatusArgs(args []string, stderr io.Writer) (*statusArgs, error) {
 		return nil, err
 	}
 	var errs []error
-	// The same parsing as serve's, so that one value works for both.
-	kinds, err := (&Options{WorkloadKinds: a.WorkloadKinds}).kinds()
+	kinds, err := workloadKinds(a.WorkloadKinds)
 	if err != nil {
 		errs = append(errs, err)
-		// Not run: the built-in kinds only tell the target's own
-		// mistakes, which are reported with this one.
-		kinds = workload.Kinds()
 	}
 	a.kinds = kinds
 	switch fs.NArg() {
 	case 0:
 	case 1:
+		// A target is checked against the kinds asked for only: with
+		// --workload-kind at fault there are none, and its error is the
+		// one to fix first.
+		if kinds == nil {
+			break
+		}
 		t, err := status.ParseTarget(fs.Arg(0), kinds)
 		if err != nil {
 			errs = append(errs, err)
