@@ -147,7 +147,7 @@ func TestReconcileNamesChangesRecordedWhileItRuns(t *testing.T) {
 			return c.Get(ctx, key, obj, opts...)
 		},
 	}).Build()
-	r, rec := testReconciler(t, c, newFlapGuard(testHookFlapConfig(), 100), func() time.Time { return t0 })
+	r, rec := testReconciler(t, c, newFlapGuard(testFlapOptions(), 100), func() time.Time { return t0 })
 	recordChange(r.changes, webReq, t0)
 	ctx := log.IntoContext(context.Background(), logr.Discard())
 	if _, err := r.Reconcile(ctx, webReq); err != nil {
