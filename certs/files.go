@@ -46,7 +46,7 @@ func writeServingFiles(dir string, certPEM, keyPEM []byte) (bool, error) {
 // the same directory which is then renamed over path, so a reader never sees
 // a truncated file. An unchanged file only gets its mode corrected.
 func writeFileIfChanged(path string, data []byte, mode fs.FileMode) (bool, error) {
-	existing, err := os.ReadFile(path)
+	existing, err := os.ReadFile(path) //nolint:gosec // path is --cert-dir joined with a fixed file name, the operator's own setting
 	switch {
 	case err == nil && bytes.Equal(existing, data):
 		if info, err := os.Stat(path); err == nil && info.Mode().Perm() != mode {

@@ -81,7 +81,7 @@ func TestBenchFairness(t *testing.T) {
 			_ = wait.PollUntilContextTimeout(env.SpecContext(t), 20*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 				d := &appsv1.Deployment{}
 				if err := env.Client.Get(ctx, client.ObjectKeyFromObject(victim), d); err != nil {
-					return false, nil
+					return false, nil //nolint:nilerr // polled again until the timeout
 				}
 				if d.Spec.Template.Annotations[contract.ChecksumAnnotation] != oldVictim {
 					lat = time.Since(start) - changed

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/restamp"
 )
 
@@ -29,7 +30,7 @@ func stampChangeAfter(t *testing.T, d *appsv1.Deployment, from string, since tim
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(d), cur); err != nil {
 			return false, err
 		}
-		if cur.Spec.Template.Annotations["confighash.dev/checksum"] != from {
+		if cur.Spec.Template.Annotations[contract.ChecksumAnnotation] != from {
 			took = time.Since(since)
 			return true, nil
 		}

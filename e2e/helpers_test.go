@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -95,6 +96,17 @@ func expectedChecksum(t *testing.T, ns string, spec *corev1.PodSpec, annotations
 	return res.Checksum
 }
 
+// dryRunStamp server-side dry-runs a Deployment of spec and returns it with
+// the stamp the webhook gave it: the answering replica's cache, read alone
+// (a caller's dry-run gets no live reads).
+func dryRunStamp(ctx context.Context, ns string, spec corev1.PodSpec) (string, *appsv1.Deployment, error) {
+	d := deploymentOf(ns, "dry-run", spec)
+	if err := env.Client.Create(ctx, d, client.DryRunAll); err != nil {
+		return "", nil, fmt.Errorf("dry-run create of %s/%s: %w", ns, d.Name, err)
+	}
+	return d.Spec.Template.Annotations[contract.ChecksumAnnotation], d, nil
+}
+
 // dryRunUntilCached server-side dry-runs a Deployment of spec until the
 // webhook stamps it with the checksum of the sources as they are, and
 // returns it. A dry-run reads sources from confighash's cache only (no live
@@ -107,12 +119,9 @@ func dryRunUntilCached(t *testing.T, ns string, spec corev1.PodSpec) *appsv1.Dep
 	var d *appsv1.Deployment
 	var got string
 	err := wait.PollUntilContextTimeout(env.SpecContext(t), 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-		d = deploymentOf(ns, "dry-run", spec)
-		if err := env.Client.Create(ctx, d, client.DryRunAll); err != nil {
-			return false, err
-		}
-		got = d.Spec.Template.Annotations[contract.ChecksumAnnotation]
-		return got == want, nil
+		var err error
+		got, d, err = dryRunStamp(ctx, ns, spec)
+		return got == want, err
 	})
 	if err != nil {
 		t.Fatalf("dry-run stamp = %q, want %q: %v", got, want, err)

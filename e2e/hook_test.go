@@ -93,7 +93,7 @@ func TestHookConfigMapChangeRollsReadersOnce(t *testing.T) {
 	if want := expectedChecksum(t, f.ns, &f.app.Spec.Template.Spec, nil); env.StampOf(t, f.app) != want {
 		t.Errorf("stamp does not match the new content")
 	}
-	evs := events(t, f.ns, "app", "ConfigChanged")
+	evs := events(t, f.ns, "app", contract.ReasonConfigChanged)
 	if len(evs) != 1 || !strings.Contains(evs[0].Message, "configmap/cfg") {
 		t.Errorf("want one ConfigChanged event naming configmap/cfg, got %+v", evs)
 	}
@@ -108,7 +108,7 @@ func TestHookSecretChangeRollsOnce(t *testing.T) {
 	f := newFixture(t)
 	f.setSecret(t, "correct-horse")
 	expectReplicaSets(t, f.ns, "app", 2)
-	for _, e := range events(t, f.ns, "app", "ConfigChanged") {
+	for _, e := range events(t, f.ns, "app", contract.ReasonConfigChanged) {
 		if strings.Contains(e.Message, "correct-horse") {
 			t.Errorf("event leaks the secret: %q", e.Message)
 		}
@@ -201,7 +201,7 @@ func TestHookMissingRequiredSource(t *testing.T) {
 	f := newFixture(t)
 	remove(t, f.sec)
 	expectReplicaSets(t, f.ns, "app", 1)
-	if evs := events(t, f.ns, "app", "SourceMissing"); len(evs) == 0 || evs[0].Type != corev1.EventTypeWarning {
+	if evs := events(t, f.ns, "app", contract.ReasonSourceMissing); len(evs) == 0 || evs[0].Type != corev1.EventTypeWarning {
 		t.Errorf("want a SourceMissing warning, got %+v", evs)
 	}
 	t.Run("recreated with the old content", func(t *testing.T) {
@@ -346,7 +346,7 @@ func TestHookFlapHold(t *testing.T) {
 	expectRevision(t, f.ns, "app", 3)
 	f.setCM(t, "4")
 	expectRevision(t, f.ns, "app", 3) // held: no third rollout within the window
-	evs := events(t, f.ns, "app", "FlapHold")
+	evs := events(t, f.ns, "app", contract.ReasonFlapHold)
 	if len(evs) == 0 || evs[0].Type != corev1.EventTypeWarning {
 		t.Fatalf("want a FlapHold warning, got %+v", evs)
 	}

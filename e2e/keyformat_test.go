@@ -108,7 +108,7 @@ func TestKeyLossRollsNothing(t *testing.T) {
 	}
 	var evs []corev1.Event
 	err := wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
-		evs = events(t, f.ns, "app", "KeyChanged")
+		evs = events(t, f.ns, "app", contract.ReasonKeyChanged)
 		return len(evs) > 0, nil
 	})
 	if err != nil {

@@ -63,7 +63,7 @@ func installCRD(t *testing.T, manifest, name string, gvk schema.GroupVersionKind
 	err = wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		paths, err := dc.OpenAPIV3().Paths()
 		if err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // the apiserver may not serve it yet: polled again
 		}
 		p, ok := paths["apis/"+gvk.GroupVersion().String()]
 		if !ok {

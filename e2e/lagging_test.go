@@ -19,7 +19,6 @@ import (
 
 	"github.com/confighash/confighash/e2e/controlplane"
 	"github.com/confighash/confighash/e2e/framework"
-	"github.com/confighash/confighash/internal/contract"
 )
 
 // cacheLag is how far the lagging replica's ConfigMap informer runs behind:
@@ -78,17 +77,6 @@ func waitLeader(t *testing.T, since time.Time) {
 	if err != nil {
 		t.Fatalf("no replica took the lease: %v (lease %+v)", err, lease.Spec)
 	}
-}
-
-// dryRunStamp is the stamp a server-side dry-run of a Deployment of spec
-// gets: the answering replica's cache, read alone.
-func dryRunStamp(t *testing.T, ns string, spec corev1.PodSpec) string {
-	t.Helper()
-	d := deploymentOf(ns, "dry-run", spec)
-	if err := env.Client.Create(env.SpecContext(t), d, client.DryRunAll); err != nil {
-		t.Fatal(err)
-	}
-	return d.Spec.Template.Annotations[contract.ChecksumAnnotation]
 }
 
 // TestLaggingReplicaStampIsRechecked: a kubectl rollout restart (a change of
@@ -164,7 +152,11 @@ func TestHelmUpgradeWithLaggingReplicaRollsOnce(t *testing.T) {
 	strategicPatch(t, &appsv1.Deployment{}, ns, "app", map[string]any{"spec": map[string]any{"template": map[string]any{
 		"metadata": map[string]any{"annotations": map[string]any{"checksum/config": sha("v2")}}}}})
 	t.Logf("ConfigMap and Deployment written within %s", time.Since(start).Round(time.Millisecond))
-	if got := dryRunStamp(t, ns, spec); got != v1 {
+	got, _, err := dryRunStamp(env.SpecContext(t), ns, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != v1 {
 		t.Fatalf("premise: the lagging replica's cache gives %q, want the old content's %q; the spec shows nothing", got, v1)
 	}
 

@@ -42,7 +42,7 @@ func newPreimage(namespace string, sources int) *preimage {
 	p := &preimage{buf: make([]byte, 0, 1024)}
 	p.buf = append(p.buf, preimageHeader...)
 	p.appendString(namespace)
-	p.buf = binary.AppendUvarint(p.buf, uint64(sources))
+	p.buf = binary.AppendUvarint(p.buf, uint64(sources)) //nolint:gosec // a count of sources, never negative
 	return p
 }
 

@@ -65,9 +65,10 @@
 //     the others (Callers.Endpoint);
 //  3. limits.go and buffers.go: the body limit, the body budget and the
 //     read timeout, then a slot (Limits);
-//  4. review.go: the review's decoding, the handler, and the one rewrite of
-//     its answer (answer) before it is encoded, once: the answer is never
-//     buffered or decoded again;
+//  4. endpoint.go: Endpoint chains the stages, the limits first; review.go:
+//     the review's decoding, the handler, and the one rewrite of its answer
+//     (answer) before it is encoded, once: the answer is never buffered or
+//     decoded again;
 //  5. handler.go: the namespace policy (namespace.go), the object's decoding
 //     (decode.go), opted-out workloads (optedout.go), stamps confighash
 //     does not write (stampformat.go), the checksum, and the patch

@@ -37,7 +37,7 @@ func TestServerBoundsConnectionsPerAddress(t *testing.T) {
 
 	dial := func(from string) error {
 		d := &tls.Dialer{NetDialer: &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 2 * time.Second},
-			Config: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // a test certificate
+			Config: &tls.Config{InsecureSkipVerify: true}}
 		c, err := d.DialContext(t.Context(), "tcp", addr)
 		if err != nil {
 			return err
@@ -59,7 +59,7 @@ func TestServerBoundsConnectionsPerAddress(t *testing.T) {
 	// Another address is not affected, and is served over HTTP/2.
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		DialContext:       (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}).DialContext,
-		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // a test certificate
+		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true},
 		ForceAttemptHTTP2: true,
 	}}
 	resp, err := client.Post("https://"+addr+Path, "application/json", strings.NewReader("{}"))

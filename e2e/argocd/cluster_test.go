@@ -22,6 +22,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+
+	"github.com/confighash/confighash/internal/contract"
 )
 
 // kubeconfigEnv is the same variable the main e2e specs read.
@@ -98,7 +100,7 @@ func connect(kubeconfig string) (*cluster, func(), error) {
 func (c *cluster) injectedNamespace(t *testing.T, name string) string {
 	t.Helper()
 	ctx := t.Context()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"confighash.dev/injection": "enabled"}}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
 	if _, err := c.kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating namespace %s: %v", name, err)
 	}

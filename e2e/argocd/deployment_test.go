@@ -12,9 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
-)
 
-const checksumAnnotation = "confighash.dev/checksum"
+	"github.com/confighash/confighash/e2e/framework"
+	"github.com/confighash/confighash/internal/contract"
+)
 
 var deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 
@@ -172,13 +173,14 @@ func withImage(t *testing.T, u *unstructured.Unstructured, image string) *unstru
 func withStamp(t *testing.T, u *unstructured.Unstructured, stamp string) *unstructured.Unstructured {
 	t.Helper()
 	out := u.DeepCopy()
-	if err := unstructured.SetNestedField(out.Object, stamp, append(templatePath(u), "metadata", "annotations", checksumAnnotation)...); err != nil {
+	if err := unstructured.SetNestedField(out.Object, stamp, append(templatePath(u), "metadata", "annotations", contract.ChecksumAnnotation)...); err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
 
-// templatePath is where a workload kind keeps its pod template.
+// templatePath is where a workload kind keeps its pod template, for
+// withStamp to write to (framework.TemplateStamp reads the same path).
 func templatePath(u *unstructured.Unstructured) []string {
 	if u.GetKind() == "CronJob" {
 		return []string{"spec", "jobTemplate", "spec", "template"}
@@ -199,7 +201,9 @@ func waitRevision(t *testing.T, ns, revision string) *unstructured.Unstructured 
 	})
 }
 
+// stampOf is u's stamp, "" when it has none or no pod template (the waits
+// poll through that).
 func stampOf(u *unstructured.Unstructured) string {
-	s, _, _ := unstructured.NestedString(u.Object, append(templatePath(u), "metadata", "annotations", checksumAnnotation)...)
+	s, _ := framework.TemplateStamp(u)
 	return s
 }

@@ -2,7 +2,9 @@
 // the caBundle it injects, do not make applications OutOfSync. It is a module
 // of its own: Argo CD v3.6 needs Go 1.27 (GOTOOLCHAIN=go1.27.3) and a replace
 // block for the Kubernetes staging modules, none of which the main module
-// should carry.
+// should carry. It requires the main module (replaced by ../..) for its
+// contract (internal/contract) and the specs' stamp reader
+// (e2e/framework.TemplateStamp), so it spells neither itself.
 //
 // The tests need a cluster with confighash running, named by
 // CONFIGHASH_E2E_KUBECONFIG. make test provides one with

@@ -40,7 +40,7 @@ func ensureBridge() error {
 // with their network namespaces. Each command gets timeout at most.
 func deleteBridge(ctx context.Context, timeout time.Duration) error {
 	if _, err := runHost(ctx, timeout, "ip", "link", "show", bridgeName); err != nil {
-		return nil // already gone
+		return nil //nolint:nilerr // no such link: already gone
 	}
 	if _, err := runHost(ctx, timeout, "ip", "link", "delete", bridgeName); err != nil {
 		return fmt.Errorf("deleting bridge %s: %w", bridgeName, err)

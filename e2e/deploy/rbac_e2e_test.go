@@ -314,7 +314,7 @@ func waitReady(ctx context.Context, t *testing.T, p *process, url string) {
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // not listening yet: polled again
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil

@@ -45,3 +45,29 @@ const (
 	// running replicas keep theirs, one that starts now fails.
 	ReasonKeyInvalid = "KeyInvalid"
 )
+
+// Event types, as corev1.EventTypeNormal and corev1.EventTypeWarning spell
+// them (this package imports the standard library only).
+const (
+	eventNormal  = "Normal"
+	eventWarning = "Warning"
+)
+
+// EventOf returns the type ("Normal" or "Warning") of the Events with
+// reason and the objects they are on, as README.md's Event reasons table
+// shows them; ok is false for a reason not declared here.
+func EventOf(reason string) (eventType, on string, ok bool) {
+	switch reason {
+	case ReasonConfigChanged:
+		return eventNormal, "workload", true
+	case ReasonFlapHold, ReasonSourceMissing, ReasonSourceTooLarge, ReasonInvalidAnnotation:
+		return eventWarning, "workload", true
+	case ReasonKeyChanged:
+		return eventWarning, "workload, key Secret", true
+	case ReasonKeyRestored, ReasonKeyInvalid:
+		return eventWarning, "key Secret", true
+	case ReasonKindNotWatched:
+		return eventWarning, "confighash's pod", true
+	}
+	return "", "", false
+}

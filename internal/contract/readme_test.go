@@ -22,17 +22,21 @@ const (
 
 // valueOf names the key whose value each switch constant is; the README row
 // of that key must show it.
-var valueOf = map[string]string{
-	"InjectionDisabled": "InjectionAnnotation",
-	"InjectionEnabled":  "InjectionLabel",
-	"IgnoreTrue":        "IgnoreAnnotation",
+func valueOf(name string) string {
+	return map[string]string{
+		"InjectionDisabled": "InjectionAnnotation",
+		"InjectionEnabled":  "InjectionLabel",
+		"IgnoreTrue":        "IgnoreAnnotation",
+	}[name]
 }
 
 // whereOf is what the where column of a constant's row must say, for the
 // constants whose value alone does not tell their row.
-var whereOf = map[string]string{
-	"FieldManager": "field manager",
-	"EventSource":  "Event reporting controller",
+func whereOf(name string) string {
+	return map[string]string{
+		"FieldManager": "field manager",
+		"EventSource":  "Event reporting controller",
+	}[name]
 }
 
 // TestReadmeReference holds README.md's Reference tables to this package:
@@ -54,8 +58,18 @@ func TestReadmeReference(t *testing.T) {
 		switch {
 		case strings.HasPrefix(name, "Reason"):
 			reasonRows[value] = true
-			if findRow(reasons, value, "") == nil {
+			row := findRow(reasons, value, "")
+			if row == nil {
 				t.Errorf("%s = %q has no row in README.md's Event reasons table", name, value)
+				continue
+			}
+			eventType, on, ok := EventOf(value)
+			if !ok {
+				t.Errorf("%s = %q: EventOf does not know it", name, value)
+				continue
+			}
+			if row[1] != eventType || row[2] != on {
+				t.Errorf("README.md's Event reasons table says %s is %s on %s; EventOf says %s on %s", row[0], row[1], row[2], eventType, on)
 			}
 		case strings.HasSuffix(name, "Annotation"), strings.HasSuffix(name, "Label"):
 			where := "annotation"
@@ -68,15 +82,15 @@ func TestReadmeReference(t *testing.T) {
 				continue
 			}
 			keyRows[row[0]+"|"+row[1]] = true
-		case whereOf[name] != "":
-			row := findRow(keys, value, whereOf[name])
+		case whereOf(name) != "":
+			row := findRow(keys, value, whereOf(name))
 			if row == nil {
-				t.Errorf("%s = %q has no row in README.md's Reference table whose where column says %q", name, value, whereOf[name])
+				t.Errorf("%s = %q has no row in README.md's Reference table whose where column says %q", name, value, whereOf(name))
 				continue
 			}
 			keyRows[row[0]+"|"+row[1]] = true
-		case valueOf[name] != "":
-			key := valueOf[name]
+		case valueOf(name) != "":
+			key := valueOf(name)
 			where := "annotation"
 			if strings.HasSuffix(key, "Label") {
 				where = "label"
@@ -94,10 +108,16 @@ func TestReadmeReference(t *testing.T) {
 	}
 
 	// From the README to the package.
+	seenKeys := map[string]bool{}
 	for _, row := range keys {
-		if !keyRows[row[0]+"|"+row[1]] {
+		k := row[0] + "|" + row[1]
+		if !keyRows[k] {
 			t.Errorf("README.md's Reference table documents %s (%s), which package contract does not declare", row[0], row[1])
 		}
+		if seenKeys[k] {
+			t.Errorf("README.md's Reference table documents %s (%s) twice", row[0], row[1])
+		}
+		seenKeys[k] = true
 	}
 	seen := map[string]bool{}
 	for _, row := range reasons {
@@ -209,6 +229,11 @@ func referenceTables(t *testing.T, text string) map[string][][]string {
 				t.Fatalf("README.md's Reference table row %q has fewer than 3 cells", line)
 			}
 			tables[header] = append(tables[header], cells)
+		}
+	}
+	for header := range tables {
+		if header != keysHeader && header != reasonsHeader {
+			t.Errorf("README.md's Reference section has a table this test does not know, with header %q: check it here or move it out of the section", header)
 		}
 	}
 	return tables

@@ -57,8 +57,9 @@
 // toggles the hook saw (check_ignored.go). A held workload is held before
 // that check is made.
 //
-// Only the leader runs it. It writes only the stamp, with a merge patch under
-// the field manager "confighash", and only when the stamp differs. The
+// Only the leader runs it. It writes nothing but the stamp and, during a
+// flap hold, the hold annotation (write_hold.go), each with a merge patch
+// under the field manager "confighash"; the stamp only when it differs. The
 // webhook passes a write that changes nothing but the stamp through only
 // under that field manager (from anyone else it puts the stored stamp back),
 // so the two never fight.

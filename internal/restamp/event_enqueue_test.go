@@ -222,8 +222,12 @@ func TestTemplateChanged(t *testing.T) {
 			d.Spec.Template.Annotations["checksum/config"] = "abc"
 		}, true},
 		"template label": {func(d *appsv1.Deployment) { d.Spec.Template.Labels["version"] = "2" }, true},
-		"include":        {func(d *appsv1.Deployment) { d.Annotations = map[string]string{"confighash.dev/include": "configmap/x"} }, true},
-		"opt-out":        {func(d *appsv1.Deployment) { d.Annotations = map[string]string{"confighash.dev/injection": "disabled"} }, true},
+		"include": {func(d *appsv1.Deployment) {
+			d.Annotations = map[string]string{contract.IncludeAnnotation: "configmap/x"}
+		}, true},
+		"opt-out": {func(d *appsv1.Deployment) {
+			d.Annotations = map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}
+		}, true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/confighash/confighash/internal/contract"
 )
 
 // Options are the hook's settings, one name each: BindFlags binds each to
@@ -53,7 +55,7 @@ func DefaultOptions() Options {
 
 // BindFlags binds o's flags in fs, with o's values as their defaults.
 func (o *Options) BindFlags(fs *pflag.FlagSet) {
-	fs.DurationVar(&o.CoalesceWindow, "coalesce-window", o.CoalesceWindow, "wait this long for further changes to a workload's sources before re-stamping it; each further change restarts the wait (workload annotation confighash.dev/coalesce-window overrides it)")
+	fs.DurationVar(&o.CoalesceWindow, "coalesce-window", o.CoalesceWindow, "wait this long for further changes to a workload's sources before re-stamping it; each further change restarts the wait (workload annotation "+contract.CoalesceWindowAnnotation+" overrides it)")
 	fs.DurationVar(&o.CoalesceMax, "coalesce-max", o.CoalesceMax, "re-stamp at most this long after the first of a run of changes, however long they keep coming")
 	fs.Float64Var(&o.WritesPerSecond, "writes-per-second", o.WritesPerSecond, "global budget of workload re-stamps per second")
 	fs.IntVar(&o.WritesBurst, "writes-burst", o.WritesBurst, "re-stamps that may go at once within --writes-per-second, so that one change reaches that many readers without waiting")

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/confighash/confighash/internal/contract"
 )
 
 func TestClassify(t *testing.T) {
@@ -19,10 +21,10 @@ func TestClassify(t *testing.T) {
 		out := append([]Source(nil), present...)
 		return append(out, Source{Kind: kind, Name: name, Keys: []string{AllKeys}, Optional: optional, Presence: p})
 	}
-	changed := &Event{Type: corev1.EventTypeNormal, Reason: "ConfigChanged", Time: t0}
-	holdAfter := &Event{Type: corev1.EventTypeWarning, Reason: "FlapHold", Time: t0.Add(time.Minute), Message: "holding for 5m0s"}
-	holdBefore := &Event{Type: corev1.EventTypeWarning, Reason: "FlapHold", Time: t0.Add(-time.Minute)}
-	missingAfterHold := &Event{Type: corev1.EventTypeWarning, Reason: "SourceMissing", Time: t0.Add(2 * time.Minute)}
+	changed := &Event{Type: corev1.EventTypeNormal, Reason: contract.ReasonConfigChanged, Time: t0}
+	holdAfter := &Event{Type: corev1.EventTypeWarning, Reason: contract.ReasonFlapHold, Time: t0.Add(time.Minute), Message: "holding for 5m0s"}
+	holdBefore := &Event{Type: corev1.EventTypeWarning, Reason: contract.ReasonFlapHold, Time: t0.Add(-time.Minute)}
+	missingAfterHold := &Event{Type: corev1.EventTypeWarning, Reason: contract.ReasonSourceMissing, Time: t0.Add(2 * time.Minute)}
 	hold := &Hold{Since: t0.Add(time.Minute), Level: 1, Quiet: "2m0s"}
 
 	tests := map[string]struct {
@@ -81,7 +83,7 @@ func TestClassify(t *testing.T) {
 		},
 		"stale: a Normal FlapHold is not a hold": {
 			w: Workload{Injection: on, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa",
-				LastFlapHold: &Event{Type: corev1.EventTypeNormal, Reason: "FlapHold", Time: t0}},
+				LastFlapHold: &Event{Type: corev1.EventTypeNormal, Reason: contract.ReasonFlapHold, Time: t0}},
 			want: StateStale,
 		},
 		"current despite an old hold": {

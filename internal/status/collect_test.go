@@ -101,9 +101,9 @@ func TestCollect(t *testing.T) {
 	labelled := map[string]string{contract.InjectionLabel: contract.InjectionEnabled}
 	spec := readsSpec("cfg", "sec")
 	optOut := map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}
-	otherEvent := event("on", "stale", "ConfigChanged", corev1.EventTypeNormal, t0.Add(time.Hour))
+	otherEvent := event("on", "stale", contract.ReasonConfigChanged, corev1.EventTypeNormal, t0.Add(time.Hour))
 	otherEvent.Name, otherEvent.ReportingController = "not-ours", "someone-else"
-	oldObject := event("on", "stale", "FlapHold", corev1.EventTypeWarning, t0.Add(time.Hour))
+	oldObject := event("on", "stale", contract.ReasonFlapHold, corev1.EventTypeWarning, t0.Add(time.Hour))
 	oldObject.Name, oldObject.InvolvedObject.UID = "earlier-object", "uid-of-a-deleted-one"
 	c := newFakeClient(t,
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "on", Labels: labelled}},
@@ -126,9 +126,9 @@ func TestCollect(t *testing.T) {
 				Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 					LocalObjectReference: corev1.LocalObjectReference{Name: "opt"}, Optional: ptr.To(true)}}}}},
 			}}}}},
-		event("on", "held", "ConfigChanged", corev1.EventTypeNormal, t0),
-		event("on", "held", "FlapHold", corev1.EventTypeWarning, t0.Add(time.Minute)),
-		event("on", "stale", "ConfigChanged", corev1.EventTypeNormal, t0),
+		event("on", "held", contract.ReasonConfigChanged, corev1.EventTypeNormal, t0),
+		event("on", "held", contract.ReasonFlapHold, corev1.EventTypeWarning, t0.Add(time.Minute)),
+		event("on", "stale", contract.ReasonConfigChanged, corev1.EventTypeNormal, t0),
 		otherEvent, oldObject,
 	)
 	st := &fakeStamper{stamps: map[string]string{
@@ -306,7 +306,7 @@ func TestCopyName(t *testing.T) {
 
 func TestEventOf(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	e := event("ns", "web", "FlapHold", corev1.EventTypeWarning, t0)
+	e := event("ns", "web", contract.ReasonFlapHold, corev1.EventTypeWarning, t0)
 	if got := eventOf(e); !got.Time.Equal(t0) || got.Count != 1 {
 		t.Errorf("single event = %+v", got)
 	}
@@ -314,7 +314,7 @@ func TestEventOf(t *testing.T) {
 	if got := eventOf(e); !got.Time.Equal(t0.Add(time.Hour)) || got.Count != 4 {
 		t.Errorf("series = %+v", got)
 	}
-	legacy := &corev1.Event{Reason: "ConfigChanged", Count: 2, FirstTimestamp: metav1.NewTime(t0), LastTimestamp: metav1.NewTime(t0.Add(time.Minute))}
+	legacy := &corev1.Event{Reason: contract.ReasonConfigChanged, Count: 2, FirstTimestamp: metav1.NewTime(t0), LastTimestamp: metav1.NewTime(t0.Add(time.Minute))}
 	if got := eventOf(legacy); !got.Time.Equal(t0.Add(time.Minute)) || got.Count != 2 {
 		t.Errorf("core/v1 event = %+v", got)
 	}

@@ -12,8 +12,8 @@ import (
 )
 
 // sourcesOf lists what a pod template reads, without presence yet. refs
-// come from hasher.References, the same function the webhook and the hook
-// use, so status reports exactly the sources that make up the checksum.
+// come from workload.ReadsOf, as the webhook's and the hook's do, so status
+// reports exactly the sources that make up the checksum.
 func sourcesOf(refs []hasher.Reference) []Source {
 	out := make([]Source, 0, len(refs))
 	for _, r := range refs {

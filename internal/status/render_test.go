@@ -9,6 +9,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/confighash/confighash/internal/contract"
 )
 
 var renderNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -27,7 +29,7 @@ func sampleReport() *Report {
 					{Kind: "Secret", Name: "db", Keys: []string{"password", "user"}, Presence: Present},
 					{Kind: "ConfigMap", Name: "flags", Keys: []string{AllKeys}, Optional: true, Presence: Absent},
 				},
-				LastConfigChanged: &Event{Type: corev1.EventTypeNormal, Reason: "ConfigChanged", Time: renderNow.Add(-5 * time.Minute),
+				LastConfigChanged: &Event{Type: corev1.EventTypeNormal, Reason: contract.ReasonConfigChanged, Time: renderNow.Add(-5 * time.Minute),
 					Count: 1, Message: "config changed (configmap/web); re-stamped pod template"},
 				Warnings: []string{"confighash: annotation confighash.dev/include: ignoring entry: invalid source \"x\""},
 			},

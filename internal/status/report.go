@@ -92,7 +92,8 @@ type Report struct {
 
 // Workload is the status of one workload.
 type Workload struct {
-	// Kind is Deployment, StatefulSet, DaemonSet or CronJob.
+	// Kind is Deployment, StatefulSet, DaemonSet, CronJob, Argo Rollouts'
+	// Rollout, or a custom kind added with --workload-kind.
 	Kind      string    `json:"kind"`
 	Namespace string    `json:"namespace"`
 	Name      string    `json:"name"`

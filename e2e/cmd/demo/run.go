@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/confighash/confighash/e2e/framework"
+	"github.com/confighash/confighash/internal/contract"
 )
 
 const ns = "demo"
@@ -39,7 +40,7 @@ func run(ctx context.Context, out io.Writer) error {
 
 	step(out, "Label a namespace for injection and apply a sample app that reads a ConfigMap key and a Secret key")
 	k.run("", "create", "namespace", ns)
-	k.run("", "label", "namespace", ns, "confighash.dev/injection=enabled")
+	k.run("", "label", "namespace", ns, contract.InjectionLabel+"="+contract.InjectionEnabled)
 	k.run(configYAML, "apply", "-n", ns, "-f", "-")
 	k.run(deploymentYAML, "apply", "-n", ns, "-f", "-")
 

@@ -23,11 +23,16 @@ import (
 // copied from a workload in another namespace whose cfg holds "v".
 const copiedV1 = "v1:c71657e48ad208917585923004098886bdc671b59f29e42f6f9b09fc9e30a6ac"
 
-// verifyMarker sets the annotation with which `confighash status` releases
-// before this one asked about the stored stamp (confighash.dev/verify-stamp).
-// It means nothing now; the cases below show it changes no answer.
+// legacyVerifyAnnotation is the annotation with which `confighash status`
+// releases before this one asked about the stored stamp. It means nothing
+// now, so it is not in internal/contract; e2e/callerauth_test.go spells it
+// once more (another package, which these unit tests do not import).
+const legacyVerifyAnnotation = "confighash.dev/verify-stamp"
+
+// verifyMarker sets legacyVerifyAnnotation; the cases below show it changes
+// no answer.
 func verifyMarker(d *appsv1.Deployment) {
-	d.Annotations = map[string]string{"confighash.dev/verify-stamp": "true"}
+	d.Annotations = map[string]string{legacyVerifyAnnotation: "true"}
 }
 
 func optedOut(d *appsv1.Deployment) {
