@@ -39,7 +39,8 @@
 // its reconcile starts, and put back only when the reconcile is to run again
 // for them: a hold looked at again, an error retried with backoff (but a
 // failed read of the workload or of its namespace, which forgets them). Each
-// way out of reconcile says which, so none can leave an entry behind.
+// way out of reconcile says which, so none can leave an entry behind; a
+// reconcile that panics keeps them.
 //
 // Every template change is re-checked a moment later (event_enqueue.go),
 // because the webhook stamped it from the answering replica's view, which

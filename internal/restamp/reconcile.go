@@ -40,13 +40,17 @@ type reconciler struct {
 
 // Reconcile takes req's pending changes, once, and puts them back only when
 // reconcile says it is to run again for them (see changes): no way out of
-// reconcile can leave an entry behind.
-func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Result, error) {
+// reconcile can leave an entry behind. A reconcile that panics (which
+// controller-runtime recovers and retries) keeps them, as an error would.
+func (r *reconciler) Reconcile(ctx context.Context, req Request) (res reconcile.Result, err error) {
 	p := r.changes.take(req)
-	res, f, err := r.reconcile(ctx, req, p)
-	if f == keep {
-		r.changes.putBack(req, p)
-	}
+	f := keep
+	defer func() {
+		if f == keep {
+			r.changes.putBack(req, p)
+		}
+	}()
+	res, f, err = r.reconcile(ctx, req, p)
 	return res, err
 }
 

@@ -158,3 +158,25 @@ func TestReconcileNamesChangesRecordedWhileItRuns(t *testing.T) {
 		t.Errorf("pending after the reconcile: %v, want configmap/app2 for the reconcile it queued", got)
 	}
 }
+
+// TestReconcilePanicKeepsPending: a reconcile that panics (controller-runtime
+// recovers it and retries) keeps the change for the retry, as an error does.
+func TestReconcilePanicKeepsPending(t *testing.T) {
+	webReq := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+			panic("boom")
+		},
+	}).Build()
+	r, _ := testReconciler(t, c, newFlapGuard(testFlapOptions(), 100), func() time.Time { return t0 })
+	recordChange(r.changes, webReq, t0)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("Reconcile did not panic")
+			}
+		}()
+		_, _ = r.Reconcile(log.IntoContext(context.Background(), logr.Discard()), webReq)
+	}()
+	checkPending(t, r.changes, webReq, true)
+}
