@@ -41,6 +41,41 @@ const (
 	// it did not start, and so that `confighash status` can show it. It
 	// carries no config content; its value is a Hold (see Hold.String).
 	HoldAnnotation = "confighash.dev/hold"
+
+	// RolloutOrderAnnotation on a workload's own metadata places it in the
+	// waves of its sources' changes: an integer, lower goes first, 0 when
+	// unset (so "-1" goes before every unannotated reader: a staging or
+	// canary Deployment, say). Ties go by namespace, kind and name. Users
+	// set it; confighash only reads it.
+	RolloutOrderAnnotation = "confighash.dev/rollout-order"
+
+	// RolloutAnnotation on a workload's own metadata records the change the
+	// hook last re-stamped it for, and when (a Rollout, see
+	// Rollout.String), so that a new leader knows which readers of a
+	// change have gone and can judge their rollout. It is written in the
+	// same patch as the stamp, and carries no config content: a change is
+	// named by its source and a keyed digest of the source's content.
+	RolloutAnnotation = "confighash.dev/rollout"
+
+	// HaltAnnotation on a workload's own metadata says that its rollout for
+	// a change failed, and that the change is halted: the source's readers
+	// not yet re-stamped keep their stamp until the source changes again (a
+	// Halt, see Halt.String). A user releases the halt by setting it to
+	// HaltReleased: the waves go on as if the rollout had succeeded.
+	HaltAnnotation = "confighash.dev/halt"
+	// HaltReleased is the value of HaltAnnotation that releases a halt.
+	HaltReleased = "released"
+)
+
+// An annotation on a workload or on a source.
+const (
+	// WavesAnnotation set to WavesOff on a workload re-stamps it at once
+	// when its config changes, with no wave and no halt; set on a
+	// ConfigMap or Secret, it does that for all of its readers (and so
+	// pushes a halted change to every reader at once).
+	WavesAnnotation = "confighash.dev/waves"
+	// WavesOff is the value of WavesAnnotation that opts out of waves.
+	WavesOff = "off"
 )
 
 // Annotations on a source (ConfigMap or Secret).

@@ -27,6 +27,12 @@ const (
 	// refuses to watch a custom kind whose template path leads nowhere in
 	// the CRD's schema; its objects are stamped but not re-stamped.
 	ReasonKindNotWatched = "KindNotWatched"
+	// ReasonRolloutHalted (Warning), on the source and on the workload: the
+	// workload's rollout for the source's change failed (a new pod crash-
+	// loops or cannot start, the progress deadline, --rollout-timeout), so
+	// the change goes to no further reader until the source changes again
+	// or the halt is released (see HaltAnnotation).
+	ReasonRolloutHalted = "RolloutHalted"
 )
 
 // Reasons of the Events on the HMAC key Secret, and on workloads stamped
@@ -68,6 +74,8 @@ func EventOf(reason string) (eventType, on string, ok bool) {
 		return eventWarning, "key Secret", true
 	case ReasonKindNotWatched:
 		return eventWarning, "confighash's pod", true
+	case ReasonRolloutHalted:
+		return eventWarning, "workload, ConfigMap or Secret", true
 	}
 	return "", "", false
 }

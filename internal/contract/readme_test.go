@@ -27,6 +27,8 @@ func valueOf(name string) string {
 		"InjectionDisabled": "InjectionAnnotation",
 		"InjectionEnabled":  "InjectionLabel",
 		"IgnoreTrue":        "IgnoreAnnotation",
+		"WavesOff":          "WavesAnnotation",
+		"HaltReleased":      "HaltAnnotation",
 	}[name]
 }
 
