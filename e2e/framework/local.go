@@ -69,6 +69,13 @@ func (r *localRunner) Start(ctx context.Context, extraArgs ...string) error {
 		"--metrics-bind-address", "0",
 		"--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(r.healthPort),
 		"--namespace", Namespace,
+		// A control plane without a node runs no pod, so no rollout of a
+		// Deployment with replicas ever ends, and waves would wait for
+		// them: specs here re-stamp every reader at once unless they turn
+		// the waves on (--max-wave-size, with readers of 0 replicas or a
+		// short progress deadline). The node's confighash (incluster)
+		// runs with the shipped defaults, waves on.
+		"--max-wave-size=0",
 	}, extraArgs...)
 	cmd := exec.Command(r.bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf

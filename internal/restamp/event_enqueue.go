@@ -2,6 +2,8 @@ package restamp
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -62,8 +64,13 @@ func handlerFor[T client.Object](e *enqueuer, kind hasher.Kind) handler.TypedEve
 			if ignored(ev.ObjectOld) != ignored(ev.ObjectNew) {
 				e.toggles.saw(ev.ObjectNew.GetNamespace(), hasher.Source{Kind: kind, Name: ev.ObjectNew.GetName()})
 			}
-			if contentChanged(ev.ObjectOld, ev.ObjectNew) && !ignored(ev.ObjectNew) {
+			switch {
+			case contentChanged(ev.ObjectOld, ev.ObjectNew) && !ignored(ev.ObjectNew):
 				e.enqueue(ctx, q, kind, ev.ObjectNew, ev.ObjectOld, false)
+			case wavesOff(ev.ObjectOld) != wavesOff(ev.ObjectNew) && !ignored(ev.ObjectNew):
+				// Waves turned off on the source: its waiting readers
+				// go now (a halted change is pushed to all).
+				e.enqueue(ctx, q, kind, ev.ObjectNew, nil, true)
 			}
 		},
 		DeleteFunc: func(ctx context.Context, ev event.TypedDeleteEvent[T], q workqueue.TypedRateLimitingInterface[Request]) {
@@ -79,32 +86,44 @@ func handlerFor[T client.Object](e *enqueuer, kind hasher.Kind) handler.TypedEve
 // (check_priors.go). A replay has no before.
 func (e *enqueuer) enqueue(ctx context.Context, q workqueue.TypedRateLimitingInterface[Request], kind hasher.Kind, obj, before client.Object, replay bool) {
 	src := hasher.Source{Kind: kind, Name: obj.GetName()}
-	for _, k := range e.kinds.list() {
+	err := listReaders(ctx, e.cache, e.kinds, obj.GetNamespace(), src, func(k workload.Kind, o client.Object) {
+		r := Request{KindName: k.Name(), NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, Recheck: replay}
+		e.changes.add(r, src.String())
+		if !replay {
+			e.changes.addBefore(r, src, priorOf(before))
+		}
+		// The queue keeps one entry per request, due at the earliest
+		// time asked for; each change also moves the end of the
+		// workload's trailing window (queue_debounce.go), and the reconciler
+		// waits for that before it re-stamps. So changes to its sources
+		// in one burst become one re-stamp that sees all of them. A bad
+		// annotation is reported by the reconciler, which has the
+		// event recorder.
+		w, _ := windowOf(o.GetAnnotations(), e.window, e.coalesceMax)
+		e.changes.touch(r, e.clock(), w, e.coalesceMax)
+		q.AddAfter(r, w)
+	})
+	if err != nil {
+		log.FromContext(ctx).Error(err, "finding readers", "source", src, "namespace", obj.GetNamespace())
+	}
+}
+
+// listReaders calls fn with each workload of namespace that reads src, as
+// the field index over the watched kinds finds them. A kind whose list
+// fails is skipped, and its error returned once all were tried.
+func listReaders(ctx context.Context, c client.Reader, kinds *watched, namespace string, src hasher.Source, fn func(workload.Kind, client.Object)) error {
+	var errs []error
+	for _, k := range kinds.list() {
 		list := k.NewList()
-		err := e.cache.List(ctx, list, client.InNamespace(obj.GetNamespace()),
+		err := c.List(ctx, list, client.InNamespace(namespace),
 			client.MatchingFields{sources.ReadersIndex: sources.IndexKey(src)})
 		if err != nil {
-			log.FromContext(ctx).Error(err, "finding readers", "source", src, "namespace", obj.GetNamespace(), "kind", k.GVK.Kind)
+			errs = append(errs, fmt.Errorf("%s: %w", k.GVK.Kind, err))
 			continue
 		}
-		_ = forEachItem(list, func(o client.Object) {
-			r := Request{KindName: k.Name(), NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, Recheck: replay}
-			e.changes.add(r, src.String())
-			if !replay {
-				e.changes.addBefore(r, src, priorOf(before))
-			}
-			// The queue keeps one entry per request, due at the earliest
-			// time asked for; each change also moves the end of the
-			// workload's trailing window (queue_debounce.go), and the reconciler
-			// waits for that before it re-stamps. So changes to its sources
-			// in one burst become one re-stamp that sees all of them. A bad
-			// annotation is reported by the reconciler, which has the
-			// event recorder.
-			w, _ := windowOf(o.GetAnnotations(), e.window, e.coalesceMax)
-			e.changes.touch(r, e.clock(), w, e.coalesceMax)
-			q.AddAfter(r, w)
-		})
+		_ = forEachItem(list, func(o client.Object) { fn(k, o) })
 	}
+	return errors.Join(errs...)
 }
 
 // contentChanged compares slimmed objects: their data are digests already.
@@ -154,7 +173,11 @@ func forEachItem(list client.ObjectList, fn func(client.Object)) error {
 // With replay, the watch's initial list is re-checked too: a custom kind's
 // watch starts after the sources' start-up replay, which therefore found
 // none of its readers.
-func recheckFor(kind workload.Kind, delay time.Duration, replay bool) handler.TypedEventHandler[client.Object, Request] {
+//
+// With waves (pl not nil), a status change of a reader whose rollout is in
+// flight brings it back at once, to judge the rollout; so does a change of
+// its halt annotation (a halt released by hand).
+func recheckFor(kind workload.Kind, delay time.Duration, replay bool, pl *planner) handler.TypedEventHandler[client.Object, Request] {
 	add := func(o client.Object, q workqueue.TypedRateLimitingInterface[Request]) {
 		q.AddAfter(Request{KindName: kind.Name(), NamespacedName: client.ObjectKeyFromObject(o), Recheck: true}, delay)
 	}
@@ -169,6 +192,15 @@ func recheckFor(kind workload.Kind, delay time.Duration, replay bool) handler.Ty
 		UpdateFunc: func(_ context.Context, ev event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[Request]) {
 			if templateChanged(kind, ev.ObjectOld, ev.ObjectNew) {
 				add(ev.ObjectNew, q)
+				return
+			}
+			if pl == nil {
+				return
+			}
+			r := Request{KindName: kind.Name(), NamespacedName: client.ObjectKeyFromObject(ev.ObjectNew)}
+			_, inFlight := pl.inFlight(r)
+			if inFlight || ev.ObjectOld.GetAnnotations()[contract.HaltAnnotation] != ev.ObjectNew.GetAnnotations()[contract.HaltAnnotation] {
+				q.Add(r)
 			}
 		},
 	}

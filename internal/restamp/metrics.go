@@ -48,6 +48,12 @@ type Metrics struct {
 	// KindRefused is 1 for a custom kind the hook refuses to watch (its
 	// template path leads nowhere in its CRD's schema), 0 otherwise.
 	KindRefused *prometheus.GaugeVec
+	// Halted counts rollouts that failed and halted their change;
+	// HaltedChanges is the changes halted now, InFlight the config-triggered
+	// rollouts in progress (what --max-concurrent-rollouts bounds).
+	Halted        *prometheus.CounterVec
+	HaltedChanges prometheus.Gauge
+	InFlight      prometheus.Gauge
 }
 
 // NewMetrics creates the series and registers them on reg. A second
@@ -78,9 +84,22 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "confighash_hook_workload_kind_refused",
 			Help: "1 for a custom workload kind the hook refuses to watch because its template path is not in its CRD's schema (its objects are stamped but never re-stamped), 0 for one it watches or waits for; by kind.",
 		}, []string{"kind"}),
+		Halted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "confighash_hook_rollouts_halted_total",
+			Help: "Config-triggered rollouts that failed (a new pod crash-looping or unable to start, the progress deadline, --rollout-timeout) and halted their change's waves, by kind.",
+		}, []string{"kind"}),
+		HaltedChanges: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "confighash_hook_halted_changes",
+			Help: "Source changes whose waves are halted now, on this replica (the leader).",
+		}),
+		InFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "confighash_hook_rollouts_in_flight",
+			Help: "Config-triggered rollouts in progress, which --max-concurrent-rollouts bounds, on this replica (the leader).",
+		}),
 	}
 	if err := errors.Join(reg.Register(m.Restamps), reg.Register(m.Holds), reg.Register(m.Checksums),
-		reg.Register(m.Missing), reg.Register(m.Kept), reg.Register(m.KindRefused)); err != nil {
+		reg.Register(m.Missing), reg.Register(m.Kept), reg.Register(m.KindRefused),
+		reg.Register(m.Halted), reg.Register(m.HaltedChanges), reg.Register(m.InFlight)); err != nil {
 		return nil, fmt.Errorf("registering hook metrics: %w", err)
 	}
 	return m, nil
@@ -125,5 +144,20 @@ func (m *Metrics) kindRefused(kind string, refused bool) {
 			v = 1
 		}
 		m.KindRefused.WithLabelValues(kind).Set(v)
+	}
+}
+
+func (m *Metrics) halted(kind string, p *planner) {
+	if m != nil {
+		m.Halted.WithLabelValues(kind).Inc()
+		m.inFlight(p)
+	}
+}
+
+func (m *Metrics) inFlight(p *planner) {
+	if m != nil && p != nil {
+		n, h := p.counts()
+		m.InFlight.Set(float64(n))
+		m.HaltedChanges.Set(float64(h))
 	}
 }

@@ -30,6 +30,18 @@ type Options struct {
 	FlapMaxQuiet time.Duration
 	// Workers is how many workloads are re-checked at once (--hook-workers).
 	Workers int
+	// MaxWaveSize caps the waves a change's readers are re-stamped in
+	// (--max-wave-size; 0: no waves, every reader at once);
+	// MaxConcurrentRollouts bounds the config-triggered rollouts in progress
+	// across all changes (--max-concurrent-rollouts; 0: no bound);
+	// RolloutTimeout fails a rollout still going after it
+	// (--rollout-timeout; 0: never), RolloutSoak is how long a rollout's new
+	// pods must run unharmed before it counts as a success (--rollout-soak).
+	// See wave_plan.go and wave_health.go.
+	MaxWaveSize           int
+	MaxConcurrentRollouts int
+	RolloutTimeout        time.Duration
+	RolloutSoak           time.Duration
 }
 
 // DefaultOptions are the flag defaults.
@@ -50,6 +62,24 @@ func DefaultOptions() Options {
 		// Re-stamps wait on the apiserver (and its call to the webhook),
 		// not on CPU, so a few more workers than cores pay off.
 		Workers: 8,
+		// 1, 2, 4, 8, 16, 16, ...: a bad value reaches one reader first, and
+		// a config shared by 200 readers still goes in 16 waves.
+		MaxWaveSize: 16,
+		// Each rollout surges pods (25% of a Deployment by default); ten at
+		// once is a few hundred extra pods at most for typical services,
+		// which a cluster absorbs, where 200 at once are a storm.
+		MaxConcurrentRollouts: 10,
+		// Longer than a Deployment's default progress deadline (10m), so
+		// that a Deployment fails by its own deadline, with its reason,
+		// first; it bounds the kinds that have none (StatefulSets,
+		// DaemonSets, custom kinds).
+		RolloutTimeout: 15 * time.Minute,
+		// A program that reads its config at start and refuses it exits
+		// within a second; one that runs a moment first still counts as
+		// available to a Deployment without a readiness probe. Ten
+		// seconds of running unharmed catches both and adds little to a
+		// wave.
+		RolloutSoak: 10 * time.Second,
 	}
 }
 
@@ -64,6 +94,10 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.FlapQuiet, "flap-quiet", o.FlapQuiet, "a held workload takes its sources' latest content, once, after they have not changed for this long")
 	fs.DurationVar(&o.FlapMaxQuiet, "flap-quiet-max", o.FlapMaxQuiet, "cap of the doubling --flap-quiet")
 	fs.IntVar(&o.Workers, "hook-workers", o.Workers, "workloads the config-update hook re-checks at once")
+	fs.IntVar(&o.MaxWaveSize, "max-wave-size", o.MaxWaveSize, "a change's readers are re-stamped in waves of 1, 2, 4, ... up to this many, each once the previous one rolled out; 0 re-stamps every reader at once, with no wave and no halt")
+	fs.IntVar(&o.MaxConcurrentRollouts, "max-concurrent-rollouts", o.MaxConcurrentRollouts, "at most this many config-triggered rollouts in progress at once, across all changes; 0 is no bound")
+	fs.DurationVar(&o.RolloutTimeout, "rollout-timeout", o.RolloutTimeout, "a re-stamped reader still rolling out after this long fails, and halts its change; 0 waits forever")
+	fs.DurationVar(&o.RolloutSoak, "rollout-soak", o.RolloutSoak, "a rollout succeeds only once its new pods have run this long without a restart")
 }
 
 // Validate reports every setting out of range, each error naming its flag.
@@ -95,6 +129,18 @@ func (o Options) Validate() error {
 	}
 	if o.Workers < 1 {
 		errs = append(errs, errors.New("--hook-workers must be >= 1"))
+	}
+	if o.MaxWaveSize < 0 {
+		errs = append(errs, errors.New("--max-wave-size must be >= 0"))
+	}
+	if o.MaxConcurrentRollouts < 0 {
+		errs = append(errs, errors.New("--max-concurrent-rollouts must be >= 0"))
+	}
+	if o.RolloutTimeout < 0 {
+		errs = append(errs, errors.New("--rollout-timeout must be >= 0"))
+	}
+	if o.RolloutSoak < 0 {
+		errs = append(errs, errors.New("--rollout-soak must be >= 0"))
 	}
 	return errors.Join(errs...)
 }

@@ -28,6 +28,11 @@ func TestValidate(t *testing.T) {
 		"zero flap window":          {mutate: func(o *Options) { o.FlapWindow = 0 }, want: "--flap-window must be > 0"},
 		"zero flap quiet":           {mutate: func(o *Options) { o.FlapQuiet = 0 }, want: "--flap-quiet must be > 0"},
 		"flap quiet cap below it":   {mutate: func(o *Options) { o.FlapQuiet, o.FlapMaxQuiet = time.Hour, time.Minute }, want: "--flap-quiet-max must be >= --flap-quiet"},
+		"no waves":                  {mutate: func(o *Options) { o.MaxWaveSize, o.MaxConcurrentRollouts, o.RolloutTimeout, o.RolloutSoak = 0, 0, 0, 0 }},
+		"negative wave size":        {mutate: func(o *Options) { o.MaxWaveSize = -1 }, want: "--max-wave-size must be >= 0"},
+		"negative rollout bound":    {mutate: func(o *Options) { o.MaxConcurrentRollouts = -1 }, want: "--max-concurrent-rollouts must be >= 0"},
+		"negative rollout timeout":  {mutate: func(o *Options) { o.RolloutTimeout = -time.Second }, want: "--rollout-timeout must be >= 0"},
+		"negative rollout soak":     {mutate: func(o *Options) { o.RolloutSoak = -time.Second }, want: "--rollout-soak must be >= 0"},
 		"zero workers":              {mutate: func(o *Options) { o.Workers = 0 }, want: "--hook-workers must be >= 1"},
 	}
 	for name, tc := range tests {
@@ -70,17 +75,20 @@ func TestBindFlags(t *testing.T) {
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	o.BindFlags(fs)
 	want := Options{CoalesceWindow: time.Second, CoalesceMax: 10 * time.Second, WritesPerSecond: 100, WritesBurst: 100,
-		FlapLimit: 5, FlapWindow: 10 * time.Minute, FlapQuiet: time.Minute, FlapMaxQuiet: 30 * time.Minute, Workers: 8}
+		FlapLimit: 5, FlapWindow: 10 * time.Minute, FlapQuiet: time.Minute, FlapMaxQuiet: 30 * time.Minute, Workers: 8,
+		MaxWaveSize: 16, MaxConcurrentRollouts: 10, RolloutTimeout: 15 * time.Minute, RolloutSoak: 10 * time.Second}
 	if o != want {
 		t.Errorf("defaults = %+v, want %+v", o, want)
 	}
 	args := []string{"--coalesce-window=3s", "--coalesce-max=30s", "--writes-per-second=2.5", "--writes-burst=7",
-		"--flap-limit=4", "--flap-window=1m", "--flap-quiet=20s", "--flap-quiet-max=5m", "--hook-workers=3"}
+		"--flap-limit=4", "--flap-window=1m", "--flap-quiet=20s", "--flap-quiet-max=5m", "--hook-workers=3",
+		"--max-wave-size=0", "--max-concurrent-rollouts=3", "--rollout-timeout=1m", "--rollout-soak=0s"}
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
 	want = Options{CoalesceWindow: 3 * time.Second, CoalesceMax: 30 * time.Second, WritesPerSecond: 2.5, WritesBurst: 7,
-		FlapLimit: 4, FlapWindow: time.Minute, FlapQuiet: 20 * time.Second, FlapMaxQuiet: 5 * time.Minute, Workers: 3}
+		FlapLimit: 4, FlapWindow: time.Minute, FlapQuiet: 20 * time.Second, FlapMaxQuiet: 5 * time.Minute, Workers: 3,
+		MaxConcurrentRollouts: 3, RolloutTimeout: time.Minute}
 	if o != want {
 		t.Errorf("after %q: %+v, want %+v", args, o, want)
 	}

@@ -36,6 +36,10 @@ type reconciler struct {
 	metrics *Metrics
 	now     func() time.Time
 	policy  injection.Policy
+	// planner runs the waves (wave_plan.go); nil with --max-wave-size 0,
+	// which re-stamps every reader at once.
+	planner *planner
+	rollouts rolloutOptions
 }
 
 // Reconcile takes req's pending changes, once, and puts them back only when
@@ -50,7 +54,17 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (res reconcile.
 			r.changes.putBack(req, p)
 		}
 	}()
+	if r.planner != nil {
+		if err := r.judge(ctx, req); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
 	res, f, err = r.reconcile(ctx, req, p)
+	if _, ok := r.planner.inFlight(identity(req)); ok && err == nil && (res.RequeueAfter == 0 || res.RequeueAfter > r.rollouts.poll) {
+		// Its rollout is judged again on each status change of the
+		// workload, and at least this often, for its pods.
+		res.RequeueAfter = r.rollouts.poll
+	}
 	return res, err
 }
 
@@ -131,17 +145,26 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 		return reconcile.Result{}, forget, nil
 	}
 
+	admitted, plans, result, rec, err := r.gate(ctx, req, obj, refs, lookup, res.Checksum, p.withSources(r.changes.since(req)).names())
+	if err != nil || !admitted {
+		// Waiting for its wave, the bound or a halt: the changes are kept
+		// for the re-stamp that comes when it may go.
+		return result, keep, err
+	}
 	if err := r.budget.Wait(ctx); err != nil {
+		r.planner.abort(identity(req), plans)
 		return reconcile.Result{}, keep, fmt.Errorf("waiting for write budget: %w", err)
 	}
 	confirmed, err := r.confirmLive(ctx, req, refs, res.Checksum)
-	if err != nil {
-		return reconcile.Result{}, keep, err
-	}
-	if !confirmed {
+	if err != nil || !confirmed {
+		r.planner.abort(identity(req), plans)
+		if err != nil {
+			return reconcile.Result{}, keep, err
+		}
 		return reconcile.Result{}, forget, nil
 	}
-	if err := r.patch(ctx, obj, t, res.Checksum); err != nil {
+	if err := r.patch(ctx, obj, t, res.Checksum, rec); err != nil {
+		r.planner.abort(identity(req), plans)
 		return reconcile.Result{}, keep, err
 	}
 	r.flaps.restamped(keyOf(req), r.now())

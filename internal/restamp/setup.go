@@ -10,7 +10,10 @@ import (
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -94,6 +97,19 @@ func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
 	tg := newToggles(MaxToggleEntries)
 	e := &enqueuer{cache: mgr.GetCache(), kinds: w, window: o.CoalesceWindow, coalesceMax: o.CoalesceMax, changes: ch, toggles: tg, now: time.Now}
 	flaps := newFlapGuard(o.Options, MaxFlapEntries)
+	// The waves (wave_plan.go): a reader that may go once an earlier wave
+	// has rolled out is woken through wakes. A full channel drops the
+	// wake; the reader's own requeue (waitRecheck) covers it.
+	var waves *planner
+	wakes := make(chan event.TypedGenericEvent[Request], 1024)
+	if o.MaxWaveSize > 0 {
+		waves = newPlanner(o.MaxWaveSize, o.MaxConcurrentRollouts, func(r Request) {
+			select {
+			case wakes <- event.TypedGenericEvent[Request]{Object: r}:
+			default:
+			}
+		})
+	}
 	r := &reconciler{
 		client:  mgr.GetClient(),
 		live:    mgr.GetAPIReader(),
@@ -108,6 +124,8 @@ func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
 		metrics: m,
 		policy:  o.Policy,
 		now:     time.Now,
+		planner: waves,
+		rollouts: rolloutOptions{timeout: o.RolloutTimeout, soak: o.RolloutSoak, poll: rolloutPoll},
 	}
 	s := &settler{next: r, changes: ch, cache: mgr.GetCache(), kinds: w,
 		window: o.CoalesceWindow, coalesceMax: o.CoalesceMax, events: r.events, now: time.Now}
@@ -119,10 +137,15 @@ func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
 		// namespace's flood holds up another's re-stamps.
 		WithOptions(controller.TypedOptions[Request]{MaxConcurrentReconciles: o.Workers, NewQueue: newFairQueue}).
 		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.ConfigMap{}, handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap))).
-		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.Secret{}, handlerFor[*corev1.Secret](e, hasher.Secret)))
+		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.Secret{}, handlerFor[*corev1.Secret](e, hasher.Secret))).
+		WatchesRawSource(source.TypedChannel(wakes, handler.TypedFuncs[Request, Request]{
+			GenericFunc: func(_ context.Context, ev event.TypedGenericEvent[Request], q workqueue.TypedRateLimitingInterface[Request]) {
+				q.Add(ev.Object)
+			},
+		}))
 	recheck := o.CoalesceWindow + RecheckDelay
 	for _, k := range builtin {
-		b = b.WatchesRawSource(source.TypedKind(mgr.GetCache(), k.New(), recheckFor(k, recheck, false)))
+		b = b.WatchesRawSource(source.TypedKind(mgr.GetCache(), k.New(), recheckFor(k, recheck, false, waves)))
 	}
 	c, err := b.Build(s)
 	if err != nil {
@@ -150,6 +173,6 @@ func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
 			}
 			// Its initial list re-checks every object of the kind: what
 			// changed while the kind was not watched is caught up.
-			return c.Watch(source.TypedKind(mgr.GetCache(), k.New(), recheckFor(k, recheck, true)))
+			return c.Watch(source.TypedKind(mgr.GetCache(), k.New(), recheckFor(k, recheck, true, waves)))
 		}})
 }

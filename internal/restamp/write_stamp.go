@@ -11,12 +11,25 @@ import (
 	"github.com/confighash/confighash/internal/workload"
 )
 
-// patch writes only the stamp. The optimistic lock makes a concurrent
-// template change fail the patch instead of being overwritten; the error
-// requeues us and the next try starts from the new object.
-func (r *reconciler) patch(ctx context.Context, obj client.Object, t workload.Template, sum string) error {
+// patch writes only the stamp, and with waves the record of the re-stamp
+// (rec, on the workload's own metadata; nil: none). The optimistic lock
+// makes a concurrent template change fail the patch instead of being
+// overwritten; the error requeues us and the next try starts from the new
+// object.
+func (r *reconciler) patch(ctx context.Context, obj client.Object, t workload.Template, sum string, rec *contract.Rollout) error {
 	base := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	t.SetChecksum(sum)
+	if rec != nil {
+		// A re-stamp ends any halt of the workload's earlier changes: it
+		// goes to new content.
+		a := obj.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		a[contract.RolloutAnnotation] = rec.String()
+		delete(a, contract.HaltAnnotation)
+		obj.SetAnnotations(a)
+	}
 	// The re-stamp that ends a flap hold ends it on the workload too, in
 	// the same write.
 	dropHold(obj)

@@ -76,7 +76,7 @@ func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 	prefer, fresh := preferLive(ctx), budget
 	return func(s hasher.Source) (hasher.Content, bool, error) {
 		key := client.ObjectKey{Namespace: namespace, Name: s.Name}
-		obj, err := newObject(s.Kind)
+		obj, err := NewObject(s.Kind)
 		if err != nil {
 			return hasher.Content{}, false, err
 		}
@@ -119,7 +119,7 @@ func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 // getLive reads s live into a fresh object, slimmed like the cache (under
 // the same key bound), and remembers a miss.
 func (r Reader) getLive(ctx context.Context, namespace string, s hasher.Source, key client.ObjectKey, slimmer Slimmer) (client.Object, error) {
-	obj, err := newObject(s.Kind)
+	obj, err := NewObject(s.Kind)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,8 @@ func (r Reader) getLive(ctx context.Context, namespace string, s hasher.Source, 
 	return obj, err
 }
 
-func newObject(k hasher.Kind) (client.Object, error) {
+// NewObject returns an empty object of source kind k.
+func NewObject(k hasher.Kind) (client.Object, error) {
 	switch k {
 	case hasher.ConfigMap:
 		return &corev1.ConfigMap{}, nil

@@ -107,12 +107,17 @@ func (s Slimmer) meta(m metav1.ObjectMeta, keys int) (metav1.ObjectMeta, bool) {
 
 // slimMeta keeps identity and lifecycle only. Labels and annotations go: the
 // last-applied-configuration annotation holds a Secret's data in clear.
-// The one exception is contract.IgnoreAnnotation, which decides how the
-// source enters a checksum; it is kept as the fixed value, never copied.
+// The exceptions are contract.IgnoreAnnotation, which decides how the
+// source enters a checksum, and contract.WavesAnnotation, which decides
+// whether its readers go in waves; each is kept as its fixed value, never
+// copied.
 func slimMeta(m metav1.ObjectMeta, format string) metav1.ObjectMeta {
 	annotations := map[string]string{slimmed: format}
 	if hasher.IgnoredBy(m.Annotations) {
 		annotations[contract.IgnoreAnnotation] = contract.IgnoreTrue
+	}
+	if m.Annotations[contract.WavesAnnotation] == contract.WavesOff {
+		annotations[contract.WavesAnnotation] = contract.WavesOff
 	}
 	return metav1.ObjectMeta{
 		Name:              m.Name,

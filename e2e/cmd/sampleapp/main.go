@@ -5,6 +5,10 @@
 // pod really got.
 //
 //	sampleapp -env GREETING -env PASSWORD -file /config/greeting -file /secret/password
+//
+// With -refuse NAME=VALUE it exits with status 2 at start when the
+// environment variable NAME is VALUE, as a program does that cannot use the
+// config it was given: the waves specs break a rollout that way.
 package main
 
 import (
@@ -34,12 +38,19 @@ func main() {
 }
 
 func run(args []string, out io.Writer) error {
-	var envs, files list
+	var envs, files, refuse list
 	fs := flag.NewFlagSet("sampleapp", flag.ContinueOnError)
 	fs.Var(&envs, "env", "environment variable to print (repeatable)")
 	fs.Var(&files, "file", "file whose content to print (repeatable)")
+	fs.Var(&refuse, "refuse", "NAME=VALUE: exit at start when the environment variable NAME is VALUE (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	for _, r := range refuse {
+		name, value, _ := strings.Cut(r, "=")
+		if os.Getenv(name) == value {
+			return fmt.Errorf("refusing the config: %s", name)
+		}
 	}
 	for _, e := range envs {
 		fmt.Fprintf(out, "env:%s=%s\n", e, os.Getenv(e))

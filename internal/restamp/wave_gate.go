@@ -1,0 +1,207 @@
+package restamp
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/sources"
+	"github.com/confighash/confighash/internal/waves"
+	"github.com/confighash/confighash/internal/workload"
+)
+
+// waitRecheck is how long a reader waiting for its wave or for the bound
+// sleeps at most; the planner wakes it as soon as it may go, so this only
+// covers a wake that was lost.
+const waitRecheck = 30 * time.Second
+
+// identity is the planner's name for a request: the workload, whatever
+// brought it.
+func identity(r Request) Request {
+	r.Recheck = false
+	return r
+}
+
+// contentIDs returns a keyed digest of each source refs read, whole, as the
+// cache holds it now: what tells one content of a source from another in
+// contract.Change. It reveals nothing of the content.
+func (r *reconciler) contentIDs(namespace string, refs []hasher.Reference, lookup hasher.Lookup) (map[string]string, error) {
+	ids := map[string]string{}
+	for _, ref := range refs {
+		src := ref.Source.String()
+		if _, ok := ids[src]; ok {
+			continue
+		}
+		res, err := hasher.Checksum(r.key, namespace, []hasher.Reference{{Source: ref.Source, AllKeys: true, Optional: true}}, lookup)
+		if err != nil {
+			return nil, fmt.Errorf("content of %s: %w", src, err)
+		}
+		ids[src] = res.Checksum[len(res.Checksum)-16:]
+	}
+	return ids, nil
+}
+
+// changedSources says which of a stale reader's sources changed since its
+// last re-stamp: those whose content differs from its
+// contract.RolloutAnnotation's record, when it has one; else those its
+// pending changes name; else (a replay of a reader never re-stamped) all of
+// them.
+func changedSources(obj client.Object, ids map[string]string, named []string) []string {
+	var changed []string
+	if rec, err := contract.ParseRollout(obj.GetAnnotations()[contract.RolloutAnnotation]); err == nil && len(rec.Read) > 0 {
+		for src, id := range ids {
+			if !slices.Contains(rec.Read, contract.Change{Source: src, Content: id}) {
+				changed = append(changed, src)
+			}
+		}
+	} else {
+		for _, src := range named {
+			if _, ok := ids[src]; ok {
+				changed = append(changed, src)
+			}
+		}
+		if len(changed) == 0 {
+			for src := range ids {
+				changed = append(changed, src)
+			}
+		}
+	}
+	slices.Sort(changed)
+	return changed
+}
+
+// wavesOff reports whether obj asks for today's behaviour: re-stamped at
+// once, no wave and no halt.
+func wavesOff(obj client.Object) bool {
+	return obj.GetAnnotations()[contract.WavesAnnotation] == contract.WavesOff
+}
+
+// gate is the wave stage: may obj, whose stamp is stale, be re-stamped now
+// to fresh? ok with the plans it goes in (none: no waves for it); or not,
+// with the result to return. p names the changes pending for it.
+func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, refs []hasher.Reference, lookup hasher.Lookup, fresh string, named []string) (bool, []*plan, reconcile.Result, *contract.Rollout, error) {
+	if r.planner == nil {
+		return true, nil, reconcile.Result{}, nil, nil
+	}
+	ids, err := r.contentIDs(req.Namespace, refs, lookup)
+	if err != nil {
+		return false, nil, reconcile.Result{}, nil, err
+	}
+	now := r.now()
+	rec := &contract.Rollout{Since: now.UTC().Truncate(time.Second)}
+	for _, src := range slices.Sorted(maps.Keys(ids)) {
+		rec.Read = append(rec.Read, contract.Change{Source: src, Content: ids[src]})
+	}
+	changed := changedSources(obj, ids, named)
+	for _, src := range changed {
+		rec.Changes = append(rec.Changes, contract.Change{Source: src, Content: ids[src]})
+	}
+	if wavesOff(obj) {
+		return true, nil, reconcile.Result{}, rec, nil
+	}
+	var plans []*plan
+	for _, c := range rec.Changes {
+		if r.sourceWavesOff(ctx, req.Namespace, c.Source) {
+			continue
+		}
+		key := planKey{namespace: req.Namespace, source: c.Source}
+		pl, ok := r.planner.current(key, c)
+		if !ok {
+			if pl, err = r.buildPlan(ctx, key, c); err != nil {
+				return false, nil, reconcile.Result{}, nil, err
+			}
+		}
+		plans = append(plans, pl)
+	}
+	if len(plans) == 0 {
+		return true, nil, reconcile.Result{}, rec, nil
+	}
+	v, by := r.planner.admit(identity(req), req, plans, fresh, now)
+	logger := log.FromContext(ctx)
+	switch v {
+	case admitted:
+		return true, plans, reconcile.Result{}, rec, nil
+	case waitHalt:
+		logger.V(1).Info("change halted; keeping the stamp", "change", by.change.String())
+		return false, nil, reconcile.Result{}, nil, nil
+	case waitWave:
+		logger.V(1).Info("waiting for an earlier wave", "change", by.change.String())
+	case waitBound:
+		logger.V(1).Info("waiting for --max-concurrent-rollouts")
+	}
+	return false, nil, reconcile.Result{RequeueAfter: waitRecheck}, nil, nil
+}
+
+// sourceWavesOff reports whether the source (as "configmap/NAME") asks for
+// all its readers at once.
+func (r *reconciler) sourceWavesOff(ctx context.Context, namespace, source string) bool {
+	src, err := hasher.ParseSource(source)
+	if err != nil {
+		return false
+	}
+	obj, err := sources.NewObject(src.Kind)
+	if err != nil || r.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: src.Name}, obj) != nil {
+		return false
+	}
+	return wavesOff(obj)
+}
+
+// buildPlan finds the members of a change: the readers of its source that
+// it concerns (stale for it, or re-stamped for it already, as their
+// contract.RolloutAnnotation says), with their place in the order and any
+// halt their metadata records; and installs the plan.
+func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Change) (*plan, error) {
+	src, err := hasher.ParseSource(c.Source)
+	if err != nil {
+		return nil, err
+	}
+	lookup := sources.Reader{Cache: r.client}.Lookup(ctx, key.namespace)
+	var ms []member
+	err = listReaders(ctx, r.client, r.kinds, key.namespace, src, func(k workload.Kind, o client.Object) {
+		reads := workload.ReadsOf(k, o)
+		if reads.Skip != workload.NotSkipped || wavesOff(o) || o.GetDeletionTimestamp() != nil {
+			return
+		}
+		m := member{req: Request{KindName: k.Name(), NamespacedName: client.ObjectKeyFromObject(o)}}
+		m.order, _ = waves.OrderOf(o.GetAnnotations())
+		a := o.GetAnnotations()
+		if h := a[contract.HaltAnnotation]; h != "" {
+			if hl, err := contract.ParseHalt(h); err == nil && hl.Has(c) {
+				m.halted, m.reason = true, hl.Reason
+			}
+		}
+		if rec, err := contract.ParseRollout(a[contract.RolloutAnnotation]); err == nil && rec.Has(c) {
+			m.gone, m.since = true, rec.Since
+			m.released = a[contract.HaltAnnotation] == contract.HaltReleased
+			ms = append(ms, m)
+			return
+		}
+		if m.halted {
+			ms = append(ms, m)
+			return
+		}
+		res, err := hasher.Checksum(r.key, key.namespace, reads.Refs, lookup)
+		if err != nil || res.Checksum == reads.Template.Checksum() {
+			return
+		}
+		ids, err := r.contentIDs(key.namespace, reads.Refs, lookup)
+		if err != nil {
+			return
+		}
+		if slices.Contains(changedSources(o, ids, r.changes.since(m.req)), c.Source) {
+			ms = append(ms, m)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("finding the readers of %s: %w", c.Source, err)
+	}
+	return r.planner.install(key, c, ms), nil
+}

@@ -1,0 +1,367 @@
+package restamp
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/waves"
+)
+
+// planKey names the plan of one source's changes in one namespace. There
+// is one plan per key at a time: a newer content replaces the plan of the
+// older one, whose waiting readers then go straight to the newer content.
+type planKey struct {
+	namespace string
+	source    string
+}
+
+// plan is the waves of one change: its readers, in the order the waves take
+// them, and how far each has gone.
+type plan struct {
+	change  contract.Change
+	members []Request // sorted as waves.Plan sorts them
+	// gone are the members re-stamped for the change, done those whose
+	// rollout succeeded (or was released by hand).
+	gone, done map[Request]bool
+	// halt is set when a member's rollout failed: the change goes to no
+	// further member.
+	halt *planHalt
+}
+
+// planHalt says which member halted a plan, and why.
+type planHalt struct {
+	by     Request
+	reason string
+}
+
+// flight is a reader re-stamped for one or more plans whose rollout is
+// being judged; it counts against --max-concurrent-rollouts until it ends.
+type flight struct {
+	since time.Time
+	// stamp is the stamp written, which the new revision's pods carry.
+	stamp string
+	plans []*plan
+}
+
+// planner keeps the waves of every change in progress. It is the leader's
+// memory only: everything in it can be rebuilt from the objects (the
+// readers' contract.RolloutAnnotation and contract.HaltAnnotation), which is
+// what a new leader does as the start-up replay brings each reader back.
+type planner struct {
+	mu sync.Mutex
+	// maxWave is the largest wave (--max-wave-size, >= 1); maxInFlight the
+	// bound on rollouts in progress (--max-concurrent-rollouts, 0: none).
+	maxWave, maxInFlight int
+	plans                map[planKey]*plan
+	flights              map[Request]*flight
+	// blocked are readers whose wave is due but who wait for the bound.
+	blocked map[Request]bool
+	// waiting maps each reader told to wait to the request it came with,
+	// which is the one to wake: its pending changes are kept under it.
+	waiting map[Request]Request
+	// wake queues a reader again; called without mu held.
+	wake func(Request)
+}
+
+func newPlanner(maxWave, maxInFlight int, wake func(Request)) *planner {
+	return &planner{maxWave: maxWave, maxInFlight: maxInFlight, plans: map[planKey]*plan{},
+		flights: map[Request]*flight{}, blocked: map[Request]bool{}, waiting: map[Request]Request{}, wake: wake}
+}
+
+// member is a reader of a change as the plan is built: its place in the
+// order, and what its own metadata says it has gone through.
+type member struct {
+	req   Request
+	order int
+	// gone: its contract.RolloutAnnotation names the change; halted: its
+	// contract.HaltAnnotation does; released: a user released that halt.
+	gone, halted, released bool
+	// since is when it was re-stamped for the change (from the annotation).
+	since  time.Time
+	reason string
+}
+
+// current returns the plan of key if it is for change.
+func (p *planner) current(key planKey, change contract.Change) (*plan, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pl, ok := p.plans[key]
+	return pl, ok && pl.change == change
+}
+
+// install makes the plan of key the one for change, from its members as
+// their objects show them, unless a plan for change is there already. Gone
+// members not known to be in flight are put in flight, so that a new
+// leader judges their rollout.
+func (p *planner) install(key planKey, change contract.Change, ms []member) *plan {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pl, ok := p.plans[key]; ok && pl.change == change {
+		return pl
+	}
+	slices.SortFunc(ms, func(a, b member) int {
+		return waves.Compare(memberOf(a.req, a.order), memberOf(b.req, b.order))
+	})
+	pl := &plan{change: change, gone: map[Request]bool{}, done: map[Request]bool{}}
+	for _, m := range ms {
+		pl.members = append(pl.members, m.req)
+		switch {
+		case m.released:
+			pl.gone[m.req], pl.done[m.req] = true, true
+		case m.halted:
+			pl.gone[m.req] = true
+			if pl.halt == nil {
+				pl.halt = &planHalt{by: m.req, reason: m.reason}
+			}
+		case m.gone:
+			pl.gone[m.req] = true
+			f := p.flights[m.req]
+			if f == nil {
+				f = &flight{since: m.since}
+				p.flights[m.req] = f
+			}
+			f.plans = append(f.plans, pl)
+		}
+	}
+	p.plans[key] = pl
+	return pl
+}
+
+func memberOf(r Request, order int) waves.Member {
+	return waves.Member{KindName: r.KindName, Namespace: r.Namespace, Name: r.Name, Order: order}
+}
+
+// verdict is the planner's answer to a reader that is due a re-stamp.
+type verdict int
+
+const (
+	// admitted: re-stamp it now; it is in flight from now on.
+	admitted verdict = iota
+	// waitWave: an earlier wave of one of its plans has not succeeded yet.
+	waitWave
+	// waitBound: its waves are due, but --max-concurrent-rollouts are in
+	// progress.
+	waitBound
+	// waitHalt: one of its plans is halted.
+	waitHalt
+)
+
+// admit asks whether r (identity(req)) may be re-stamped now for plans,
+// and if so puts it in flight for all of them, with stamp.
+func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Time) (verdict, *plan) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, pl := range plans {
+		if pl.halt != nil {
+			p.waiting[r] = req
+			return waitHalt, pl
+		}
+	}
+	for _, pl := range plans {
+		if !pl.due(r, p.maxWave) {
+			p.waiting[r] = req
+			return waitWave, pl
+		}
+	}
+	if _, again := p.flights[r]; !again && p.maxInFlight > 0 && len(p.flights) >= p.maxInFlight {
+		p.blocked[r] = true
+		p.waiting[r] = req
+		return waitBound, nil
+	}
+	delete(p.blocked, r)
+	delete(p.waiting, r)
+	f := &flight{since: now, stamp: stamp, plans: slices.Clone(plans)}
+	if old := p.flights[r]; old != nil {
+		// Re-stamped again while the last rollout was going (a newer
+		// content): that rollout is superseded, and its plans are done
+		// with r.
+		for _, pl := range old.plans {
+			if !slices.Contains(plans, pl) {
+				pl.done[r] = true
+			}
+		}
+	}
+	p.flights[r] = f
+	for _, pl := range plans {
+		pl.gone[r] = true
+		delete(pl.done, r)
+	}
+	return admitted, nil
+}
+
+// due reports whether r's wave may go: every member of every earlier wave
+// has succeeded. A reader that is not a member (it began to read the source
+// after the plan was made) is due at once.
+func (pl *plan) due(r Request, maxWave int) bool {
+	i := slices.Index(pl.members, r)
+	if i < 0 {
+		return true
+	}
+	start := 0
+	for _, size := range waves.Sizes(i+1, maxWave) {
+		if start+size > i {
+			break
+		}
+		start += size
+	}
+	for _, m := range pl.members[:start] {
+		if !pl.done[m] {
+			return false
+		}
+	}
+	return true
+}
+
+// abort takes r out of flight after a re-stamp that was admitted but not
+// written, so that it waits again.
+func (p *planner) abort(r Request, plans []*plan) {
+	if p == nil || len(plans) == 0 {
+		return
+	}
+	p.mu.Lock()
+	delete(p.flights, r)
+	for _, pl := range plans {
+		delete(pl.gone, r)
+	}
+	p.mu.Unlock()
+	p.wakeBlocked()
+}
+
+// inFlight returns r's flight, if its rollout is being judged.
+func (p *planner) inFlight(r Request) (flight, bool) {
+	if p == nil {
+		return flight{}, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f, ok := p.flights[r]
+	if !ok {
+		return flight{}, false
+	}
+	return *f, true
+}
+
+// succeeded ends r's flight: its plans' next waves may go.
+func (p *planner) succeeded(r Request) {
+	p.mu.Lock()
+	f, ok := p.flights[r]
+	delete(p.flights, r)
+	var next []Request
+	if ok {
+		for _, pl := range f.plans {
+			pl.done[r] = true
+			next = append(next, pl.dueMembers(p.maxWave)...)
+		}
+	}
+	p.mu.Unlock()
+	p.wakeAll(next)
+	p.wakeBlocked()
+}
+
+// release ends a halt by hand: r counts as succeeded.
+func (p *planner) release(r Request) {
+	p.mu.Lock()
+	var next []Request
+	for _, pl := range p.plans {
+		if pl.halt != nil && pl.halt.by == r {
+			pl.halt = nil
+			pl.done[r] = true
+			next = append(next, pl.dueMembers(p.maxWave)...)
+		}
+	}
+	p.mu.Unlock()
+	if _, ok := p.inFlight(r); ok {
+		p.succeeded(r)
+	}
+	p.wakeAll(next)
+}
+
+// failed ends r's flight and halts its plans that are still current (a
+// superseded one halts nothing). It returns the plans it halted.
+func (p *planner) failed(r Request, reason string) []*plan {
+	p.mu.Lock()
+	f, ok := p.flights[r]
+	delete(p.flights, r)
+	var halted []*plan
+	if ok {
+		for _, pl := range f.plans {
+			if p.isCurrent(pl) && pl.halt == nil {
+				pl.halt = &planHalt{by: r, reason: reason}
+				halted = append(halted, pl)
+			}
+		}
+	}
+	p.mu.Unlock()
+	p.wakeBlocked()
+	return halted
+}
+
+// isCurrent reports whether pl is still its key's plan. Callers hold mu.
+func (p *planner) isCurrent(pl *plan) bool {
+	for _, cur := range p.plans {
+		if cur == pl {
+			return true
+		}
+	}
+	return false
+}
+
+// dueMembers lists the members not gone whose wave may go now. Callers
+// hold mu.
+func (pl *plan) dueMembers(maxWave int) []Request {
+	if pl.halt != nil {
+		return nil
+	}
+	var due []Request
+	for _, m := range pl.members {
+		if !pl.gone[m] && pl.due(m, maxWave) {
+			due = append(due, m)
+		}
+	}
+	return due
+}
+
+// counts returns the rollouts in flight and the current plans halted, for
+// the gauges.
+func (p *planner) counts() (inFlight, halted int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, pl := range p.plans {
+		if pl.halt != nil {
+			halted++
+		}
+	}
+	return len(p.flights), halted
+}
+
+func (p *planner) wakeBlocked() {
+	p.mu.Lock()
+	var rs []Request
+	for r := range p.blocked {
+		rs = append(rs, r)
+	}
+	clear(p.blocked)
+	p.mu.Unlock()
+	p.wakeAll(rs)
+}
+
+// wakeAll queues rs again, each with the request it waited with.
+func (p *planner) wakeAll(rs []Request) {
+	if p.wake == nil {
+		return
+	}
+	p.mu.Lock()
+	reqs := make([]Request, len(rs))
+	for i, r := range rs {
+		reqs[i] = r
+		if req, ok := p.waiting[r]; ok {
+			reqs[i] = req
+		}
+	}
+	p.mu.Unlock()
+	for _, r := range reqs {
+		p.wake(r)
+	}
+}

@@ -1,0 +1,199 @@
+package restamp
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/confighash/confighash/internal/contract"
+)
+
+func reader(name string) Request {
+	return Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
+}
+
+var (
+	wavesT0      = time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
+	shared  = planKey{namespace: "ns", source: "configmap/shared"}
+	change1 = contract.Change{Source: "configmap/shared", Content: "0000000000000001"}
+	change2 = contract.Change{Source: "configmap/shared", Content: "0000000000000002"}
+)
+
+// members makes n waiting members r0..r(n-1), in that order.
+func members(n int) []member {
+	ms := make([]member, n)
+	for i := range ms {
+		ms[i] = member{req: reader(fmt.Sprintf("r%02d", i))}
+	}
+	return ms
+}
+
+// admitAll asks for every member not re-stamped yet, as their reconciles
+// do, and returns those admitted.
+func admitAll(p *planner, pl *plan, n int) []string {
+	var got []string
+	for i := range n {
+		r := reader(fmt.Sprintf("r%02d", i))
+		if pl.gone[r] {
+			continue
+		}
+		if v, _ := p.admit(r, r, []*plan{pl}, "stamp", wavesT0); v == admitted {
+			got = append(got, r.Name)
+		}
+	}
+	return got
+}
+
+func TestWavesGoOneTwoFour(t *testing.T) {
+	var woken []string
+	p := newPlanner(4, 0, func(r Request) { woken = append(woken, r.Name) })
+	pl := p.install(shared, change1, members(9))
+	want := [][]string{{"r00"}, {"r01", "r02"}, {"r03", "r04", "r05", "r06"}, {"r07", "r08"}}
+	for i, wave := range want {
+		if got := admitAll(p, pl, 9); !slices.Equal(got, wave) {
+			t.Fatalf("wave %d: admitted %v, want %v", i, got, wave)
+		}
+		// Nobody else goes while the wave rolls out.
+		if got := admitAll(p, pl, 9); len(got) != 0 {
+			t.Fatalf("wave %d in flight: admitted %v too", i, got)
+		}
+		woken = nil
+		for j, name := range wave {
+			p.succeeded(reader(name))
+			if j < len(wave)-1 && len(woken) != 0 {
+				t.Fatalf("wave %d: %v woken before the whole wave succeeded", i, woken)
+			}
+		}
+		if i+1 < len(want) && !slices.Equal(woken, want[i+1]) {
+			t.Fatalf("after wave %d: woke %v, want %v", i, woken, want[i+1])
+		}
+	}
+}
+
+func TestHaltStopsTheWaves(t *testing.T) {
+	p := newPlanner(8, 0, nil)
+	pl := p.install(shared, change1, members(6))
+	if got := admitAll(p, pl, 6); !slices.Equal(got, []string{"r00"}) {
+		t.Fatalf("admitted %v, want the canary only", got)
+	}
+	if halted := p.failed(reader("r00"), "CrashLoopBackOff"); len(halted) != 1 || halted[0] != pl {
+		t.Fatalf("failed halted %v, want the plan", halted)
+	}
+	for i := 1; i < 6; i++ {
+		r := reader(fmt.Sprintf("r%02d", i))
+		if v, by := p.admit(r, r, []*plan{pl}, "stamp", wavesT0); v != waitHalt || by != pl {
+			t.Fatalf("%s: %v, want waitHalt", r.Name, v)
+		}
+	}
+	if _, h := p.counts(); h != 1 {
+		t.Fatalf("halted count %d, want 1", h)
+	}
+	// The fix: a new content gets a new plan, and every reader goes to it,
+	// the failed one included, in waves again.
+	pl2 := p.install(shared, change2, members(6))
+	if got := admitAll(p, pl2, 6); !slices.Equal(got, []string{"r00"}) {
+		t.Fatalf("after the fix: admitted %v, want the canary only", got)
+	}
+	if _, h := p.counts(); h != 0 {
+		t.Fatalf("halted count %d after the fix, want 0", h)
+	}
+}
+
+func TestReleaseLetsTheWavesGoOn(t *testing.T) {
+	var woken []string
+	p := newPlanner(8, 0, func(r Request) { woken = append(woken, r.Name) })
+	pl := p.install(shared, change1, members(4))
+	admitAll(p, pl, 4)
+	p.failed(reader("r00"), "CrashLoopBackOff")
+	for i := 1; i < 4; i++ {
+		r := reader(fmt.Sprintf("r%02d", i))
+		p.admit(r, r, []*plan{pl}, "stamp", wavesT0)
+	}
+	p.release(reader("r00"))
+	if !slices.Equal(woken, []string{"r01", "r02"}) {
+		t.Fatalf("release woke %v, want the second wave", woken)
+	}
+	if got := admitAll(p, pl, 4); !slices.Equal(got, []string{"r01", "r02"}) {
+		t.Fatalf("after release: admitted %v", got)
+	}
+}
+
+func TestNewLeaderRebuildsFromObjects(t *testing.T) {
+	p := newPlanner(8, 0, nil)
+	ms := members(7)
+	// r00 went and succeeded, r01 and r02 went and are rolling: as a new
+	// leader sees them, all three gone (their rollout annotation).
+	for i := range 3 {
+		ms[i].gone, ms[i].since = true, wavesT0
+	}
+	pl := p.install(shared, change1, ms)
+	for i := range 3 {
+		if _, ok := p.inFlight(reader(fmt.Sprintf("r%02d", i))); !ok {
+			t.Fatalf("r%02d not in flight after the rebuild", i)
+		}
+	}
+	if got := admitAll(p, pl, 7); len(got) != 0 {
+		t.Fatalf("admitted %v before the rebuilt flights were judged", got)
+	}
+	p.succeeded(reader("r00"))
+	if got := admitAll(p, pl, 7); len(got) != 0 {
+		t.Fatalf("admitted %v while the second wave still rolls", got)
+	}
+	p.succeeded(reader("r01"))
+	p.succeeded(reader("r02"))
+	if got := admitAll(p, pl, 7); !slices.Equal(got, []string{"r03", "r04", "r05", "r06"}) {
+		t.Fatalf("admitted %v, want the third wave and no one twice", got)
+	}
+	// A halt on an object is a halt of the rebuilt plan.
+	ms = members(3)
+	ms[0].gone, ms[0].halted, ms[0].reason = true, true, "ProgressDeadlineExceeded"
+	pl = p.install(planKey{namespace: "ns", source: "configmap/other"}, contract.Change{Source: "configmap/other", Content: "0000000000000003"}, ms)
+	if pl.halt == nil || pl.halt.reason != "ProgressDeadlineExceeded" {
+		t.Fatalf("rebuilt plan halt %+v, want the object's", pl.halt)
+	}
+}
+
+func TestBoundAcrossChanges(t *testing.T) {
+	var woken []string
+	p := newPlanner(16, 3, func(r Request) { woken = append(woken, r.Name) })
+	var plans []*plan
+	for i := range 5 {
+		c := contract.Change{Source: fmt.Sprintf("configmap/c%d", i), Content: "0000000000000001"}
+		plans = append(plans, p.install(planKey{namespace: "ns", source: c.Source}, c,
+			[]member{{req: reader(fmt.Sprintf("r%02d", i))}}))
+	}
+	var admittedN int
+	for i, pl := range plans {
+		r := reader(fmt.Sprintf("r%02d", i))
+		v, _ := p.admit(r, r, []*plan{pl}, "stamp", wavesT0)
+		if v == admitted {
+			admittedN++
+		} else if v != waitBound {
+			t.Fatalf("%s: %v, want admitted or waitBound", r.Name, v)
+		}
+	}
+	if admittedN != 3 {
+		t.Fatalf("admitted %d canaries of 5 changes, want the bound, 3", admittedN)
+	}
+	p.succeeded(reader("r00"))
+	slices.Sort(woken)
+	if !slices.Equal(woken, []string{"r03", "r04"}) {
+		t.Fatalf("a free slot woke %v, want the blocked readers", woken)
+	}
+}
+
+func TestSupersededRolloutHaltsNothing(t *testing.T) {
+	p := newPlanner(8, 0, nil)
+	pl1 := p.install(shared, change1, members(3))
+	admitAll(p, pl1, 3)
+	pl2 := p.install(shared, change2, members(3))
+	if halted := p.failed(reader("r00"), "CrashLoopBackOff"); len(halted) != 0 {
+		t.Fatalf("a failure of the superseded change halted %v", halted)
+	}
+	if got := admitAll(p, pl2, 3); !slices.Equal(got, []string{"r00"}) {
+		t.Fatalf("the newer change: admitted %v, want its canary", got)
+	}
+}
