@@ -1,0 +1,214 @@
+package restamp
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/sources"
+)
+
+// wavesFixture: three Deployments of one replica read configmap/app, which
+// changed from v1 to v2; their stamps are of v1.
+type wavesFixture struct {
+	c      client.Client
+	r      *reconciler
+	events *events.FakeRecorder
+	woken []string
+	old   string
+	cur   string
+}
+
+func newWavesFixture(t *testing.T, readers int) *wavesFixture {
+	t.Helper()
+	f := &wavesFixture{old: wantSum(t, map[string]string{"k": "v1"}), cur: wantSum(t, map[string]string{"k": "v2"})}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
+		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
+	cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: map[string]string{"k": "v2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := []client.Object{ns, cm.(client.Object)}
+	for i := range readers {
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("d%d", i), Namespace: "ns", Generation: 1}}
+		d.Spec.Replicas = ptr.To[int32](1)
+		d.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": d.Name}}
+		d.Spec.Template.Labels = map[string]string{"app": d.Name}
+		d.Spec.Template.Spec = envFromCM("app")
+		d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: f.old}
+		objs = append(objs, d)
+	}
+	f.c = withReadersIndex(fake.NewClientBuilder()).WithObjects(objs...).Build()
+	f.r, f.events = testReconciler(t, f.c, newFlapGuard(DefaultOptions(), 100), time.Now)
+	f.r.planner = newPlanner(8, 0, func(r Request) { f.woken = append(f.woken, r.Name) })
+	f.r.rollouts = rolloutOptions{timeout: 15 * time.Minute, poll: rolloutPoll}
+	return f
+}
+
+func (f *wavesFixture) reconcile(t *testing.T, name string) {
+	t.Helper()
+	req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
+	if _, err := f.r.Reconcile(context.Background(), req); err != nil {
+		t.Fatalf("reconcile %s: %v", name, err)
+	}
+}
+
+func (f *wavesFixture) get(t *testing.T, name string) *appsv1.Deployment {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: name}, d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// restamped lists the readers whose stamp is the new content's.
+func (f *wavesFixture) restamped(t *testing.T, n int) []string {
+	var got []string
+	for i := range n {
+		name := fmt.Sprintf("d%d", i)
+		if f.get(t, name).Spec.Template.Annotations[contract.ChecksumAnnotation] == f.cur {
+			got = append(got, name)
+		}
+	}
+	return got
+}
+
+// setStatus writes what the Deployment controller would once the new
+// revision is (rolledOut) or is not yet available, or past its deadline.
+func (f *wavesFixture) setStatus(t *testing.T, name string, rolledOut bool, deadline bool) {
+	t.Helper()
+	d := f.get(t, name)
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 1}
+	if rolledOut {
+		d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas = 1, 1, 1
+		d.Status.Conditions = []appsv1.DeploymentCondition{
+			{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue},
+			{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"},
+		}
+	}
+	if deadline {
+		d.Status.Conditions = []appsv1.DeploymentCondition{
+			{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}}
+	}
+	if err := f.c.Status().Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReconcileWavesWaitForTheCanary(t *testing.T) {
+	f := newWavesFixture(t, 3)
+	for i := range 3 {
+		f.reconcile(t, fmt.Sprintf("d%d", i))
+	}
+	if got := f.restamped(t, 3); !slices.Equal(got, []string{"d0"}) {
+		t.Fatalf("re-stamped %v, want the canary d0 only", got)
+	}
+	rec, err := contract.ParseRollout(f.get(t, "d0").Annotations[contract.RolloutAnnotation])
+	if err != nil || len(rec.Changes) != 1 || rec.Changes[0].Source != "configmap/app" || len(rec.Read) != 1 {
+		t.Fatalf("d0's rollout record %+v, %v", rec, err)
+	}
+	// Its rollout is still going: the others wait.
+	f.setStatus(t, "d0", false, false)
+	f.reconcile(t, "d0")
+	f.reconcile(t, "d1")
+	if got := f.restamped(t, 3); !slices.Equal(got, []string{"d0"}) {
+		t.Fatalf("re-stamped %v while the canary rolls", got)
+	}
+	// It rolled out: the next wave is woken and goes.
+	f.setStatus(t, "d0", true, false)
+	f.reconcile(t, "d0")
+	if !slices.Equal(f.woken, []string{"d1", "d2"}) {
+		t.Fatalf("woke %v, want the second wave", f.woken)
+	}
+	f.reconcile(t, "d1")
+	f.reconcile(t, "d2")
+	if got := f.restamped(t, 3); len(got) != 3 {
+		t.Fatalf("re-stamped %v after the canary rolled out, want all", got)
+	}
+}
+
+func TestReconcileWavesHaltAtTheDeadline(t *testing.T) {
+	f := newWavesFixture(t, 3)
+	for i := range 3 {
+		f.reconcile(t, fmt.Sprintf("d%d", i))
+	}
+	f.setStatus(t, "d0", false, true)
+	f.reconcile(t, "d0")
+	h, err := contract.ParseHalt(f.get(t, "d0").Annotations[contract.HaltAnnotation])
+	if err != nil || h.Reason != "ProgressDeadlineExceeded" || len(h.Changes) != 1 || h.Changes[0].Source != "configmap/app" {
+		t.Fatalf("d0's halt %+v, %v", h, err)
+	}
+	for _, name := range []string{"d1", "d2", "d1"} {
+		f.reconcile(t, name)
+	}
+	if got := f.restamped(t, 3); !slices.Equal(got, []string{"d0"}) {
+		t.Fatalf("re-stamped %v after the halt, want the canary only", got)
+	}
+	var halted []string
+	for drained := false; !drained; {
+		select {
+		case e := <-f.events.Events:
+			if strings.Contains(e, contract.ReasonRolloutHalted) {
+				halted = append(halted, e)
+			}
+		default:
+			drained = true
+		}
+	}
+	// One on the workload, one on the ConfigMap; neither names a value.
+	if len(halted) != 2 {
+		t.Fatalf("RolloutHalted events %q, want 2", halted)
+	}
+	for _, e := range halted {
+		if !strings.HasPrefix(e, "Warning RolloutHalted") || strings.Contains(e, "v2") {
+			t.Errorf("event %q", e)
+		}
+	}
+	// A user releases the halt: the waves go on.
+	d := f.get(t, "d0")
+	d.Annotations[contract.HaltAnnotation] = contract.HaltReleased
+	if err := f.c.Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(t, "d0")
+	if !slices.Equal(f.woken, []string{"d1", "d2"}) {
+		t.Fatalf("the release woke %v, want the second wave", f.woken)
+	}
+	f.reconcile(t, "d1")
+	f.reconcile(t, "d2")
+	if got := f.restamped(t, 3); len(got) != 3 {
+		t.Fatalf("re-stamped %v after the release, want all", got)
+	}
+}
+
+func TestReconcileWavesOffOnTheSource(t *testing.T) {
+	f := newWavesFixture(t, 3)
+	cm := &corev1.ConfigMap{}
+	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "app"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Annotations[contract.WavesAnnotation] = contract.WavesOff
+	if err := f.c.Update(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		f.reconcile(t, fmt.Sprintf("d%d", i))
+	}
+	if got := f.restamped(t, 3); len(got) != 3 {
+		t.Fatalf("re-stamped %v with waves off on the source, want all at once", got)
+	}
+}
