@@ -38,7 +38,7 @@ type reconciler struct {
 	policy  injection.Policy
 	// planner runs the waves (wave_plan.go); nil with --max-wave-size 0,
 	// which re-stamps every reader at once.
-	planner *planner
+	planner  *planner
 	rollouts rolloutOptions
 }
 

@@ -27,9 +27,9 @@ type wavesFixture struct {
 	c      client.Client
 	r      *reconciler
 	events *events.FakeRecorder
-	woken []string
-	old   string
-	cur   string
+	woken  []string
+	old    string
+	cur    string
 }
 
 func newWavesFixture(t *testing.T, readers int) *wavesFixture {

@@ -9,8 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -111,20 +111,20 @@ func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
 		})
 	}
 	r := &reconciler{
-		client:  mgr.GetClient(),
-		live:    mgr.GetAPIReader(),
-		maxKeys: o.MaxSourceKeys,
-		key:     o.Key,
-		kinds:   w,
-		budget:  rate.NewLimiter(rate.Limit(o.WritesPerSecond), o.WritesBurst),
-		flaps:   flaps,
-		changes: ch,
-		toggles: tg,
-		events:  mgr.GetEventRecorder(contract.EventSource),
-		metrics: m,
-		policy:  o.Policy,
-		now:     time.Now,
-		planner: waves,
+		client:   mgr.GetClient(),
+		live:     mgr.GetAPIReader(),
+		maxKeys:  o.MaxSourceKeys,
+		key:      o.Key,
+		kinds:    w,
+		budget:   rate.NewLimiter(rate.Limit(o.WritesPerSecond), o.WritesBurst),
+		flaps:    flaps,
+		changes:  ch,
+		toggles:  tg,
+		events:   mgr.GetEventRecorder(contract.EventSource),
+		metrics:  m,
+		policy:   o.Policy,
+		now:      time.Now,
+		planner:  waves,
 		rollouts: rolloutOptions{timeout: o.RolloutTimeout, soak: o.RolloutSoak, poll: rolloutPoll},
 	}
 	s := &settler{next: r, changes: ch, cache: mgr.GetCache(), kinds: w,

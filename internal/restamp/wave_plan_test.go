@@ -16,7 +16,7 @@ func reader(name string) Request {
 }
 
 var (
-	wavesT0      = time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
+	wavesT0 = time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
 	shared  = planKey{namespace: "ns", source: "configmap/shared"}
 	change1 = contract.Change{Source: "configmap/shared", Content: "0000000000000001"}
 	change2 = contract.Change{Source: "configmap/shared", Content: "0000000000000002"}
