@@ -1,0 +1,155 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/confighash/confighash/internal/contract"
+)
+
+// startWithWaves runs confighash with waves on for one spec (the node-less
+// harness runs without them; see e2e/framework).
+func startWithWaves(t *testing.T, args ...string) {
+	t.Helper()
+	stopConfighash(t)
+	if err := env.Confighash.Start(env.SpecContext(t), args...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Confighash.Stop(context.Background()) })
+}
+
+// waveReader is a Deployment of its own selector reading configmap/shared.
+func waveReader(ns, name string, replicas int32) *appsv1.Deployment {
+	d := deploymentOf(ns, name, corev1.PodSpec{Containers: []corev1.Container{{
+		Name: "app", Image: "registry.k8s.io/pause:3.10",
+		EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "shared"}}}},
+	}}})
+	d.Spec.Replicas = ptr.To(replicas)
+	d.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}
+	d.Spec.Template.Labels = map[string]string{"app": name}
+	return d
+}
+
+// TestWavesGoInOrder: five readers of 0 replicas (whose rollouts end as
+// soon as the Deployment controller has seen them) in waves of at most 2.
+// The one ordered first goes first, alone; every reader is re-stamped
+// once, with its rollout record.
+func TestWavesGoInOrder(t *testing.T) {
+	startWithWaves(t, "--max-wave-size=2", "--rollout-soak=0s")
+	ns := env.NewNamespace(t, true)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}, Data: map[string]string{"v": "1"}}
+	env.Create(t, cm)
+	names := []string{"a", "b", "c", "d", "staging"}
+	var ds []*appsv1.Deployment
+	for _, n := range names {
+		d := waveReader(ns, n, 0)
+		if n == "staging" {
+			d.Annotations = map[string]string{contract.RolloutOrderAnnotation: "-1"}
+		}
+		env.Create(t, d)
+		ds = append(ds, d)
+	}
+	before := env.StampOf(t, ds[0])
+	env.Update(t, cm, func() { cm.Data["v"] = "2" })
+	var order []string
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 20*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		for _, d := range ds {
+			if !slices.Contains(order, d.Name) && env.StampOf(t, d) != before {
+				order = append(order, d.Name)
+			}
+		}
+		return len(order) == len(ds), nil
+	})
+	if err != nil {
+		t.Fatalf("re-stamped %v of %v", order, names)
+	}
+	t.Logf("re-stamped in the order %v", order)
+	if order[0] != "staging" {
+		t.Errorf("first re-stamped %q, want staging (%s: -1)", order[0], contract.RolloutOrderAnnotation)
+	}
+	for _, d := range ds {
+		got := &appsv1.Deployment{}
+		if err := env.Client.Get(env.SpecContext(t), client.ObjectKeyFromObject(d), got); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := contract.ParseRollout(got.Annotations[contract.RolloutAnnotation])
+		if err != nil || len(rec.Changes) != 1 || rec.Changes[0].Source != "configmap/shared" {
+			t.Errorf("%s: rollout record %q: %v", d.Name, got.Annotations[contract.RolloutAnnotation], err)
+		}
+		expectRevision(t, ns, d.Name, 2)
+	}
+}
+
+// TestWavesHaltAtTheProgressDeadline: on a control plane without a node no
+// pod starts, so a reader of one replica with a 1 s progress deadline fails
+// its rollout. The canary halts the change: the other readers keep their
+// stamp, and RolloutHalted is on the canary and the ConfigMap.
+func TestWavesHaltAtTheProgressDeadline(t *testing.T) {
+	startWithWaves(t, "--max-wave-size=4")
+	ns := env.NewNamespace(t, true)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}, Data: map[string]string{"v": "1"}}
+	env.Create(t, cm)
+	var ds []*appsv1.Deployment
+	for i := range 3 {
+		d := waveReader(ns, fmt.Sprintf("r%d", i), 1)
+		d.Spec.ProgressDeadlineSeconds = ptr.To[int32](1)
+		env.Create(t, d)
+		ds = append(ds, d)
+	}
+	before := env.StampOf(t, ds[0])
+	env.Update(t, cm, func() { cm.Data["v"] = "2" })
+	var halted string
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		got := &appsv1.Deployment{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(ds[0]), got); err != nil {
+			return false, err
+		}
+		halted = got.Annotations[contract.HaltAnnotation]
+		return halted != "", nil
+	})
+	if err != nil {
+		t.Fatalf("r0 (the canary) was not halted")
+	}
+	h, err := contract.ParseHalt(halted)
+	if err != nil || h.Reason != "ProgressDeadlineExceeded" {
+		t.Fatalf("halt %q: %+v %v", halted, h, err)
+	}
+	time.Sleep(3 * time.Second)
+	for _, d := range ds[1:] {
+		if env.StampOf(t, d) != before {
+			t.Errorf("%s was re-stamped although the change was halted", d.Name)
+		}
+	}
+	for _, name := range []string{"r0", "shared"} {
+		evs := events(t, ns, name, contract.ReasonRolloutHalted)
+		if len(evs) == 0 || evs[0].Type != corev1.EventTypeWarning {
+			t.Errorf("no RolloutHalted warning on %s: %v", name, evs)
+		}
+	}
+
+	// Waves off on the source pushes the halted change to every reader.
+	env.Update(t, cm, func() { cm.Annotations = map[string]string{contract.WavesAnnotation: contract.WavesOff} })
+	err = wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		for _, d := range ds[1:] {
+			if env.StampOf(t, d) == before {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("%s=%s on the source did not push the change to the waiting readers", contract.WavesAnnotation, contract.WavesOff)
+	}
+}
