@@ -165,6 +165,7 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 	}
 	lookup := sources.Reader{Cache: r.client}.Lookup(ctx, key.namespace)
 	var ms []member
+	var obsolete []client.Object
 	err = listReaders(ctx, r.client, r.kinds, key.namespace, src, func(k workload.Kind, o client.Object) {
 		reads := workload.ReadsOf(k, o)
 		if reads.Skip != workload.NotSkipped || wavesOff(o) || o.GetDeletionTimestamp() != nil {
@@ -174,8 +175,12 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 		m.order, _ = waves.OrderOf(o.GetAnnotations())
 		a := o.GetAnnotations()
 		if h := a[contract.HaltAnnotation]; h != "" {
-			if hl, err := contract.ParseHalt(h); err == nil && hl.Has(c) {
+			hl, err := contract.ParseHalt(h)
+			switch {
+			case err == nil && hl.Has(c):
 				m.halted, m.reason = true, hl.Reason
+			case err == nil && haltsSource(hl, c.Source):
+				obsolete = append(obsolete, o.DeepCopyObject().(client.Object))
 			}
 		}
 		if rec, err := contract.ParseRollout(a[contract.RolloutAnnotation]); err == nil && rec.Has(c) {
@@ -203,5 +208,28 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 	if err != nil {
 		return nil, fmt.Errorf("finding the readers of %s: %w", c.Source, err)
 	}
-	return r.planner.install(key, c, ms), nil
+	pl := r.planner.install(key, c, ms, r.now(), r.rollouts.timeout)
+	for _, o := range obsolete {
+		// A halt of an earlier content of this source no longer holds
+		// anything back: the source changed since (the fix). It goes, so
+		// that status does not show it while the reader waits for its wave.
+		base := client.MergeFrom(o.DeepCopyObject().(client.Object))
+		a := o.GetAnnotations()
+		delete(a, contract.HaltAnnotation)
+		o.SetAnnotations(a)
+		if err := r.client.Patch(ctx, o, base, client.FieldOwner(contract.FieldManager)); err != nil {
+			log.FromContext(ctx).Error(err, "removing an obsolete halt", "workload", o.GetName())
+		}
+	}
+	return pl, nil
+}
+
+// haltsSource reports whether h halts any content of source.
+func haltsSource(h contract.Halt, source string) bool {
+	for _, c := range h.Changes {
+		if c.Source == source {
+			return true
+		}
+	}
+	return false
 }

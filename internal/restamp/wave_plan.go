@@ -20,6 +20,7 @@ type planKey struct {
 // plan is the waves of one change: its readers, in the order the waves take
 // them, and how far each has gone.
 type plan struct {
+	key     planKey
 	change  contract.Change
 	members []Request // sorted as waves.Plan sorts them
 	// gone are the members re-stamped for the change, done those whose
@@ -93,18 +94,21 @@ func (p *planner) current(key planKey, change contract.Change) (*plan, bool) {
 
 // install makes the plan of key the one for change, from its members as
 // their objects show them, unless a plan for change is there already. Gone
-// members not known to be in flight are put in flight, so that a new
-// leader judges their rollout.
-func (p *planner) install(key planKey, change contract.Change, ms []member) *plan {
+// members not known to be in flight are put in flight, and woken, so that
+// a new leader judges their rollout; but only those re-stamped within
+// --rollout-timeout (timeout; 0: all): an older one has long ended, and
+// whatever it does now is not this change's doing.
+func (p *planner) install(key planKey, change contract.Change, ms []member, now time.Time, timeout time.Duration) *plan {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if pl, ok := p.plans[key]; ok && pl.change == change {
+		p.mu.Unlock()
 		return pl
 	}
+	var judge []Request
 	slices.SortFunc(ms, func(a, b member) int {
 		return waves.Compare(memberOf(a.req, a.order), memberOf(b.req, b.order))
 	})
-	pl := &plan{change: change, gone: map[Request]bool{}, done: map[Request]bool{}}
+	pl := &plan{key: key, change: change, gone: map[Request]bool{}, done: map[Request]bool{}}
 	for _, m := range ms {
 		pl.members = append(pl.members, m.req)
 		switch {
@@ -115,17 +119,22 @@ func (p *planner) install(key planKey, change contract.Change, ms []member) *pla
 			if pl.halt == nil {
 				pl.halt = &planHalt{by: m.req, reason: m.reason}
 			}
+		case m.gone && timeout > 0 && now.Sub(m.since) > timeout:
+			pl.gone[m.req], pl.done[m.req] = true, true
 		case m.gone:
 			pl.gone[m.req] = true
 			f := p.flights[m.req]
 			if f == nil {
 				f = &flight{since: m.since}
 				p.flights[m.req] = f
+				judge = append(judge, m.req)
 			}
 			f.plans = append(f.plans, pl)
 		}
 	}
 	p.plans[key] = pl
+	p.mu.Unlock()
+	p.wakeAll(judge)
 	return pl
 }
 
@@ -253,11 +262,27 @@ func (p *planner) succeeded(r Request) {
 		for _, pl := range f.plans {
 			pl.done[r] = true
 			next = append(next, pl.dueMembers(p.maxWave)...)
+			p.forgetIfDone(pl)
 		}
 	}
 	p.mu.Unlock()
 	p.wakeAll(next)
 	p.wakeBlocked()
+}
+
+// forgetIfDone drops pl once every member has succeeded, so that the
+// planner holds only changes in progress or halted. A member that asks
+// later rebuilds it from the objects. Callers hold mu.
+func (p *planner) forgetIfDone(pl *plan) {
+	if len(pl.done) < len(pl.members) || p.plans[pl.key] != pl {
+		return
+	}
+	for _, m := range pl.members {
+		if !pl.done[m] {
+			return
+		}
+	}
+	delete(p.plans, pl.key)
 }
 
 // release ends a halt by hand: r counts as succeeded.
@@ -300,12 +325,7 @@ func (p *planner) failed(r Request, reason string) []*plan {
 
 // isCurrent reports whether pl is still its key's plan. Callers hold mu.
 func (p *planner) isCurrent(pl *plan) bool {
-	for _, cur := range p.plans {
-		if cur == pl {
-			return true
-		}
-	}
-	return false
+	return p.plans[pl.key] == pl
 }
 
 // dueMembers lists the members not gone whose wave may go now. Callers

@@ -50,7 +50,7 @@ func admitAll(p *planner, pl *plan, n int) []string {
 func TestWavesGoOneTwoFour(t *testing.T) {
 	var woken []string
 	p := newPlanner(4, 0, func(r Request) { woken = append(woken, r.Name) })
-	pl := p.install(shared, change1, members(9))
+	pl := p.install(shared, change1, members(9), wavesT0, 0)
 	want := [][]string{{"r00"}, {"r01", "r02"}, {"r03", "r04", "r05", "r06"}, {"r07", "r08"}}
 	for i, wave := range want {
 		if got := admitAll(p, pl, 9); !slices.Equal(got, wave) {
@@ -75,7 +75,7 @@ func TestWavesGoOneTwoFour(t *testing.T) {
 
 func TestHaltStopsTheWaves(t *testing.T) {
 	p := newPlanner(8, 0, nil)
-	pl := p.install(shared, change1, members(6))
+	pl := p.install(shared, change1, members(6), wavesT0, 0)
 	if got := admitAll(p, pl, 6); !slices.Equal(got, []string{"r00"}) {
 		t.Fatalf("admitted %v, want the canary only", got)
 	}
@@ -93,7 +93,7 @@ func TestHaltStopsTheWaves(t *testing.T) {
 	}
 	// The fix: a new content gets a new plan, and every reader goes to it,
 	// the failed one included, in waves again.
-	pl2 := p.install(shared, change2, members(6))
+	pl2 := p.install(shared, change2, members(6), wavesT0, 0)
 	if got := admitAll(p, pl2, 6); !slices.Equal(got, []string{"r00"}) {
 		t.Fatalf("after the fix: admitted %v, want the canary only", got)
 	}
@@ -105,7 +105,7 @@ func TestHaltStopsTheWaves(t *testing.T) {
 func TestReleaseLetsTheWavesGoOn(t *testing.T) {
 	var woken []string
 	p := newPlanner(8, 0, func(r Request) { woken = append(woken, r.Name) })
-	pl := p.install(shared, change1, members(4))
+	pl := p.install(shared, change1, members(4), wavesT0, 0)
 	admitAll(p, pl, 4)
 	p.failed(reader("r00"), "CrashLoopBackOff")
 	for i := 1; i < 4; i++ {
@@ -122,14 +122,19 @@ func TestReleaseLetsTheWavesGoOn(t *testing.T) {
 }
 
 func TestNewLeaderRebuildsFromObjects(t *testing.T) {
-	p := newPlanner(8, 0, nil)
+	var woken []string
+	p := newPlanner(8, 0, func(r Request) { woken = append(woken, r.Name) })
 	ms := members(7)
 	// r00 went and succeeded, r01 and r02 went and are rolling: as a new
 	// leader sees them, all three gone (their rollout annotation).
 	for i := range 3 {
 		ms[i].gone, ms[i].since = true, wavesT0
 	}
-	pl := p.install(shared, change1, ms)
+	pl := p.install(shared, change1, ms, wavesT0.Add(time.Minute), 15*time.Minute)
+	// Each is woken, so that its rollout is judged at once.
+	if !slices.Equal(woken, []string{"r00", "r01", "r02"}) {
+		t.Fatalf("the rebuild woke %v, want the three gone readers", woken)
+	}
 	for i := range 3 {
 		if _, ok := p.inFlight(reader(fmt.Sprintf("r%02d", i))); !ok {
 			t.Fatalf("r%02d not in flight after the rebuild", i)
@@ -150,7 +155,7 @@ func TestNewLeaderRebuildsFromObjects(t *testing.T) {
 	// A halt on an object is a halt of the rebuilt plan.
 	ms = members(3)
 	ms[0].gone, ms[0].halted, ms[0].reason = true, true, "ProgressDeadlineExceeded"
-	pl = p.install(planKey{namespace: "ns", source: "configmap/other"}, contract.Change{Source: "configmap/other", Content: "0000000000000003"}, ms)
+	pl = p.install(planKey{namespace: "ns", source: "configmap/other"}, contract.Change{Source: "configmap/other", Content: "0000000000000003"}, ms, wavesT0, 0)
 	if pl.halt == nil || pl.halt.reason != "ProgressDeadlineExceeded" {
 		t.Fatalf("rebuilt plan halt %+v, want the object's", pl.halt)
 	}
@@ -163,7 +168,7 @@ func TestBoundAcrossChanges(t *testing.T) {
 	for i := range 5 {
 		c := contract.Change{Source: fmt.Sprintf("configmap/c%d", i), Content: "0000000000000001"}
 		plans = append(plans, p.install(planKey{namespace: "ns", source: c.Source}, c,
-			[]member{{req: reader(fmt.Sprintf("r%02d", i))}}))
+			[]member{{req: reader(fmt.Sprintf("r%02d", i))}}, wavesT0, 0))
 	}
 	var admittedN int
 	for i, pl := range plans {
@@ -187,13 +192,28 @@ func TestBoundAcrossChanges(t *testing.T) {
 
 func TestSupersededRolloutHaltsNothing(t *testing.T) {
 	p := newPlanner(8, 0, nil)
-	pl1 := p.install(shared, change1, members(3))
+	pl1 := p.install(shared, change1, members(3), wavesT0, 0)
 	admitAll(p, pl1, 3)
-	pl2 := p.install(shared, change2, members(3))
+	pl2 := p.install(shared, change2, members(3), wavesT0, 0)
 	if halted := p.failed(reader("r00"), "CrashLoopBackOff"); len(halted) != 0 {
 		t.Fatalf("a failure of the superseded change halted %v", halted)
 	}
 	if got := admitAll(p, pl2, 3); !slices.Equal(got, []string{"r00"}) {
 		t.Fatalf("the newer change: admitted %v, want its canary", got)
+	}
+}
+
+func TestRebuildTrustsOldRolloutsDone(t *testing.T) {
+	p := newPlanner(8, 0, nil)
+	ms := members(3)
+	ms[0].gone, ms[0].since = true, wavesT0
+	// Re-stamped longer ago than the rollout timeout: it has long ended,
+	// and is not judged again.
+	pl := p.install(shared, change1, ms, wavesT0.Add(time.Hour), 15*time.Minute)
+	if _, ok := p.inFlight(reader("r00")); ok {
+		t.Fatal("an old rollout was put in flight again")
+	}
+	if got := admitAll(p, pl, 3); !slices.Equal(got, []string{"r01", "r02"}) {
+		t.Fatalf("admitted %v, want the second wave", got)
 	}
 }
