@@ -204,6 +204,83 @@ func TestStatusHeld(t *testing.T) {
 	}
 }
 
+// TestStatusHalt: a halt the hook keeps on a reader whose rollout failed
+// (written here as the hook writes it) shows on that reader, halted, and on
+// a stale reader of the same ConfigMap, waiting; released, it holds back
+// nobody. No source changes, so the hook leaves both stamps.
+func TestStatusHalt(t *testing.T) {
+	ns, _ := statusFixture(t, true)
+	env.Create(t, deploymentOf(ns, "canary", podSpec("cfg", "sec")))
+	since := time.Now().UTC().Truncate(time.Second)
+	change := contract.Change{Source: "configmap/cfg", Content: "0123456789abcdef"}
+	halt := contract.Halt{Since: since, Changes: []contract.Change{change}, Reason: "CrashLoopBackOff"}
+	rollout := contract.Rollout{Since: since.Add(-time.Minute), Changes: []contract.Change{change}}
+	setAnnotations := func(name string, kv ...string) {
+		t.Helper()
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": m}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := deploymentOf(ns, name, corev1.PodSpec{})
+		if err := env.Client.Patch(env.SpecContext(t), d, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(contract.FieldManager)); err != nil {
+			t.Fatalf("annotating %s: %v", name, err)
+		}
+	}
+	setAnnotations("canary", contract.HaltAnnotation, halt.String(), contract.RolloutAnnotation, rollout.String())
+	setStaleStamp(t, ns, "web")
+
+	canary := statusOf(t, ns, "deployment/canary", 1)
+	if canary.State != status.StateHalted || canary.Halt == nil || canary.Halt.Reason != "CrashLoopBackOff" ||
+		!canary.Halt.Since.Equal(since) || len(canary.Halt.Changes) != 1 || canary.Halt.Changes[0] != change.String() ||
+		!strings.Contains(canary.Reason, "its rollout for configmap/cfg failed (CrashLoopBackOff since") ||
+		canary.Rollout == nil || !canary.Rollout.Since.Equal(rollout.Since) {
+		t.Errorf("canary: %+v", canary)
+	}
+	// Named, web is found waiting through the namespace's workload list.
+	const waiting = "waiting: change of configmap/cfg halted at deployment/canary (CrashLoopBackOff)"
+	web := statusOf(t, ns, "deployment/web", 1)
+	if web.State != status.StateWaiting || !strings.HasPrefix(web.Reason, waiting) ||
+		len(web.HaltedChanges) != 1 || web.HaltedChanges[0].Workload != "deployment/canary" {
+		t.Errorf("web: %+v", web)
+	}
+	r := runStatus(t, "-n", ns)
+	if r.code != 1 || !hasStateLine(r.stdout, "deployment/canary", "halted", "its rollout for configmap/cfg failed") ||
+		!hasStateLine(r.stdout, "deployment/web", "waiting", waiting) {
+		t.Errorf("table: exit %d, want 1, canary halted and web waiting", r.code)
+	}
+	if r := runStatus(t, "deployment/canary", "-n", ns); !strings.Contains(r.stdout, "Last re-stamp:") ||
+		!strings.Contains(r.stdout, "for configmap/cfg\n") || !strings.Contains(r.stdout, ", CrashLoopBackOff, for configmap/cfg\n") {
+		t.Errorf("canary's details lack its halt or rollout record")
+	}
+	expectNoValues(t, r.stdout+r.stderr)
+
+	t.Run("released", func(t *testing.T) {
+		setAnnotations("canary", contract.HaltAnnotation, contract.HaltReleased)
+		if w := statusOf(t, ns, "deployment/canary", 0); w.State != status.StateCurrent || w.Halt == nil || !w.Halt.Released ||
+			!strings.Contains(w.Reason, "released by hand") {
+			t.Errorf("canary: %+v", w)
+		}
+		if w := statusOf(t, ns, "deployment/web", 1); w.State != status.StateStale || len(w.HaltedChanges) != 0 {
+			t.Errorf("web: %+v, want stale: a released halt holds back nobody", w)
+		}
+	})
+}
+
+// hasStateLine reports whether out has a table row for ref in state whose
+// reason contains reason.
+func hasStateLine(out, ref string, state status.State, reason string) bool {
+	for line := range strings.Lines(out) {
+		if f := strings.Fields(line); len(f) > 2 && f[0] == ref && f[2] == string(state) && strings.Contains(line, reason) {
+			return true
+		}
+	}
+	return false
+}
+
 func TestStatusMissingSource(t *testing.T) {
 	ns, sec := statusFixture(t, true)
 	remove(t, sec)

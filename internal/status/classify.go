@@ -18,6 +18,10 @@ const CheckInstallHint = "run `confighash status --check-install`"
 //     (NotWatched), so whatever the stamp is now, it is never re-stamped;
 //   - missing-source: a required source is absent; the hook does not roll a
 //     workload whose pods could not start;
+//   - halted: the workload carries the hook's halt (confighash.dev/halt),
+//     not released: its rollout for a change failed, and it holds the
+//     change back from the source's other readers (a halt that cannot be
+//     read is halted too, as nobody can tell what it halts);
 //   - unknown: the checksum the sources give now could not be obtained,
 //     or the stamp was made under another HMAC key;
 //   - stale: the stamp is not of the format confighash writes (a legacy v1
@@ -28,7 +32,24 @@ const CheckInstallHint = "run `confighash status --check-install`"
 //     ignoredReason);
 //   - stale: the stamp differs from it (or there is no stamp yet);
 //   - current: the stamp is what the sources give now.
+//
+// A stale workload (either rule) is waiting instead when a change of a
+// source it reads is halted at another workload of its namespace
+// (HaltedChanges): the hook keeps its stamp until the halt is lifted or
+// released. A released halt decides nothing: the reason says it is there.
 func Classify(w *Workload) (State, string) {
+	state, reason := classify(w)
+	if state == StateStale && len(w.HaltedChanges) > 0 {
+		state, reason = StateWaiting, waitingReason(w.HaltedChanges)
+	}
+	if w.Halt != nil && w.Halt.Released {
+		reason += releasedNote
+	}
+	return state, reason
+}
+
+// classify applies Classify's rules, all but the waiting one.
+func classify(w *Workload) (State, string) {
 	if w.Injection.State == InjectionOff {
 		return StateNotInjected, w.Injection.Reason
 	}
@@ -40,6 +61,9 @@ func Classify(w *Workload) (State, string) {
 	if missing := missingRequired(w.Sources); len(missing) > 0 {
 		return StateMissingSource, fmt.Sprintf("required %s missing; the hook does not roll it until %s",
 			strings.Join(missing, ", "), pluralize(len(missing), "it exists", "they exist"))
+	}
+	if h := w.Halt; h != nil && !h.Released {
+		return StateHalted, haltedReason(h)
 	}
 	if w.ExpectedChecksum == "" {
 		if w.Error != "" {

@@ -26,6 +26,8 @@ func TestClassify(t *testing.T) {
 	holdBefore := &Event{Type: corev1.EventTypeWarning, Reason: contract.ReasonFlapHold, Time: t0.Add(-time.Minute)}
 	missingAfterHold := &Event{Type: corev1.EventTypeWarning, Reason: contract.ReasonSourceMissing, Time: t0.Add(2 * time.Minute)}
 	hold := &Hold{Since: t0.Add(time.Minute), Level: 1, Quiet: "2m0s"}
+	halt := &Halt{Since: t0, Changes: []string{"configmap/cfg@0123456789abcdef"}, Reason: "CrashLoopBackOff"}
+	haltedAt := []HaltedChange{{Source: "configmap/cfg", Workload: "deployment/canary", Reason: "CrashLoopBackOff", Since: t0}}
 
 	tests := map[string]struct {
 		w          Workload
@@ -130,6 +132,68 @@ func TestClassify(t *testing.T) {
 			w:    Workload{Injection: on, StampedChecksum: "v1:aa"},
 			want: StateUnknown, wantReason: "--check-install",
 		},
+		"halted: its rollout failed, and its stamp is current": {
+			w:    Workload{Injection: on, Sources: present, StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa", Halt: halt},
+			want: StateHalted, wantReason: "its rollout for configmap/cfg failed (CrashLoopBackOff since 2026-01-02T03:04:05Z) " +
+				"and holds back the change from the source's other readers",
+		},
+		"halted wins over stale and over a hold": {
+			w:    Workload{Injection: on, Sources: present, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa", Halt: halt, Hold: hold},
+			want: StateHalted,
+		},
+		"halted wins over unknown": {
+			w:    Workload{Injection: on, Sources: present, StampedChecksum: "v1:aa", Error: "webhook down", Halt: halt},
+			want: StateHalted,
+		},
+		"halted, of two changes": {
+			w: Workload{Injection: on, StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa", Halt: &Halt{Since: t0, Reason: "RolloutTimeout",
+				Changes: []string{"configmap/cfg@0123456789abcdef", "secret/sec@fedcba9876543210"}}},
+			want: StateHalted, wantReason: "for configmap/cfg, secret/sec failed (RolloutTimeout since 2026-01-02T03:04:05Z) and holds back the change from the sources' other readers",
+		},
+		"missing required source wins over halted": {
+			w:    Workload{Injection: on, Sources: withPresence("Secret", "db", false, Absent), StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa", Halt: halt},
+			want: StateMissingSource,
+		},
+		"halted: unreadable halt annotation": {
+			w:    Workload{Injection: on, StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa", Halt: &Halt{Error: "garbage"}},
+			want: StateHalted, wantReason: "cannot be read (garbage)",
+		},
+		"released halt: the state is the stamp's, and the reason says so": {
+			w:    Workload{Injection: on, Sources: present, StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa", Halt: &Halt{Released: true}},
+			want: StateCurrent, wantReason: "the stamp is what the sources give now; its halt (confighash.dev/halt) was released by hand",
+		},
+		"released halt on a stale workload": {
+			w:    Workload{Injection: on, Sources: present, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa", Halt: &Halt{Released: true}},
+			want: StateStale, wantReason: "released by hand",
+		},
+		"waiting: stale, and a change of its source is halted at another reader": {
+			w:    Workload{Injection: on, Sources: present, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa", HaltedChanges: haltedAt},
+			want: StateWaiting, wantReason: "waiting: change of configmap/cfg halted at deployment/canary (CrashLoopBackOff); " +
+				"the stamp is out of date and the hook re-stamps it once the next change of configmap/cfg lifts the halt, or once it is released",
+		},
+		"waiting: never stamped": {
+			w:    Workload{Injection: on, Sources: present, ExpectedChecksum: "v1:aa", HaltedChanges: haltedAt},
+			want: StateWaiting, wantReason: "waiting: change of configmap/cfg halted",
+		},
+		"waiting on two halts": {
+			w: Workload{Injection: on, Sources: present, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa", HaltedChanges: append(haltedAt,
+				HaltedChange{Source: "secret/sec", Workload: "statefulset/db", Reason: "ProgressDeadlineExceeded", Since: t0})},
+			want: StateWaiting, wantReason: "waiting: change of configmap/cfg halted at deployment/canary (CrashLoopBackOff), " +
+				"change of secret/sec halted at statefulset/db (ProgressDeadlineExceeded); the stamp is out of date and the hook " +
+				"re-stamps it once the next change of configmap/cfg, secret/sec lifts the halt",
+		},
+		"current despite a halted change: the reader already went": {
+			w:    Workload{Injection: on, Sources: present, StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa", HaltedChanges: haltedAt},
+			want: StateCurrent,
+		},
+		"held wins over waiting": {
+			w:    Workload{Injection: on, Sources: present, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa", Hold: hold, HaltedChanges: haltedAt},
+			want: StateHeld,
+		},
+		"unknown, not waiting: the stamp cannot be compared": {
+			w:    Workload{Injection: on, Sources: present, StampedChecksum: "v1:00", Error: "webhook down", HaltedChanges: haltedAt},
+			want: StateUnknown,
+		},
 		"unknown injection but stamped by the webhook": {
 			w:    Workload{Injection: Injection{InjectionUnknown, "forbidden"}, StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa"},
 			want: StateCurrent,
@@ -155,6 +219,7 @@ func TestNeedsAttention(t *testing.T) {
 	want := map[State]bool{
 		StateCurrent: false, StateNotInjected: false, StateUnknown: false,
 		StateStale: true, StateHeld: true, StateMissingSource: true,
+		StateHalted: true, StateWaiting: true,
 	}
 	for s, w := range want {
 		if s.NeedsAttention() != w {

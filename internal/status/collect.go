@@ -62,8 +62,9 @@ func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("%s in namespace %s", what, e.Namespace)
 }
 
-// Collect reports on the workloads o selects. It reads workloads,
-// namespaces, source metadata and Events with c, and gets fresh stamps
+// Collect reports on the workloads o selects. It reads workloads (and,
+// for the halts of a named workload's fellow readers, the metadata of its
+// namespace's workloads), namespaces, source metadata and Events with c, and gets fresh stamps
 // from o.Stamper; it never reads a ConfigMap's or Secret's content.
 // Problems confined to one workload are reported in it rather than failing
 // the whole call.
@@ -90,6 +91,7 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 	}
 
 	events, eventsErr := listEvents(ctx, c, ns, o.Target.Name)
+	halts, haltsErr := indexHalts(ctx, c, o.Target, ns, o.Kinds, objs)
 	kinds := checkKinds(ctx, o.KindChecker, o.Kinds, objs)
 	nss := newNamespaceReader(c)
 	presence := newPresenceChecker(c)
@@ -102,6 +104,8 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 		reads := workload.ReadsOf(k, obj)
 		w.StampedChecksum = reads.Template.Checksum() // listWorkloads keeps only objects with a template
 		w.Hold = holdOf(obj.GetAnnotations())
+		w.Halt = haltOf(obj.GetAnnotations())
+		w.Rollout = rolloutOf(obj.GetAnnotations())
 		kinds.fill(w, obj.GetObjectKind().GroupVersionKind())
 		labels, nsErr := nss.labels(ctx, w.Namespace)
 		w.Injection = injectionOf(w.Namespace, labels, nsErr, obj.GetAnnotations(), o.ConfighashNamespace, o.ConfighashNamespaces...)
@@ -112,6 +116,11 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 		}
 		w.Sources = sourcesOf(reads.Refs)
 		presence.fill(ctx, w.Namespace, w.Sources)
+		if haltsErr != nil {
+			w.Warnings = append(w.Warnings, haltsErr.Error()+"; waiting cannot be told from stale")
+		} else {
+			w.HaltedChanges = halts.of(w)
+		}
 		if eventsErr != nil {
 			w.Warnings = append(w.Warnings, eventsErr.Error()+"; held cannot be told from stale")
 		} else {

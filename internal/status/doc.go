@@ -14,6 +14,19 @@
 // re-stamps it. A stamp made under another HMAC key is reported as unknown:
 // nobody can compare it with the content any more.
 //
+// A halt needs no key either. The hook records it on the failing workload
+// (confighash.dev/halt, naming the changes by source and keyed digest), so
+// that workload is halted whatever its stamp, and a stale reader of a
+// halted source in the same namespace is waiting rather than stale: the
+// hook keeps its stamp on purpose. To find the halting readers, Collect
+// indexes the halts of the namespace's workloads by source: from the
+// workloads it listed anyway when no workload is named, and otherwise from
+// one metadata-only list per served kind, never one list per source. A
+// released halt holds back nobody; one that cannot be read is halted, as
+// nobody can tell what it halts, and holds back nobody either, as it names
+// no source. The rollout record (confighash.dev/rollout) is shown and
+// decides nothing.
+//
 // Collect and CheckInstall gather facts into plain structs (Report and
 // InstallReport); Classify turns a workload's facts into its State; the
 // Write functions render them as a table or as JSON. Only the gathering

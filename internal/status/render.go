@@ -63,6 +63,11 @@ func writeDetails(out io.Writer, w *Workload, now time.Time) error {
 	fmt.Fprintf(tw, "  Stamped checksum:\t%s\n", orNone(w.StampedChecksum))
 	fmt.Fprintf(tw, "  Expected checksum:\t%s\n", orNone(w.ExpectedChecksum))
 	fmt.Fprintf(tw, "  Flap hold:\t%s\n", describeHold(w.Hold))
+	fmt.Fprintf(tw, "  Halt:\t%s\n", describeHalt(w.Halt))
+	for _, hc := range w.HaltedChanges {
+		fmt.Fprintf(tw, "  Halted change:\t%s at %s (%s since %s)\n", hc.Source, hc.Workload, hc.Reason, hc.Since.UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintf(tw, "  Last re-stamp:\t%s\n", describeRollout(w.Rollout, now))
 	for _, e := range []struct {
 		label string
 		ev    *Event
@@ -165,6 +170,31 @@ func describeHold(h *Hold) string {
 		return "unreadable: " + oneLine(h.Error)
 	}
 	return fmt.Sprintf("since %s, level %d, released after %s without a change", h.Since.UTC().Format(time.RFC3339), h.Level, h.Quiet)
+}
+
+// describeHalt is the Halt line of the details.
+func describeHalt(h *Halt) string {
+	switch {
+	case h == nil:
+		return "<none>"
+	case h.Released:
+		return "released by hand: it holds back no change"
+	case h.Error != "":
+		return "unreadable: " + oneLine(h.Error)
+	}
+	return fmt.Sprintf("since %s, %s, for %s", h.Since.UTC().Format(time.RFC3339), h.Reason, strings.Join(h.Sources(), ", "))
+}
+
+// describeRollout is the Last re-stamp line of the details.
+func describeRollout(r *Rollout, now time.Time) string {
+	switch {
+	case r == nil:
+		return "<none>"
+	case r.Error != "":
+		return "unreadable: " + oneLine(r.Error)
+	}
+	return fmt.Sprintf("%s (%s ago) for %s", r.Since.UTC().Format(time.RFC3339), duration.HumanDuration(now.Sub(r.Since)),
+		strings.Join(sourcesOfChanges(r.Changes), ", "))
 }
 
 func orNone(s string) string {

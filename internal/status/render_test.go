@@ -108,12 +108,15 @@ func TestWriteJSONSchema(t *testing.T) {
 	ws := doc["workloads"].([]any)
 	w := ws[0].(map[string]any)
 	expectKeys(t, "workload", w, "kind", "namespace", "name", "injection", "state", "reason",
-		"stampedChecksum", "expectedChecksum", "sources", "lastConfigChanged", "lastFlapHold", "lastSourceMissing", "hold", "warnings")
+		"stampedChecksum", "expectedChecksum", "sources", "lastConfigChanged", "lastFlapHold", "lastSourceMissing", "hold", "warnings",
+		"halt", "rollout")
 	expectKeys(t, "injection", w["injection"].(map[string]any), "state", "reason")
 	expectKeys(t, "source", w["sources"].([]any)[0].(map[string]any), "kind", "name", "keys", "optional", "presence")
 	expectKeys(t, "event", w["lastConfigChanged"].(map[string]any), "type", "reason", "time", "count", "message")
-	if w["lastFlapHold"] != nil {
-		t.Errorf("lastFlapHold = %v, want null", w["lastFlapHold"])
+	for _, null := range []string{"lastFlapHold", "halt", "rollout"} {
+		if w[null] != nil {
+			t.Errorf("%s = %v, want null", null, w[null])
+		}
 	}
 	if got := w["sources"].([]any)[1].(map[string]any)["keys"]; !slices.Equal(toStrings(got), []string{"password", "user"}) {
 		t.Errorf("keys = %v", got)
@@ -123,6 +126,95 @@ func TestWriteJSONSchema(t *testing.T) {
 		t.Errorf("sources of a workload reading nothing = %#v, want []", ws[1].(map[string]any)["sources"])
 	}
 	expectKeys(t, "summary", doc["summary"].(map[string]any), "stale", "not-injected")
+}
+
+// haltReport has a halted workload, a reader waiting for it and one
+// whose halt was released.
+func haltReport() *Report {
+	since := renderNow.Add(-2 * time.Minute)
+	changes := []string{"configmap/shared@0123456789abcdef"}
+	canary := Workload{Kind: "Deployment", Namespace: "shop", Name: "canary", Injection: Injection{InjectionOn, "labelled"},
+		StampedChecksum: "v2:k:aa", ExpectedChecksum: "v2:k:aa", Sources: []Source{{Kind: "ConfigMap", Name: "shared", Keys: []string{AllKeys}, Presence: Present}},
+		Halt:    &Halt{Since: since, Changes: changes, Reason: "CrashLoopBackOff"},
+		Rollout: &Rollout{Since: since.Add(-time.Minute), Changes: changes}}
+	web := canary
+	web.Name, web.StampedChecksum, web.Halt, web.Rollout = "web", "v2:k:00", nil, nil
+	web.HaltedChanges = []HaltedChange{{Source: "configmap/shared", Workload: "deployment/canary", Reason: "CrashLoopBackOff", Since: since}}
+	freed := canary
+	freed.Name, freed.Halt = "freed", &Halt{Released: true}
+	r := &Report{SchemaVersion: SchemaVersion, Workloads: []Workload{canary, web, freed}, Summary: map[State]int{}}
+	for i := range r.Workloads {
+		w := &r.Workloads[i]
+		w.State, w.Reason = Classify(w)
+		r.Summary[w.State]++
+	}
+	return r
+}
+
+func TestWriteTableHalts(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteTable(&b, haltReport(), TableOptions{Details: true, Now: renderNow}); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	for _, want := range []string{
+		"deployment/canary   on          halted    1/1       <none>           its rollout for configmap/shared failed (CrashLoopBackOff since 2026-01-02T03:02:05Z) and holds back the change from the source's other readers",
+		"deployment/web      on          waiting   1/1       <none>           waiting: change of configmap/shared halted at deployment/canary (CrashLoopBackOff); ",
+		"deployment/freed    on          current   1/1       <none>           the stamp is what the sources give now; its halt (confighash.dev/halt) was released by hand",
+		"  Halt:                 since 2026-01-02T03:02:05Z, CrashLoopBackOff, for configmap/shared\n",
+		"  Last re-stamp:        2026-01-02T03:01:05Z (3m ago) for configmap/shared\n",
+		"  Halted change:        configmap/shared at deployment/canary (CrashLoopBackOff since 2026-01-02T03:02:05Z)\n",
+		"  Halt:                 released by hand: it holds back no change\n",
+		"  Last re-stamp:        <none>\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestWriteJSONHalts(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJSON(&b, haltReport()); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Workloads []map[string]any `json:"workloads"`
+		Summary   map[string]any   `json:"summary"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, b.String())
+	}
+	canary, web, freed := doc.Workloads[0], doc.Workloads[1], doc.Workloads[2]
+	if canary["state"] != "halted" || web["state"] != "waiting" || freed["state"] != "current" {
+		t.Errorf("states = %v, %v, %v", canary["state"], web["state"], freed["state"])
+	}
+	halt := canary["halt"].(map[string]any)
+	expectKeys(t, "halt", halt, "since", "changes", "reason")
+	if halt["since"] != "2026-01-02T03:02:05Z" || halt["reason"] != "CrashLoopBackOff" ||
+		!slices.Equal(toStrings(halt["changes"]), []string{"configmap/shared@0123456789abcdef"}) {
+		t.Errorf("halt = %v", halt)
+	}
+	expectKeys(t, "rollout", canary["rollout"].(map[string]any), "since", "changes")
+	if _, ok := canary["haltedChanges"]; ok {
+		t.Errorf("canary has haltedChanges %v, want them omitted", canary["haltedChanges"])
+	}
+	hcs := web["haltedChanges"].([]any)
+	if len(hcs) != 1 {
+		t.Fatalf("haltedChanges = %v", hcs)
+	}
+	hc := hcs[0].(map[string]any)
+	expectKeys(t, "haltedChange", hc, "source", "workload", "reason", "since")
+	if hc["source"] != "configmap/shared" || hc["workload"] != "deployment/canary" || hc["reason"] != "CrashLoopBackOff" {
+		t.Errorf("haltedChange = %v", hc)
+	}
+	expectKeys(t, "released halt", freed["halt"].(map[string]any), "released")
+	expectKeys(t, "summary", doc.Summary, "halted", "waiting", "current")
+
+	var back Report // what e2e and scripts do with the output
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil || !back.Workloads[2].Halt.Released || back.Workloads[0].Halt.InForce() != true {
+		t.Errorf("round trip: %v, %+v", err, back.Workloads)
+	}
 }
 
 func TestWriteInstallTable(t *testing.T) {

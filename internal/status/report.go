@@ -20,8 +20,14 @@ const (
 	StateNotWatched State = "not-watched"
 	// StateMissingSource: a source the pods require does not exist.
 	StateMissingSource State = "missing-source"
+	// StateHalted: the workload's rollout for a change failed, and the
+	// hook halted the change for the source's other readers.
+	StateHalted State = "halted"
 	// StateHeld: stale, and the hook put the workload on flap hold.
 	StateHeld State = "held"
+	// StateWaiting: stale, and a change of a source it reads is halted at
+	// another workload of its namespace.
+	StateWaiting State = "waiting"
 	// StateStale: the stamp differs from what the sources give now.
 	StateStale State = "stale"
 	// StateUnknown: what the sources give now could not be computed.
@@ -34,7 +40,8 @@ const (
 
 // NeedsAttention reports whether s makes `confighash status` exit 1.
 func (s State) NeedsAttention() bool {
-	return s == StateStale || s == StateHeld || s == StateMissingSource || s == StateNotWatched
+	return s == StateStale || s == StateHeld || s == StateMissingSource || s == StateNotWatched ||
+		s == StateHalted || s == StateWaiting
 }
 
 // InjectionState says whether the webhook stamps a workload.
@@ -74,12 +81,17 @@ const AllKeys = "*"
 //	    "lastConfigChanged": {"type": "Normal", "reason": "ConfigChanged", "time": "2026-…Z", "count": 1, "message": "…"},
 //	    "lastFlapHold": null, "lastSourceMissing": null,
 //	    "hold": {"since": "2026-…Z", "level": 1, "quiet": "2m0s"},
+//	    "halt": {"since": "2026-…Z", "changes": ["configmap/web@0123456789abcdef"], "reason": "CrashLoopBackOff"},
+//	    "rollout": {"since": "2026-…Z", "changes": ["configmap/web@0123456789abcdef"]},
+//	    "haltedChanges": [{"source": "configmap/web", "workload": "deployment/canary", "reason": "CrashLoopBackOff", "since": "2026-…Z"}],
 //	    "error": "…", "notWatched": "…", "warnings": ["…"]
 //	  }],
 //	  "summary": {"current": 3, "stale": 1}
 //	}
 //
-// "error", "notWatched" and "warnings" are omitted when empty, and "presence" is
+// "error", "notWatched", "haltedChanges" and "warnings" are omitted when
+// empty; "halt" is {"released": true} for a released halt and {"error": "…"}
+// for one that cannot be read; and "presence" is
 // "present", "absent" or "unknown" (then with an "error"). The checksums
 // are the keyed stamps the pod templates carry anyway; no
 // ConfigMap or Secret value is ever read, so none can appear.
@@ -115,6 +127,16 @@ type Workload struct {
 	// Hold is the hook's flap hold on the workload, from its
 	// confighash.dev/hold annotation; null when it is not held.
 	Hold *Hold `json:"hold"`
+	// Halt is the hook's halt on the workload, from its confighash.dev/halt
+	// annotation: its rollout for a change failed. Null when there is none.
+	Halt *Halt `json:"halt"`
+	// Rollout is the hook's record of its last re-stamp of the workload,
+	// from its confighash.dev/rollout annotation; null when there is none.
+	Rollout *Rollout `json:"rollout"`
+	// HaltedChanges are the halts in force on the other workloads of its
+	// namespace of changes to the sources it reads: a stale workload with
+	// any is waiting.
+	HaltedChanges []HaltedChange `json:"haltedChanges,omitempty"`
 	// Error says why ExpectedChecksum could not be obtained.
 	Error string `json:"error,omitempty"`
 	// NotWatched says why the hook refuses to watch the workload's custom
@@ -127,7 +149,12 @@ type Workload struct {
 
 // Ref is "kind/name" in lowercase, as kubectl spells it.
 func (w *Workload) Ref() string {
-	return strings.ToLower(w.Kind) + "/" + w.Name
+	return refOf(w.Kind, w.Name)
+}
+
+// refOf is "kind/name" in lowercase, as kubectl spells it.
+func refOf(kind, name string) string {
+	return strings.ToLower(kind) + "/" + name
 }
 
 // Injection says whether the webhook stamps the workload, and why.

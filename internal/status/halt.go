@@ -1,0 +1,97 @@
+package status
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/confighash/confighash/internal/contract"
+)
+
+// Halt is the hook's halt on a workload, as the workload's
+// contract.HaltAnnotation records it, in the report's JSON schema: the
+// changes whose rollout failed on it, when and why. It is a view:
+// contract.ParseHalt is the one reader of the annotation. As with the flap
+// hold, the annotation, not an Event, is what the hook goes by (a new
+// leader honours it), so it is what `halted` and `waiting` are decided on.
+type Halt struct {
+	// Since is when the hook saw the rollout fail.
+	Since time.Time `json:"since,omitzero"`
+	// Changes are the halted changes, SOURCE@DIGEST (contract.Change): the
+	// digest is keyed and tells one content from another, nothing more.
+	Changes []string `json:"changes,omitempty"`
+	// Reason is why the rollout failed, in one word (CrashLoopBackOff,
+	// ProgressDeadlineExceeded, RolloutTimeout, ...).
+	Reason string `json:"reason,omitempty"`
+	// Released is true when a user set the annotation to
+	// contract.HaltReleased: the change goes on as if the rollout had
+	// succeeded, and the workload holds back nobody.
+	Released bool `json:"released,omitempty"`
+	// Error says why the annotation could not be read.
+	Error string `json:"error,omitempty"`
+}
+
+// InForce reports whether h holds back a change from other readers: it is
+// there, readable and not released.
+func (h *Halt) InForce() bool {
+	return h != nil && !h.Released && h.Error == ""
+}
+
+// Sources are the sources of h's changes, in order, each once.
+func (h *Halt) Sources() []string {
+	return sourcesOfChanges(h.Changes)
+}
+
+// haltOf reads the halt from a workload's annotations; nil when there is none.
+func haltOf(annotations map[string]string) *Halt {
+	v, ok := annotations[contract.HaltAnnotation]
+	if !ok {
+		return nil
+	}
+	if v == contract.HaltReleased {
+		return &Halt{Released: true}
+	}
+	h, err := contract.ParseHalt(v)
+	if err != nil {
+		return &Halt{Error: err.Error()}
+	}
+	return &Halt{Since: h.Since, Changes: changeStrings(h.Changes), Reason: h.Reason}
+}
+
+// haltedReason explains the halt a workload carries.
+func haltedReason(h *Halt) string {
+	if h.Error != "" {
+		return "it carries a halt (" + contract.HaltAnnotation + ") that cannot be read (" + h.Error + "), so which " +
+			"change it halts cannot be told; set it to " + contract.HaltReleased + " to release it"
+	}
+	sources := strings.Join(h.Sources(), ", ")
+	return fmt.Sprintf("its rollout for %s failed (%s since %s) and holds back the change from the %s other readers, "+
+		"which keep their stamp; the next change of %s lifts the halt, and setting %s to %s releases it",
+		sources, h.Reason, h.Since.UTC().Format(time.RFC3339), pluralize(len(h.Sources()), "source's", "sources'"),
+		sources, contract.HaltAnnotation, contract.HaltReleased)
+}
+
+// releasedNote is added to the reason of a workload whose halt was released.
+const releasedNote = "; its halt (" + contract.HaltAnnotation + ") was released by hand, so it holds back no change"
+
+func changeStrings(cs []contract.Change) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.String()
+	}
+	return out
+}
+
+// sourcesOfChanges gives the SOURCE part of SOURCE@DIGEST values, in
+// order, each once.
+func sourcesOfChanges(changes []string) []string {
+	var out []string
+	for _, c := range changes {
+		src, _, _ := strings.Cut(c, "@")
+		if !slices.Contains(out, src) {
+			out = append(out, src)
+		}
+	}
+	return out
+}
