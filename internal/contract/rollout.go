@@ -46,16 +46,24 @@ func isHex16(s string) bool {
 }
 
 // Rollout is the value of RolloutAnnotation: the changes a re-stamp took
-// the workload to, and when it was written.
+// the workload to, when it was written, and the content of every source it
+// read then (Read), from which the next re-stamp tells which of them
+// changed.
 type Rollout struct {
 	Since   time.Time
 	Changes []Change
+	Read    []Change
 }
 
-// String renders the annotation value, e.g.
-// "v1 since=2026-12-01T00:12:00Z changes=configmap/shared@0123456789abcdef".
+// String renders the annotation value, e.g. "v1 since=2026-12-01T00:12:00Z
+// changes=configmap/shared@0123456789abcdef
+// read=configmap/shared@0123456789abcdef,secret/db@fedcba9876543210".
 func (r Rollout) String() string {
-	return fmt.Sprintf("%s since=%s changes=%s", rolloutVersion, r.Since.UTC().Format(time.RFC3339), joinChanges(r.Changes))
+	s := fmt.Sprintf("%s since=%s changes=%s", rolloutVersion, r.Since.UTC().Format(time.RFC3339), joinChanges(r.Changes))
+	if len(r.Read) > 0 {
+		s += " read=" + joinChanges(r.Read)
+	}
+	return s
 }
 
 // ParseRollout reads an annotation value written by Rollout.String.
@@ -70,6 +78,11 @@ func ParseRollout(s string) (Rollout, error) {
 	}
 	if r.Changes, err = splitChanges(f["changes"]); err != nil {
 		return Rollout{}, fmt.Errorf("%s %q: %w", RolloutAnnotation, s, err)
+	}
+	if read, ok := f["read"]; ok {
+		if r.Read, err = splitChanges(read); err != nil {
+			return Rollout{}, fmt.Errorf("%s %q: read: %w", RolloutAnnotation, s, err)
+		}
 	}
 	return r, nil
 }

@@ -9,9 +9,9 @@ import (
 func TestRolloutAndHaltRoundTrip(t *testing.T) {
 	since := time.Date(2026, 12, 1, 15, 0, 7, 0, time.UTC)
 	cs := []Change{{Source: "configmap/shared", Content: "0123456789abcdef"}, {Source: "secret/db", Content: "fedcba9876543210"}}
-	r := Rollout{Since: since, Changes: cs}
+	r := Rollout{Since: since, Changes: cs[1:], Read: cs}
 	got, err := ParseRollout(r.String())
-	if err != nil || !got.Since.Equal(since) || len(got.Changes) != 2 || !got.Has(cs[1]) {
+	if err != nil || !got.Since.Equal(since) || len(got.Changes) != 1 || !got.Has(cs[1]) || got.Has(cs[0]) || len(got.Read) != 2 {
 		t.Fatalf("ParseRollout(%q) = %+v, %v", r.String(), got, err)
 	}
 	h := Halt{Since: since, Changes: cs[:1], Reason: "CrashLoopBackOff"}

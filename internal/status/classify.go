@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"github.com/confighash/confighash/internal/contract"
 	"strings"
 )
 
@@ -36,14 +37,18 @@ const CheckInstallHint = "run `confighash status --check-install`"
 // A stale workload (either rule) is waiting instead when a change of a
 // source it reads is halted at another workload of its namespace
 // (HaltedChanges): the hook keeps its stamp until the halt is lifted or
-// released. A released halt decides nothing: the reason says it is there.
+// released. A released halt decides nothing: the reason says it is there;
+// nor does one that cannot be read, which the hook ignores too.
 func Classify(w *Workload) (State, string) {
 	state, reason := classify(w)
 	if state == StateStale && len(w.HaltedChanges) > 0 {
 		state, reason = StateWaiting, waitingReason(w.HaltedChanges)
 	}
-	if w.Halt != nil && w.Halt.Released {
+	switch {
+	case w.Halt != nil && w.Halt.Released:
 		reason += releasedNote
+	case w.Halt != nil && w.Halt.Error != "":
+		reason += "; its " + contract.HaltAnnotation + " cannot be read (" + w.Halt.Error + "), and the hook ignores it"
 	}
 	return state, reason
 }
@@ -62,7 +67,7 @@ func classify(w *Workload) (State, string) {
 		return StateMissingSource, fmt.Sprintf("required %s missing; the hook does not roll it until %s",
 			strings.Join(missing, ", "), pluralize(len(missing), "it exists", "they exist"))
 	}
-	if h := w.Halt; h != nil && !h.Released {
+	if h := w.Halt; h.InForce() {
 		return StateHalted, haltedReason(h)
 	}
 	if w.ExpectedChecksum == "" {

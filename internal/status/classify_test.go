@@ -154,9 +154,9 @@ func TestClassify(t *testing.T) {
 			w:    Workload{Injection: on, Sources: withPresence("Secret", "db", false, Absent), StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa", Halt: halt},
 			want: StateMissingSource,
 		},
-		"halted: unreadable halt annotation": {
-			w:    Workload{Injection: on, StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa", Halt: &Halt{Error: "garbage"}},
-			want: StateHalted, wantReason: "cannot be read (garbage)",
+		"unreadable halt annotation: ignored, as the hook ignores it": {
+			w:    Workload{Injection: on, Sources: present, StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa", Halt: &Halt{Error: "garbage"}},
+			want: StateCurrent, wantReason: "cannot be read (garbage), and the hook ignores it",
 		},
 		"released halt: the state is the stamp's, and the reason says so": {
 			w:    Workload{Injection: on, Sources: present, StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa", Halt: &Halt{Released: true}},

@@ -66,7 +66,7 @@ func TestCollectHalts(t *testing.T) {
 		"garbled": "v1:new", "flagreader": "v1:new"}}
 	want := map[string]State{
 		"shop/canary": StateHalted, "shop/web": StateWaiting, "shop/early": StateCurrent,
-		"shop/freed": StateCurrent, "shop/garbled": StateHalted, "shop/flagreader": StateStale,
+		"shop/freed": StateCurrent, "shop/garbled": StateCurrent, "shop/flagreader": StateStale,
 		"other/web": StateStale, // a halt in another namespace is of another ConfigMap
 	}
 	check := func(t *testing.T, r *Report) {

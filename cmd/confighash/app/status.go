@@ -25,10 +25,11 @@ func statusUsage() string {
        kubectl confighash [KIND/NAME | NAME] [flags]     (the binary installed as kubectl-confighash)
 
 Explains whether each workload the hook re-stamps carries the checksum its
-ConfigMaps and Secrets give now. States: current, stale, held,
-missing-source, not-watched, not-injected, unknown. Exits 1 when a
-workload is stale, held, missing a source or of a kind the hook refuses to
-watch, or when --check-install finds a problem; 2 on a bad command line.
+ConfigMaps and Secrets give now. States: current, stale, held, halted,
+waiting, missing-source, not-watched, not-injected, unknown. Exits 1 when a
+workload is stale, held, halted, waiting, missing a source or of a kind the
+hook refuses to watch, or when --check-install finds a problem; 2 on a bad
+command line.
 
 KIND is ` + status.KindsHelp() + `;
 a bare NAME is looked up among all of them.
@@ -215,7 +216,7 @@ func Status(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	if bad > 0 {
-		return statusFailure(fmt.Sprintf("%d workload(s) stale, held, missing a source or not watched", bad))
+		return statusFailure(fmt.Sprintf("%d workload(s) stale, held, halted, waiting, missing a source or not watched", bad))
 	}
 	return nil
 }
