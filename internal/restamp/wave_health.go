@@ -74,7 +74,7 @@ func (r *reconciler) judge(ctx context.Context, req Request) error {
 		if err := r.live.List(ctx, &list, client.InNamespace(req.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 			return fmt.Errorf("listing the pods of %s: %w", req, err)
 		}
-		pods = list.Items
+		pods = rollout.Owned(obj, list.Items)
 	}
 	now := r.now()
 	v := rollout.Judge(rollout.Input{Kind: kind, Object: obj, Stamp: stamp, Pods: pods, Now: now, Soak: r.rollouts.soak})
