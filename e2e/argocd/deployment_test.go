@@ -112,6 +112,11 @@ func TestDeploymentStampCausesNoDiff(t *testing.T) {
 			if stampOf(stamped) == stampOf(rolled) {
 				t.Fatalf("the stamp did not change on a config change (%s)", stampOf(rolled))
 			}
+			// The re-stamp's record is on the live object, so the rows
+			// below hold it to no diff as well.
+			if rolled.GetAnnotations()[contract.RolloutAnnotation] == "" {
+				t.Fatalf("the re-stamped Deployment carries no %s; the waves are off", contract.RolloutAnnotation)
+			}
 			check("rolled", rolled, []gitCase{
 				{name: "as synced", desired: desired, want: never},
 				// The control: a real change must show, or the rows above
