@@ -171,15 +171,15 @@ func rolls(f *Facts, r Reader, before hasher.Content, was, now hasher.Result) (W
 	i := slices.IndexFunc(r.Refs, func(ref hasher.Reference) bool { return ref.Source == f.Source })
 	ref := r.Refs[i] // Gather keeps the readers that read it, or excluded ones
 	if was.Checksum == now.Checksum {
-		reads := "all its keys"
+		reads := fmt.Sprintf("all of %s, whose content does not change", f.Source)
 		switch {
 		case ref.AllKeys:
 		case len(ref.Keys) == 1:
-			reads = "key " + ref.Keys[0]
+			reads = fmt.Sprintf("key %s of %s, which does not change", ref.Keys[0], f.Source)
 		default:
-			reads = "keys " + strings.Join(ref.Keys, ", ")
+			reads = fmt.Sprintf("keys %s of %s, which do not change", strings.Join(ref.Keys, ", "), f.Source)
 		}
-		return WhyUnchanged, fmt.Sprintf("reads %s of %s, which the change leaves as they are", reads, f.Source), nil
+		return WhyUnchanged, "reads " + reads, nil
 	}
 	return "", "", diffKeys(before, f.New.Content, ref)
 }
