@@ -201,7 +201,11 @@ func TestComputeWholeChange(t *testing.T) {
 		f    *Facts
 		want Why
 	}{
-		"not served":   {func() *Facts { f := facts(t, &live, next, nil, readers...); f.Served = injection.Decision{Reason: "no"}; return f }(), WhyNotServed},
+		"not served": {func() *Facts {
+			f := facts(t, &live, next, nil, readers...)
+			f.Served = injection.Decision{Reason: "no"}
+			return f
+		}(), WhyNotServed},
 		"ignored now":  {facts(t, &live, ignored, nil, readers...), WhyIgnored},
 		"ignored live": {facts(t, &ignoredLive, next, nil, readers...), WhyIgnored},
 		"immutable":    {facts(t, &immutable, next, nil, readers...), WhyImmutable},
