@@ -60,9 +60,10 @@ func envFrom(cm string) corev1.Container {
 		LocalObjectReference: corev1.LocalObjectReference{Name: cm}}}}}
 }
 
-func envKey(cm, key string) corev1.Container {
+// envKey reads one key of configmap/app.
+func envKey(key string) corev1.Container {
 	return corev1.Container{Env: []corev1.EnvVar{{Name: "V", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
-		LocalObjectReference: corev1.LocalObjectReference{Name: cm}, Key: key}}}}}
+		LocalObjectReference: corev1.LocalObjectReference{Name: "app"}, Key: key}}}}}
 }
 
 func volumeItems(cm string, keys ...string) corev1.Volume {
@@ -134,12 +135,12 @@ func TestComputeReaders(t *testing.T) {
 	db := hasher.Source{Kind: hasher.Secret, Name: "db"}
 	f := facts(t, &live, next, map[hasher.Source]Other{db: {Found: true, State: secretState(t, map[string]string{"pw": "x"})}},
 		deployment("all", nil, envFrom("app")),
-		deployment("key-a", nil, envKey("app", "a")),
+		deployment("key-a", nil, envKey("a")),
 		deployment("vol-b", nil, corev1.Container{}, volumeItems("app", "b", "c")),
-		deployment("key-d", map[string]string{contract.RolloutOrderAnnotation: "-1"}, envKey("app", "d")),
-		deployment("at-once", map[string]string{contract.WavesAnnotation: contract.WavesOff}, envKey("app", "e")),
-		deployment("with-db", nil, withSecretKey(envKey("app", "b"), "db", "pw")),
-		deployment("needs-gone", nil, withSecretKey(envKey("app", "b"), "gone", "pw")),
+		deployment("key-d", map[string]string{contract.RolloutOrderAnnotation: "-1"}, envKey("d")),
+		deployment("at-once", map[string]string{contract.WavesAnnotation: contract.WavesOff}, envKey("e")),
+		deployment("with-db", nil, withSecretKey(envKey("b"), "db", "pw")),
+		deployment("needs-gone", nil, withSecretKey(envKey("b"), "gone", "pw")),
 		deployment("opted-out", map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}, envFrom("app")),
 		deployment("excludes", map[string]string{contract.ExcludeAnnotation: "configmap/app"}, envFrom("app")),
 		deployment("other-cm", nil, envFrom("other")),
@@ -196,7 +197,7 @@ func TestComputeWholeChange(t *testing.T) {
 	ignoredLive := cmState(t, map[string]string{"a": "1"}, map[string]string{contract.IgnoreAnnotation: contract.IgnoreTrue})
 	immutable := live
 	immutable.Immutable = true
-	readers := []*appsv1.Deployment{deployment("one", nil, envFrom("app")), deployment("two", nil, envKey("app", "a"))}
+	readers := []*appsv1.Deployment{deployment("one", nil, envFrom("app")), deployment("two", nil, envKey("a"))}
 	for name, c := range map[string]struct {
 		f    *Facts
 		want Why
@@ -229,7 +230,7 @@ func TestComputeCreate(t *testing.T) {
 	next := cmState(t, map[string]string{"a": "1"}, nil)
 	f := facts(t, nil, next, nil,
 		deployment("all", nil, envFrom("app")),
-		deployment("key-b", nil, envKey("app", "b")))
+		deployment("key-b", nil, envKey("b")))
 	rep, err := Compute(f, testKey, 8)
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +282,7 @@ func TestRenderNoValues(t *testing.T) {
 	const liveValue, newValue = "live-value-e5f1", "new-value-9c2d"
 	live := cmState(t, map[string]string{"a": liveValue}, nil)
 	next := cmState(t, map[string]string{"a": newValue, "b": newValue}, nil)
-	rep, err := Compute(facts(t, &live, next, nil, deployment("all", nil, envFrom("app")), deployment("key-c", nil, envKey("app", "c"))), testKey, 8)
+	rep, err := Compute(facts(t, &live, next, nil, deployment("all", nil, envFrom("app")), deployment("key-c", nil, envKey("c"))), testKey, 8)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -185,7 +185,7 @@ func readPreviewInput(file string, stdin io.Reader) (*preview.Input, error) {
 		if err != nil {
 			return nil, usageError{fmt.Errorf("-f: %w", err)}
 		}
-		defer f.Close() //nolint:errcheck // read only
+		defer f.Close()
 		r = f
 	}
 	in, err := preview.Parse(r)
