@@ -46,6 +46,7 @@ func Compute(f *Facts, key []byte, maxWaveSize int) (*Report, error) {
 	if allWhy != "" {
 		rep.Notes = append(rep.Notes, all)
 	}
+	rep.Notes = append(rep.Notes, f.Warnings...)
 
 	var members []waves.Member
 	for _, r := range f.Readers {
@@ -56,13 +57,13 @@ func Compute(f *Facts, key []byte, maxWaveSize int) (*Report, error) {
 		w := Workload{Ref: strings.ToLower(r.KindName) + "/" + r.Name, Kind: r.KindName, Name: r.Name, Order: order}
 		why, reason, keys := allWhy, all, []KeyChange(nil)
 		if why == "" {
-			why, reason, keys = readerChange(f, r, key)
+			why, reason, keys = readerChange(f, r, key, rep.Create || len(rep.ChangedKeys) > 0)
 		}
 		if why != "" {
 			rep.NotRolling = append(rep.NotRolling, NotRolling{Workload: w, Why: why, Reason: reason})
 			continue
 		}
-		roll := Rolling{Workload: w, Keys: keys,
+		roll := Rolling{Workload: w, Keys: keys, Reason: reason,
 			AtOnce: f.New.WavesOff || r.Annotations[contract.WavesAnnotation] == contract.WavesOff}
 		if roll.Keys == nil {
 			roll.Keys = []KeyChange{}
@@ -127,9 +128,11 @@ func wholeChange(f *Facts, rep *Report) (string, Why) {
 	return "", ""
 }
 
-// readerChange says whether r rolls: "" and the keys it reads that change,
-// or why not.
-func readerChange(f *Facts, r Reader, key []byte) (Why, string, []KeyChange) {
+// readerChange says whether r rolls: "" and the keys it reads that change
+// (and a reason when it rolls for another one), or why not. changed says
+// whether the source's content changes at all: only then does the hook
+// look at its readers.
+func readerChange(f *Facts, r Reader, key []byte, changed bool) (Why, string, []KeyChange) {
 	switch {
 	case r.Deleting:
 		return WhyDeleting, "being deleted", nil
@@ -137,6 +140,8 @@ func readerChange(f *Facts, r Reader, key []byte) (Why, string, []KeyChange) {
 		return WhySkipped, fmt.Sprintf("opted out (%s=%s)", contract.InjectionAnnotation, contract.InjectionDisabled), nil
 	case r.Skip != workload.NotSkipped:
 		return WhySkipped, string(r.Skip) + ": confighash does not stamp it", nil
+	case r.NotWatched != "":
+		return WhyNotWatched, "the hook does not watch its kind: " + r.NotWatched, nil
 	case r.Excluded:
 		return WhyExcluded, fmt.Sprintf("its %s drops %s", contract.ExcludeAnnotation, f.Source), nil
 	}
@@ -149,7 +154,7 @@ func readerChange(f *Facts, r Reader, key []byte) (Why, string, []KeyChange) {
 	if err == nil {
 		var now hasher.Result
 		if now, err = hasher.Checksum(key, f.Namespace, r.Refs, f.lookup(f.New, true)); err == nil {
-			return rolls(f, r, before.Content, was, now)
+			return rolls(f, r, before.Content, was, now, changed)
 		}
 	}
 	if notHeld := (*sources.NotHeldError)(nil); errors.As(err, &notHeld) && notHeld.Reason == sources.TooManyKeys {
@@ -159,8 +164,12 @@ func readerChange(f *Facts, r Reader, key []byte) (Why, string, []KeyChange) {
 }
 
 // rolls compares r's checksums with the live source (was) and with the
-// input's (now).
-func rolls(f *Facts, r Reader, before hasher.Content, was, now hasher.Result) (Why, string, []KeyChange) {
+// input's (now). A reader whose read keys do not change still rolls when
+// its stamp is missing or not of the current format and the source
+// changes: the hook, looking at every reader of a changed source, stamps
+// it afresh (a stamp of the current format that is stale already cannot be
+// told without confighash's key; status tells it).
+func rolls(f *Facts, r Reader, before hasher.Content, was, now hasher.Result, changed bool) (Why, string, []KeyChange) {
 	if len(now.Missing) > 0 {
 		names := make([]string, len(now.Missing))
 		for i, s := range now.Missing {
@@ -170,6 +179,14 @@ func rolls(f *Facts, r Reader, before hasher.Content, was, now hasher.Result) (W
 	}
 	i := slices.IndexFunc(r.Refs, func(ref hasher.Reference) bool { return ref.Source == f.Source })
 	ref := r.Refs[i] // Gather keeps the readers that read it, or excluded ones
+	if was.Checksum == now.Checksum && changed {
+		if r.Stamp == "" {
+			return "", "not stamped yet: the hook stamps it when a source it reads changes", nil
+		}
+		if _, ok := hasher.StampKeyID(r.Stamp); !ok {
+			return "", "its stamp is of an old format: the hook re-stamps it when a source it reads changes", nil
+		}
+	}
 	if was.Checksum == now.Checksum {
 		reads := fmt.Sprintf("all of %s, whose content does not change", f.Source)
 		switch {

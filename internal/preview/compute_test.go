@@ -45,14 +45,27 @@ func secretState(t *testing.T, data map[string]string) SourceState {
 	return st
 }
 
-// deployment reads, through containers, what the given env and volumes say.
+// currentStamp is a stamp of the current format (under some key).
+var currentStamp = hasher.Version + ":0123456789abcdef:" + strings.Repeat("0", 64)
+
+// deployment reads, through containers, what the given env and volumes
+// say; its template carries a stamp of the current format.
 func deployment(name string, annotations map[string]string, c corev1.Container, vols ...corev1.Volume) *appsv1.Deployment {
 	c.Name, c.Image = "app", "app"
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop", Annotations: annotations},
-		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-			Containers: []corev1.Container{c}, Volumes: vols}}},
+		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{contract.ChecksumAnnotation: currentStamp}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{c}, Volumes: vols}}},
 	}
+}
+
+func withStamp(d *appsv1.Deployment, stamp string) *appsv1.Deployment {
+	d.Spec.Template.Annotations[contract.ChecksumAnnotation] = stamp
+	if stamp == "" {
+		d.Spec.Template.Annotations = nil
+	}
+	return d
 }
 
 func envFrom(cm string) corev1.Container {
@@ -336,5 +349,41 @@ func TestComputeBinaryData(t *testing.T) {
 	if got := rollingOf(rep); !reflect.DeepEqual(got, []rolled{{"deployment/vol", 1, false, "changed: z"}}) ||
 		whyOf(rep)["deployment/env"] != WhyUnchanged {
 		t.Errorf("binaryData-only change: rolling %v, not rolling %v; want vol only", got, whyOf(rep))
+	}
+}
+
+// TestComputeUnstamped: a reader whose read keys do not change still rolls
+// when it has no stamp, or one of an old format, and the source changes:
+// the hook stamps every reader of a changed source afresh.
+func TestComputeUnstamped(t *testing.T) {
+	live := cmState(t, map[string]string{"a": "1", "b": "1"}, nil)
+	next := cmState(t, map[string]string{"a": "2", "b": "1"}, nil)
+	objs := []*appsv1.Deployment{
+		withStamp(deployment("none", nil, envKey("b")), ""),
+		withStamp(deployment("legacy", nil, envKey("b")), "v1:"+strings.Repeat("0", 64)),
+		deployment("current", nil, envKey("b")),
+	}
+	rep, err := Compute(facts(t, &live, next, nil, objs...), testKey, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rollingOf(rep); !reflect.DeepEqual(got, []rolled{{"deployment/legacy", 1, false, "none"}, {"deployment/none", 2, false, "none"}}) {
+		t.Errorf("rolling %v, want legacy and none", got)
+	}
+	for _, r := range rep.Rolling {
+		if r.Reason == "" {
+			t.Errorf("%s rolls with no reason", r.Ref)
+		}
+	}
+	if got := whyOf(rep); !reflect.DeepEqual(got, map[string]Why{"deployment/current": WhyUnchanged}) {
+		t.Errorf("not rolling %v", got)
+	}
+	// Content that does not change brings the hook to no reader.
+	rep, err = Compute(facts(t, &live, live, nil, objs...), testKey, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rolling) != 0 {
+		t.Errorf("an unchanged source rolls %v", rollingOf(rep))
 	}
 }

@@ -51,8 +51,17 @@
 //     input, with confighash.dev/waves=off rolls at once, outside the
 //     waves; it is listed first. The source's annotation is read from the
 //     input: the hook acts on the source as it is after the change.
+//   - The hook looks at every reader of a source whose content changes,
+//     and re-stamps one whose stamp is not what the sources give. So a
+//     reader with no stamp, or one of an old format, rolls even when none
+//     of the keys it reads changes; preview says so (Rolling.Reason). A
+//     stamp of the current format that is already stale cannot be told
+//     without confighash's key (status tells it, by a dry run, which
+//     preview never makes): preview answers for the change alone.
 //   - It does not look at the hook's state: a workload on flap hold or
 //     behind a halted change is shown as it would roll once that ends.
+//   - A custom kind the hook refuses to watch (kindcheck, as status asks
+//     it) rolls nothing.
 //   - The exit code is 0 whether or not something rolls (1 when the
 //     cluster cannot be read, 2 for a bad command line or input): the
 //     preview is a report, not a check.

@@ -28,6 +28,9 @@ type Facts struct {
 	Readers []Reader
 	// Others are the readers' other sources, as they are.
 	Others map[hasher.Source]Other
+	// Warnings are what Gather could not tell (whether the hook watches a
+	// custom kind).
+	Warnings []string
 }
 
 // SourceState is one version of a source, as the checksum sees it.
@@ -68,6 +71,11 @@ type Reader struct {
 	Excluded bool
 	// Deleting: the workload is being deleted; the hook leaves it alone.
 	Deleting bool
+	// Stamp is the checksum its template carries, or "".
+	Stamp string
+	// NotWatched, when set, is why the hook refuses to watch the
+	// workload's kind (a custom kind whose template path leads nowhere).
+	NotWatched string
 }
 
 // StateOf digests a source (a *corev1.ConfigMap or *corev1.Secret, live or

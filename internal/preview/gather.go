@@ -14,6 +14,8 @@ import (
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/injection"
+	"github.com/confighash/confighash/internal/kindcheck"
+	"github.com/confighash/confighash/internal/status"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -27,6 +29,9 @@ type Options struct {
 	Policy injection.Policy
 	// MaxKeys is its --max-source-keys; 0 for the default.
 	MaxKeys int
+	// KindChecker tells which custom kinds the hook refuses to watch (and
+	// so never re-stamps), as for status; nil checks none.
+	KindChecker status.KindChecker
 }
 
 // Gather reads, through c, what Compute needs to preview in as applied to
@@ -54,6 +59,7 @@ func Gather(ctx context.Context, c client.Reader, in *Input, namespace string, o
 	if f.Readers, err = readers(ctx, c, namespace, in.Source, o.Kinds); err != nil {
 		return nil, err
 	}
+	f.Warnings = checkKinds(ctx, o.KindChecker, o.Kinds, f.Readers)
 	for _, r := range f.Readers {
 		for _, ref := range r.Refs {
 			if _, done := f.Others[ref.Source]; done || ref.Source == in.Source {
@@ -129,7 +135,8 @@ func readers(ctx context.Context, c client.Reader, namespace string, src hasher.
 func readerOf(k workload.Kind, obj client.Object, src hasher.Source) (Reader, bool) {
 	reads := workload.ReadsOf(k, obj)
 	r := Reader{KindName: k.Name(), Name: obj.GetName(), Annotations: obj.GetAnnotations(),
-		Refs: reads.Refs, Skip: reads.Skip, Deleting: obj.GetDeletionTimestamp() != nil}
+		Refs: reads.Refs, Skip: reads.Skip, Deleting: obj.GetDeletionTimestamp() != nil,
+		Stamp: reads.Template.Checksum()}
 	if slices.ContainsFunc(reads.Refs, func(ref hasher.Reference) bool { return ref.Source == src }) {
 		return r, true
 	}
@@ -144,4 +151,35 @@ func readerOf(k workload.Kind, obj client.Object, src hasher.Source) (Reader, bo
 		return r, true
 	}
 	return Reader{}, false
+}
+
+// checkKinds asks c, once per custom kind among rs, whether the hook
+// watches it, and marks the readers of a kind it refuses. A check that
+// fails is a warning: the readers are shown as if the kind were watched.
+func checkKinds(ctx context.Context, c status.KindChecker, reg workload.Registry, rs []Reader) []string {
+	if c == nil {
+		return nil
+	}
+	var warnings []string
+	refused := map[string]string{}
+	checked := map[string]bool{}
+	for _, k := range reg {
+		name := k.Name()
+		if !k.Unstructured() || checked[name] || !slices.ContainsFunc(rs, func(r Reader) bool { return r.KindName == name }) {
+			continue
+		}
+		checked[name] = true
+		_, err := c.Served(ctx, k)
+		var pe *kindcheck.PathError
+		switch {
+		case errors.As(err, &pe):
+			refused[name] = err.Error()
+		case err != nil:
+			warnings = append(warnings, "cannot tell whether the hook watches "+name+": "+err.Error())
+		}
+	}
+	for i := range rs {
+		rs[i].NotWatched = refused[rs[i].KindName]
+	}
+	return warnings
 }

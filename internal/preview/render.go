@@ -54,7 +54,7 @@ func WriteTable(out io.Writer, r *Report) error {
 			if w.AtOnce {
 				wave = "at once"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", wave, w.Ref, w.Order, describeRead(w.Keys))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", wave, w.Ref, w.Order, describeRead(w))
 		}
 		if err := tw.Flush(); err != nil {
 			return fmt.Errorf("writing table: %w", err)
@@ -96,13 +96,17 @@ func describeKeys(ks []KeyChange) string {
 	return strings.Join(parts, "; ")
 }
 
-// describeRead is describeKeys for one reader, whose checksum changes with
-// no key when the source is created with none of the keys it reads.
-func describeRead(ks []KeyChange) string {
-	if len(ks) == 0 {
-		return "none (the source is created)"
+// describeRead is describeKeys for one reader, which may roll with no key
+// changed: it is not stamped yet (Reason), or the source is created with
+// none of the keys it reads.
+func describeRead(w Rolling) string {
+	switch {
+	case len(w.Keys) > 0:
+		return describeKeys(w.Keys)
+	case w.Reason != "":
+		return "none (" + w.Reason + ")"
 	}
-	return describeKeys(ks)
+	return "none (the source is created)"
 }
 
 func count(n int, noun string) string {

@@ -58,8 +58,11 @@ type Rolling struct {
 	// so it is re-stamped at once, outside the waves.
 	AtOnce bool `json:"atOnce"`
 	// Keys are the keys it reads that change; empty when only the
-	// source's existence does (it is created).
+	// source's existence does (it is created), or when it rolls for Reason.
 	Keys []KeyChange `json:"keys"`
+	// Reason is why it rolls although none of the keys it reads changes
+	// (it is not stamped yet, say); "" otherwise.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Why says, in one word, why a reader does not roll.
@@ -74,6 +77,9 @@ const (
 	// WhySkipped: confighash reads nothing for it (workload.Skip: opted
 	// out, over the sources limit, ...).
 	WhySkipped Why = "skipped"
+	// WhyNotWatched: the hook refuses to watch its kind (a custom kind
+	// whose template path leads nowhere), so never re-stamps it.
+	WhyNotWatched Why = "not-watched"
 	// WhyExcluded: its confighash.dev/exclude drops the source.
 	WhyExcluded Why = "excluded"
 	// WhyIgnored: the source carries confighash.dev/ignore=true, before or

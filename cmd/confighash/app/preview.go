@@ -9,8 +9,10 @@ import (
 	"os"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/discovery"
 
 	"github.com/confighash/confighash/internal/injection"
+	"github.com/confighash/confighash/internal/kindcheck"
 	"github.com/confighash/confighash/internal/preview"
 	"github.com/confighash/confighash/internal/status"
 	"github.com/confighash/confighash/internal/workload"
@@ -151,8 +153,14 @@ func Preview(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return err
 	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating discovery client: %w", err)
+	}
 	facts, err := preview.Gather(ctx, c, in, ns, preview.Options{
 		Kinds: a.kinds, Policy: injection.New(a.ConfighashNamespace, a.ConfighashNamespaces...), MaxKeys: a.MaxSourceKeys,
+		// The hook's own check of custom kinds, as status makes it.
+		KindChecker: kindcheck.Checker{Discovery: dc},
 	})
 	if err != nil {
 		return err
