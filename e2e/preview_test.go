@@ -200,3 +200,34 @@ func settledVersions(t *testing.T, objs []client.Object) map[string]string {
 	t.Fatalf("the objects did not settle: %v", last)
 	return nil
 }
+
+// TestPreviewNotServedCreate: a Secret that does not exist yet, given with
+// stringData on stdin, in a namespace confighash does not serve: the change
+// is a create, its reader is listed, and nothing rolls there.
+func TestPreviewNotServedCreate(t *testing.T) {
+	ns := env.NewNamespace(t, false)
+	env.Create(t, deploymentOf(ns, "web", previewContainer(corev1.Container{Env: []corev1.EnvVar{{Name: "TOKEN",
+		ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "fresh"}, Key: "token"}}}}})))
+	text := `{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "fresh"}, "stringData": {"token": "e2e-preview-string-data"}}`
+	var stdout, stderr bytes.Buffer
+	err := app.Preview(env.SpecContext(t), []string{"-f", "-", "-o", "json", "-n", ns, "--kubeconfig", env.Kubeconfig,
+		"--namespace-of-confighash", framework.Namespace}, strings.NewReader(text), &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("preview: %v\n%s", err, stderr.String())
+	}
+	var rep preview.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("decoding the json: %v\n%s", err, stdout.String())
+	}
+	if rep.Served || !rep.Create || len(rep.Rolling) != 0 || len(rep.NotRolling) != 1 ||
+		rep.NotRolling[0].Ref != "deployment/web" || rep.NotRolling[0].Why != preview.WhyNotServed {
+		t.Errorf("want a create in a namespace not served, deployment/web not rolling for it; got\n%s", stdout.String())
+	}
+	if got := rep.ChangedKeys; len(got) != 1 || got[0] != (preview.KeyChange{Key: "token", Change: preview.Added}) {
+		t.Errorf("changed keys %v, want token added", got)
+	}
+	if strings.Contains(stdout.String()+stderr.String(), "e2e-preview-string-data") {
+		t.Errorf("the output holds the value:\n%s", stdout.String())
+	}
+}
