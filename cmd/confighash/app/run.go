@@ -1,7 +1,8 @@
 // Package app is the confighash command line: flag parsing into options and
 // the subcommands. main adds only the signal context, the kubectl plugin
-// name (kubectl-confighash means status, or preview) and the exit code (ExitCode); the
-// rest is Run, so tests can run the binary's code in-process.
+// name (kubectl-confighash means status, or preview) and the exit code
+// (ExitCode); the rest is Run, so tests can run the binary's code
+// in-process.
 package app
 
 import (
