@@ -1,7 +1,8 @@
 // Package app is the confighash command line: flag parsing into options and
 // the subcommands. main adds only the signal context, the kubectl plugin
-// name (kubectl-confighash means status) and the exit code (ExitCode); the
-// rest is Run, so tests can run the binary's code in-process.
+// name (kubectl-confighash means status, or preview) and the exit code
+// (ExitCode); the rest is Run, so tests can run the binary's code
+// in-process.
 package app
 
 import (
@@ -16,6 +17,7 @@ import (
 
 const usage = `usage: confighash [serve] [flags]   run the webhook and the config-update hook
        confighash status [flags]    explain why workloads did or did not roll
+       confighash preview -f FILE   show what applying a changed ConfigMap or Secret would roll
 `
 
 // Run runs the command line args (without the program name).
@@ -41,6 +43,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return Serve(ctx, opts)
 	case "status":
 		return Status(ctx, args, stdout, stderr)
+	case "preview":
+		return Preview(ctx, args, nil, stdout, stderr)
 	case "help":
 		_, err := io.WriteString(stdout, usage)
 		return err

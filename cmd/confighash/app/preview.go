@@ -1,0 +1,208 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/discovery"
+
+	"github.com/confighash/confighash/internal/injection"
+	"github.com/confighash/confighash/internal/kindcheck"
+	"github.com/confighash/confighash/internal/preview"
+	"github.com/confighash/confighash/internal/status"
+	"github.com/confighash/confighash/internal/workload"
+)
+
+const previewUsage = `usage: confighash preview -f FILE|- [-n NAMESPACE] [-o table|json] [flags]
+       kubectl confighash preview -f FILE|- [flags]     (the binary installed as kubectl-confighash)
+
+Shows what applying one changed ConfigMap or Secret (YAML or JSON, from
+FILE or, with -f -, stdin) would roll: the workloads that read it whose
+checksum changes, which of the keys they read change, and the waves they
+roll in; and the readers that do not roll, and why. It reads the cluster
+and writes nothing; it never prints a value. It needs read access to the
+namespace's workloads, ConfigMaps and Secrets.
+
+The namespace is the object's, else --namespace, else the kubeconfig
+context's. Exits 0 whether or not something rolls, 1 when the cluster
+cannot be read, 2 on a bad command line or input.
+
+flags:
+`
+
+// DefaultMaxWaveSize is the default of --max-wave-size: the hook's.
+const DefaultMaxWaveSize = 8
+
+// PreviewOptions are the flags of `confighash preview`.
+type PreviewOptions struct {
+	Kubeconfig string
+	Context    string
+	Namespace  string
+	Output     string
+	// File is -f: a path, or "-" for stdin.
+	File string
+	// ConfighashNamespace, ConfighashNamespaces and WorkloadKinds say how
+	// confighash was installed, as for status.
+	ConfighashNamespace  string
+	ConfighashNamespaces []string
+	WorkloadKinds        []string
+	// MaxWaveSize and MaxSourceKeys are the hook's --max-wave-size and
+	// --max-source-keys.
+	MaxWaveSize   int
+	MaxSourceKeys int
+}
+
+// DefaultPreviewOptions are the flag defaults.
+func DefaultPreviewOptions() PreviewOptions {
+	serve := DefaultOptions()
+	return PreviewOptions{Output: OutputTable, ConfighashNamespace: serve.Namespace,
+		MaxWaveSize: DefaultMaxWaveSize, MaxSourceKeys: serve.MaxSourceKeys}
+}
+
+func (o *PreviewOptions) bind(fs *pflag.FlagSet) {
+	fs.StringVarP(&o.File, "filename", "f", o.File, `the changed ConfigMap or Secret, YAML or JSON; "-" reads stdin`)
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "path to a kubeconfig; empty means $KUBECONFIG, ~/.kube/config, then in-cluster config")
+	fs.StringVar(&o.Context, "context", o.Context, "kubeconfig context to use; empty means the current one")
+	fs.StringVarP(&o.Namespace, "namespace", "n", o.Namespace, "namespace of an object that names none; empty means the kubeconfig context's, else default")
+	fs.StringVarP(&o.Output, "output", "o", o.Output, `output format: "table" or "json"`)
+	fs.StringVar(&o.ConfighashNamespace, "namespace-of-confighash", o.ConfighashNamespace, "namespace confighash runs in; it never rolls workloads there")
+	fs.StringSliceVar(&o.ConfighashNamespaces, "namespaces-of-confighash", o.ConfighashNamespaces, "the --namespaces of a namespaced-mode confighash: the only namespaces it serves")
+	fs.StringArrayVar(&o.WorkloadKinds, "workload-kind", o.WorkloadKinds, "a --workload-kind of confighash, to look at that kind too (same syntax; repeatable)")
+	fs.IntVar(&o.MaxWaveSize, "max-wave-size", o.MaxWaveSize, "the hook's --max-wave-size: the largest wave")
+	fs.IntVar(&o.MaxSourceKeys, "max-source-keys", o.MaxSourceKeys, "the hook's --max-source-keys")
+}
+
+// previewArgs is a validated `confighash preview` command line.
+type previewArgs struct {
+	PreviewOptions
+	kinds workload.Registry
+}
+
+// parsePreviewArgs parses the command line; errors are usage errors.
+func parsePreviewArgs(args []string, stderr io.Writer) (*previewArgs, error) {
+	a := &previewArgs{PreviewOptions: DefaultPreviewOptions()}
+	fs := pflag.NewFlagSet("confighash preview", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, previewUsage)
+		fs.PrintDefaults()
+	}
+	a.bind(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	var errs []error
+	kinds, err := workloadKinds(a.WorkloadKinds)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	a.kinds = kinds
+	if a.File == "" {
+		errs = append(errs, errors.New("-f FILE is required (-f - reads stdin)"))
+	}
+	if fs.NArg() > 0 {
+		errs = append(errs, fmt.Errorf("preview takes no arguments, got %q: name the file with -f", fs.Args()))
+	}
+	if a.Output != OutputTable && a.Output != OutputJSON {
+		errs = append(errs, fmt.Errorf("--output must be %q or %q, not %q", OutputTable, OutputJSON, a.Output))
+	}
+	if a.MaxWaveSize < 1 {
+		errs = append(errs, fmt.Errorf("--max-wave-size must be at least 1, not %d", a.MaxWaveSize))
+	}
+	if a.MaxSourceKeys < 1 {
+		errs = append(errs, fmt.Errorf("--max-source-keys must be at least 1, not %d", a.MaxSourceKeys))
+	}
+	if a.ConfighashNamespace == "" {
+		errs = append(errs, errors.New("--namespace-of-confighash must not be empty"))
+	}
+	errs = append(errs, validateNamespaces(a.ConfighashNamespace, a.ConfighashNamespaces)...)
+	return a, errors.Join(errs...)
+}
+
+// Preview runs `confighash preview` with args (after the subcommand);
+// stdin (nil for os.Stdin) is read for -f -.
+func Preview(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	a, err := parsePreviewArgs(args, stderr)
+	if errors.Is(err, pflag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return usageError{err}
+	}
+	in, err := readPreviewInput(a.File, stdin)
+	if err != nil {
+		return err
+	}
+	cfg, ns, err := statusConfig(a.Kubeconfig, a.Context, a.Namespace)
+	if err != nil {
+		return err
+	}
+	switch {
+	case in.Namespace == "":
+	case a.Namespace != "" && a.Namespace != in.Namespace:
+		return usageError{fmt.Errorf("the input's namespace %s is not --namespace %s", in.Namespace, a.Namespace)}
+	default:
+		ns = in.Namespace
+	}
+	c, err := status.NewClient(cfg)
+	if err != nil {
+		return err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating discovery client: %w", err)
+	}
+	facts, err := preview.Gather(ctx, c, in, ns, preview.Options{
+		Kinds: a.kinds, Policy: injection.New(a.ConfighashNamespace, a.ConfighashNamespaces...), MaxKeys: a.MaxSourceKeys,
+		// The hook's own check of custom kinds, as status makes it.
+		KindChecker: kindcheck.Checker{Discovery: dc},
+	})
+	if err != nil {
+		return err
+	}
+	// Any key gives the same answers (see internal/preview): a fresh one,
+	// never confighash's.
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return fmt.Errorf("making a key: %w", err)
+	}
+	rep, err := preview.Compute(facts, key, a.MaxWaveSize)
+	if err != nil {
+		return err
+	}
+	if a.Output == OutputJSON {
+		return preview.WriteJSON(stdout, rep)
+	}
+	return preview.WriteTable(stdout, rep)
+}
+
+// readPreviewInput parses -f: a file, or stdin for "-". A file that cannot
+// be opened and input that is not one ConfigMap or Secret are usage errors.
+func readPreviewInput(file string, stdin io.Reader) (*preview.Input, error) {
+	r := stdin
+	if r == nil {
+		r = os.Stdin
+	}
+	if file != "-" {
+		f, err := os.Open(file) //nolint:gosec // the user names the file to read
+		if err != nil {
+			return nil, usageError{fmt.Errorf("-f: %w", err)}
+		}
+		defer f.Close()
+		r = f
+	}
+	in, err := preview.Parse(r)
+	var ie *preview.InputError
+	if errors.As(err, &ie) {
+		return nil, usageError{fmt.Errorf("-f %s: %w", file, err)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("-f %s: %w", file, err)
+	}
+	return in, nil
+}

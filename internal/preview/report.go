@@ -1,0 +1,109 @@
+package preview
+
+// SchemaVersion identifies the JSON layout of Report. Fields may be added
+// under the same version; renaming or removing one needs a new version.
+const SchemaVersion = "preview.confighash.dev/v1"
+
+// Report is the preview of one change: who rolls, in which wave, and who
+// reads the source but does not roll, and why. It names keys, never values
+// or digests.
+type Report struct {
+	SchemaVersion string `json:"schemaVersion"`
+	// Source is "configmap/NAME" or "secret/NAME", in Namespace.
+	Source    string `json:"source"`
+	Namespace string `json:"namespace"`
+	// Create: the source does not exist yet; applying the input creates it.
+	Create bool `json:"create"`
+	// Served and ServedReason are the injection policy's answer for the
+	// namespace: a namespace not served rolls nothing.
+	Served       bool   `json:"served"`
+	ServedReason string `json:"servedReason"`
+	// ChangedKeys are the source's keys whose value changes, whoever reads
+	// them.
+	ChangedKeys []KeyChange `json:"changedKeys"`
+	// MaxWaveSize is the cap the waves were cut with.
+	MaxWaveSize int `json:"maxWaveSize"`
+	// Waves is how many waves the rolling readers take (those that roll at
+	// once are in none).
+	Waves int `json:"waves"`
+	// Rolling are the readers whose checksum changes, in the order the hook
+	// takes them: those that roll at once first, then wave by wave.
+	Rolling []Rolling `json:"rolling"`
+	// NotRolling are the readers that do not roll, with why, in the same
+	// order.
+	NotRolling []NotRolling `json:"notRolling"`
+	// Notes are about the change as a whole (it creates the source, the
+	// source is ignored, ...).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Workload names a reader.
+type Workload struct {
+	// Ref is "kind/name" (kind lower-case, as status writes it).
+	Ref string `json:"workload"`
+	// Kind is the kind's registry name (a custom kind's qualified by its
+	// group).
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Order is its confighash.dev/rollout-order (0 when unset or invalid).
+	Order int `json:"order"`
+}
+
+// Rolling is a reader that rolls.
+type Rolling struct {
+	Workload
+	// Wave counts from 1; 0 when AtOnce.
+	Wave int `json:"wave"`
+	// AtOnce: the reader or the source carries confighash.dev/waves=off,
+	// so it is re-stamped at once, outside the waves.
+	AtOnce bool `json:"atOnce"`
+	// Keys are the keys it reads that change; empty when only the
+	// source's existence does (it is created), or when it rolls for Reason.
+	Keys []KeyChange `json:"keys"`
+	// Reason is why it rolls although none of the keys it reads changes
+	// (it is not stamped yet, say); "" otherwise.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Why says, in one word, why a reader does not roll.
+type Why string
+
+// The reasons a reader does not roll.
+const (
+	// WhyUnchanged: nothing it reads changes.
+	WhyUnchanged Why = "unchanged"
+	// WhyNotServed: confighash does not serve the namespace.
+	WhyNotServed Why = "not-served"
+	// WhySkipped: confighash reads nothing for it (workload.Skip: opted
+	// out, over the sources limit, ...).
+	WhySkipped Why = "skipped"
+	// WhyNotWatched: the hook refuses to watch its kind (a custom kind
+	// whose template path leads nowhere), so never re-stamps it.
+	WhyNotWatched Why = "not-watched"
+	// WhyExcluded: its confighash.dev/exclude drops the source.
+	WhyExcluded Why = "excluded"
+	// WhyIgnored: the source carries confighash.dev/ignore=true, before or
+	// after the change.
+	WhyIgnored Why = "ignored"
+	// WhyMissingSource: a source it requires is missing; the hook keeps
+	// the stamp until it exists.
+	WhyMissingSource Why = "missing-source"
+	// WhyTooLarge: a source it reads has more keys than the hook holds.
+	WhyTooLarge Why = "source-too-large"
+	// WhyImmutable: the live source is immutable; the apiserver refuses
+	// the change.
+	WhyImmutable Why = "immutable"
+	// WhyDeleting: the workload is being deleted.
+	WhyDeleting Why = "deleting"
+	// WhyUnknown: what it would get could not be computed (a source could
+	// not be read).
+	WhyUnknown Why = "unknown"
+)
+
+// NotRolling is a reader that does not roll.
+type NotRolling struct {
+	Workload
+	Why Why `json:"why"`
+	// Reason says it for people.
+	Reason string `json:"reason"`
+}
