@@ -19,7 +19,7 @@ import (
 // under one key is equal for two inputs exactly when it is under another
 // (up to collisions of SHA-256). So the preview needs no access to
 // confighash's own key, and key never leaves the process. maxWaveSize is
-// the hook's --max-wave-size. Compute is pure: it reads nothing but f.
+// the hook's --max-wave-size (0: no waves, every reader at once). Compute is pure: it reads nothing but f.
 func Compute(f *Facts, key []byte, maxWaveSize int) (*Report, error) {
 	if len(key) == 0 {
 		return nil, errors.New("preview: empty key")
@@ -27,7 +27,7 @@ func Compute(f *Facts, key []byte, maxWaveSize int) (*Report, error) {
 	rep := &Report{
 		SchemaVersion: SchemaVersion, Source: f.Source.String(), Namespace: f.Namespace,
 		Create: f.Live == nil, Served: f.Served.Serves, ServedReason: f.Served.Reason,
-		MaxWaveSize: max(maxWaveSize, 1), Rolling: []Rolling{}, NotRolling: []NotRolling{},
+		MaxWaveSize: max(maxWaveSize, 0), Rolling: []Rolling{}, NotRolling: []NotRolling{},
 	}
 	var before hasher.Content
 	if f.Live != nil {
@@ -63,8 +63,9 @@ func Compute(f *Facts, key []byte, maxWaveSize int) (*Report, error) {
 			rep.NotRolling = append(rep.NotRolling, NotRolling{Workload: w, Why: why, Reason: reason})
 			continue
 		}
+		// --max-wave-size=0 is the hook without waves: everyone at once.
 		roll := Rolling{Workload: w, Keys: keys, Reason: reason,
-			AtOnce: f.New.WavesOff || r.Annotations[contract.WavesAnnotation] == contract.WavesOff}
+			AtOnce: rep.MaxWaveSize == 0 || f.New.WavesOff || r.Annotations[contract.WavesAnnotation] == contract.WavesOff}
 		if roll.Keys == nil {
 			roll.Keys = []KeyChange{}
 		}

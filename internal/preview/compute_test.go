@@ -287,6 +287,20 @@ func TestComputeWaves(t *testing.T) {
 	if len(rep.Rolling) != 5 || rep.Waves != 0 {
 		t.Errorf("%d rolling in %d waves, want 5 at once", len(rep.Rolling), rep.Waves)
 	}
+
+	// --max-wave-size=0, the hook without waves: every reader at once too.
+	rep, err = Compute(facts(t, &live, next, nil, objs...), testKey, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Rolling {
+		if !r.AtOnce || r.Wave != 0 {
+			t.Errorf("--max-wave-size=0: %s: wave %d, at once %v; want at once", r.Ref, r.Wave, r.AtOnce)
+		}
+	}
+	if len(rep.Rolling) != 5 || rep.Waves != 0 {
+		t.Errorf("--max-wave-size=0: %d rolling in %d waves, want 5 at once", len(rep.Rolling), rep.Waves)
+	}
 }
 
 // TestRenderNoValues: neither output carries a value, nor a value's

@@ -35,9 +35,6 @@ cannot be read, 2 on a bad command line or input.
 flags:
 `
 
-// DefaultMaxWaveSize is the default of --max-wave-size: the hook's.
-const DefaultMaxWaveSize = 8
-
 // PreviewOptions are the flags of `confighash preview`.
 type PreviewOptions struct {
 	Kubeconfig string
@@ -61,7 +58,7 @@ type PreviewOptions struct {
 func DefaultPreviewOptions() PreviewOptions {
 	serve := DefaultOptions()
 	return PreviewOptions{Output: OutputTable, ConfighashNamespace: serve.Namespace,
-		MaxWaveSize: DefaultMaxWaveSize, MaxSourceKeys: serve.MaxSourceKeys}
+		MaxWaveSize: serve.Hook.MaxWaveSize, MaxSourceKeys: serve.MaxSourceKeys}
 }
 
 func (o *PreviewOptions) bind(fs *pflag.FlagSet) {
