@@ -91,7 +91,8 @@
 //   - Job and bare Pod ("Immutable"): their templates are fixed, the hook
 //     never re-stamps them.
 //
-// A pod failure still wins over each of these but CronJob and Job.
+// A pod failure still wins over each of these but CronJob and Job, and
+// over "NotStamped" below.
 //
 // # Not stamped yet
 //

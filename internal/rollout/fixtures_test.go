@@ -247,7 +247,9 @@ func withInit(s corev1.ContainerStatus) podOpt {
 	return func(p *corev1.Pod) {
 		p.Spec.InitContainers = []corev1.Container{{Name: s.Name, Image: "registry.example/init:1"}}
 		p.Status.InitContainerStatuses = []corev1.ContainerStatus{s}
-		if s.State.Terminated == nil || s.State.Terminated.ExitCode != 0 {
+		// A sidecar (a running init container) or a completed one lets the
+		// pod run; a waiting or failed one holds it in Pending.
+		if s.State.Running == nil && (s.State.Terminated == nil || s.State.Terminated.ExitCode != 0) {
 			p.Status.Phase = corev1.PodPending
 			p.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
 		}

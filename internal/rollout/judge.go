@@ -50,14 +50,14 @@ func Judge(in Input) Verdict {
 	if isCronJob(in.Kind) {
 		return succeeded("CronJob", "a CronJob's stamp only reaches its future Jobs; nothing rolls now")
 	}
+	pods := newRevision(in.Pods, in.Stamp)
+	if v, bad := podFailure(pods); bad {
+		return v
+	}
 	if in.Stamp != "" {
 		if t, ok := in.Kind.PodTemplate(in.Object); ok && t.Checksum() != in.Stamp {
 			return progressing("NotStamped", "the object's pod template does not carry the stamp yet")
 		}
-	}
-	pods := newRevision(in.Pods, in.Stamp)
-	if v, bad := podFailure(pods); bad {
-		return v
 	}
 	v := judgeKind(in.Kind, u)
 	if v.State != Succeeded || v.Reason != reasonUpdated {

@@ -24,10 +24,7 @@ func fromKstatus(u *unstructured.Unstructured, trustMessage bool) Verdict {
 	}
 	msg := res.Message
 	if !trustMessage {
-		msg = fmt.Sprintf("kstatus: %s", res.Status)
-		if reason != "" {
-			msg = fmt.Sprintf("kstatus: %s (%s)", res.Status, word(reason, ""))
-		}
+		msg = fmt.Sprintf("kstatus: %s (%s)", res.Status, word(reason, "no reason"))
 	}
 	switch res.Status {
 	case status.CurrentStatus:
