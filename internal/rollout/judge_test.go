@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -95,16 +96,43 @@ func deploymentCases() []judgeCase {
 		{name: "deployment rolled out, pods not soaked yet", kind: D, obj: deploymentDone(),
 			pods: withPods(pod("web-new-d", newStamp, t0().Add(-5*time.Second))), state: Progressing, reason: "Soaking"},
 		{name: "deployment rolled out, a new pod restarted after exiting 0", kind: D, obj: deploymentDone(),
-			pods: withPods(pod("web-new-d", newStamp, t0().Add(-2*soakFor), crashedOnce(0))), state: Progressing, reason: "Soaking"},
+			pods: withPods(pod("web-new-d", newStamp, t0().Add(-time.Second), crashedOnce(0))), state: Progressing, reason: "Soaking"},
 		{name: "deployment rolled out, a new pod pending", kind: D, obj: deploymentDone(),
 			pods: withPods(pod("web-new-d", newStamp, t0(), pending())), state: Progressing, reason: "Soaking"},
 		{name: "deployment rolled out, a new pod's phase is Unknown", kind: D, obj: deploymentDone(),
 			pods: withPods(pod("web-new-d", newStamp, t0().Add(-2*soakFor), phase(corev1.PodUnknown, "NodeLost"))), state: Progressing, reason: "Soaking"},
 		{name: "deployment rolled out, a new pod's sidecar restarted after exiting 0", kind: D, obj: deploymentDone(),
-			pods: withPods(pod("web-new-d", newStamp, t0().Add(-2*soakFor), withInit(corev1.ContainerStatus{Name: "proxy", RestartCount: 1,
-				State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0().Add(-2 * soakFor))}},
+			pods: withPods(pod("web-new-d", newStamp, t0().Add(-2*soakFor), withSidecar(corev1.ContainerStatus{Name: "proxy", RestartCount: 1,
+				State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0().Add(-time.Second))}},
 				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}))),
 			state: Progressing, reason: "Soaking"},
+		{name: "deployment rolled out, a new pod's sidecar not running", kind: D, obj: deploymentDone(),
+			pods: withPods(pod("web-new-d", newStamp, t0().Add(-2*soakFor), withSidecar(corev1.ContainerStatus{Name: "proxy",
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}))),
+			state: Progressing, reason: "Soaking"},
+		{name: "deployment rolled out, a new pod's sidecar soaked", kind: D, obj: deploymentDone(),
+			pods: withPods(pod("web-new-d", newStamp, t0().Add(-2*soakFor), withSidecar(corev1.ContainerStatus{Name: "proxy",
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0().Add(-2 * soakFor))}}}))),
+			state: Succeeded, reason: "Updated"},
+		// A fix that reverts a halted change brings back the template of
+		// pods that outlived the change; the crashes they had with the bad
+		// content, before the re-stamp, are not the fix's.
+		{name: "a reused pod that crashed before the re-stamp and has run since", kind: D, obj: restamped(deploymentDone(), t0().Add(-time.Minute)),
+			pods: withPods(pod("web-new-d", newStamp, t0().Add(-2*soakFor), crashedAt(1, t0().Add(-time.Hour)))), state: Succeeded, reason: "Updated"},
+		{name: "a reused pod in back-off after a crash from before the re-stamp", kind: D, obj: restamped(deploymentDone(), t0().Add(-time.Minute)),
+			pods:  withPods(pod("web-new-d", newStamp, t0(), crashedAt(1, t0().Add(-2*time.Minute)), waiting("CrashLoopBackOff"))),
+			state: Progressing, reason: "Soaking"},
+		{name: "a reused pod that crashed after the re-stamp", kind: D, obj: restamped(deploymentDone(), t0().Add(-time.Minute)),
+			pods: withPods(pod("web-new-d", newStamp, t0(), crashedAt(1, t0().Add(-30*time.Second)))), state: Failed, reason: "NonZeroExit"},
+		{name: "a reused pod that exited, started before the re-stamp", kind: D, obj: restamped(deploymentDone(), t0().Add(-time.Minute)),
+			pods: withPods(pod("web-new-d", newStamp, t0(), exitedNow(1), func(p *corev1.Pod) {
+				p.Status.ContainerStatuses[0].State.Terminated.StartedAt = metav1.NewTime(t0().Add(-time.Hour))
+			})), state: Progressing, reason: "Soaking"},
+		{name: "an unreadable rollout record judges every crash", kind: D, obj: func() client.Object {
+			d := restamped(deploymentDone(), t0().Add(-time.Minute))
+			d.Annotations[contract.RolloutAnnotation] = "v0 garbage"
+			return d
+		}(), pods: withPods(pod("web-new-d", newStamp, t0().Add(-2*soakFor), crashedAt(1, t0().Add(-time.Hour)))), state: Failed, reason: "NonZeroExit"},
 		{name: "deployment rolled out, a new pod being deleted does not soak", kind: D, obj: deploymentDone(),
 			pods: withPods(pod("web-new-d", newStamp, t0(), pending(), deleting())), state: Succeeded, reason: "Updated"},
 		{name: "deployment rolled out, old pods still terminating", kind: D, obj: deploymentDone(),
@@ -296,6 +324,13 @@ func TestJudge(t *testing.T) {
 				t.Errorf("Judge changed the object")
 			}
 		})
+	}
+}
+
+func TestJudgeWithoutObject(t *testing.T) {
+	v := Judge(Input{Kind: kindOf("Deployment"), Stamp: newStamp, Now: t0(), Soak: soakFor})
+	if v.State != Progressing || v.Reason != "NoObject" {
+		t.Errorf("Judge without an object = %s %q, want progressing NoObject", v.State, v.Reason)
 	}
 }
 
