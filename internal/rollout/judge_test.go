@@ -123,7 +123,7 @@ func deploymentCases() []judgeCase {
 			pods:  withPods(pod("web-new-d", newStamp, t0(), crashedAt(1, t0().Add(-2*time.Minute)), waiting("CrashLoopBackOff"))),
 			state: Progressing, reason: "Soaking"},
 		{name: "a reused pod that crashed after the re-stamp", kind: D, obj: restamped(deploymentDone(), t0().Add(-time.Minute)),
-			pods: withPods(pod("web-new-d", newStamp, t0(), crashedAt(1, t0().Add(-30*time.Second)))), state: Failed, reason: "NonZeroExit"},
+			pods: withPods(pod("web-new-d", newStamp, t0(), crashedAt(2, t0().Add(-30*time.Second)))), state: Failed, reason: "NonZeroExit"},
 		{name: "a reused pod that exited, started before the re-stamp", kind: D, obj: restamped(deploymentDone(), t0().Add(-time.Minute)),
 			pods: withPods(pod("web-new-d", newStamp, t0(), exitedNow(1), func(p *corev1.Pod) {
 				p.Status.ContainerStatuses[0].State.Terminated.StartedAt = metav1.NewTime(t0().Add(-time.Hour))
@@ -230,10 +230,6 @@ func statefulSetAndDaemonSetCases() []judgeCase {
 
 func otherKindCases() []judgeCase {
 	R, C := kindOf("Rollout"), cloneSetKind()
-	ready := func(s string) map[string]any {
-		return map[string]any{"observedGeneration": int64(6), "replicas": int64(2), "updatedReplicas": int64(2), "readyReplicas": int64(2),
-			"conditions": []any{cond("Ready", s, "Reason")}}
-	}
 	return []judgeCase{
 		{name: "cronjob", kind: kindOf("CronJob"), obj: cronJob(), pods: []corev1.Pod{pod("report-1-x", newStamp, t0(), waiting("CrashLoopBackOff"))},
 			state: Succeeded, reason: "CronJob"},
@@ -266,33 +262,40 @@ func otherKindCases() []judgeCase {
 			pods: []corev1.Pod{pod("web-new-a", newStamp, t0(), waiting("CrashLoopBackOff"))}, state: Failed, reason: "CrashLoopBackOff"},
 		{name: "custom kind with no status at all", kind: C, obj: cloneSet(nil), state: Succeeded, reason: "NoStatus"},
 		{name: "custom kind with an empty status", kind: C, obj: cloneSet(map[string]any{}), state: Succeeded, reason: "NoStatus"},
-		{name: "custom kind Ready and soaked", kind: C, obj: cloneSet(ready("True")), pods: soaked()[:2], state: Succeeded, reason: "Updated"},
-		{name: "custom kind Ready but no new pod yet", kind: C, obj: cloneSet(ready("True")),
+		{name: "custom kind Ready and soaked", kind: C, obj: cloneSet(readyStatus("True")), pods: soaked()[:2], state: Succeeded, reason: "Updated"},
+		{name: "custom kind Ready but no new pod yet", kind: C, obj: cloneSet(readyStatus("True")),
 			pods: []corev1.Pod{pod("web-old-a", oldStamp, t0().Add(-time.Hour))}, state: Progressing, reason: "NoNewPods"},
 		{name: "custom kind Ready with 0 replicas", kind: C, obj: func() client.Object {
-			u := cloneSet(ready("True"))
+			u := cloneSet(readyStatus("True"))
 			u.Object["spec"].(map[string]any)["replicas"] = int64(0)
 			return u
 		}(), state: Succeeded, reason: "Updated"},
-		{name: "custom kind not Ready", kind: C, obj: cloneSet(ready("False")), pods: soaked()[:2], state: Progressing, reason: "Reason"},
+		{name: "custom kind not Ready", kind: C, obj: cloneSet(readyStatus("False")), pods: soaked()[:2], state: Progressing, reason: "Reason"},
 		{name: "custom kind Reconciling", kind: C, obj: func() client.Object {
-			u := cloneSet(ready("True"))
+			u := cloneSet(readyStatus("True"))
 			statusOf(u)["conditions"] = []any{cond("Reconciling", "True", "Scaling")}
 			return u
 		}(), state: Progressing, reason: "Scaling"},
 		{name: "custom kind Stalled", kind: C, obj: func() client.Object {
-			u := cloneSet(ready("True"))
+			u := cloneSet(readyStatus("True"))
 			statusOf(u)["conditions"] = []any{cond("Stalled", "True", "Quota exceeded!")}
 			return u
 		}(), state: Failed, reason: "Quotaexceeded"},
 		{name: "custom kind whose status is from the previous generation", kind: C, obj: func() client.Object {
-			u := cloneSet(ready("True"))
+			u := cloneSet(readyStatus("True"))
 			statusOf(u)["observedGeneration"] = int64(5)
 			return u
 		}(), pods: soaked()[:2], state: Progressing, reason: "LatestGenerationNotObserved"},
 		{name: "custom kind, a new pod cannot pull its image", kind: C, obj: cloneSet(nil),
 			pods: []corev1.Pod{pod("web-new-a", newStamp, t0(), waiting("ImagePullBackOff"))}, state: Failed, reason: "ImagePullBackOff"},
 	}
+}
+
+// readyStatus is a CloneSet status at generation 6 whose Ready condition
+// has status s.
+func readyStatus(s string) map[string]any {
+	return map[string]any{"observedGeneration": int64(6), "replicas": int64(2), "updatedReplicas": int64(2), "readyReplicas": int64(2),
+		"conditions": []any{cond("Ready", s, "Reason")}}
 }
 
 func TestJudge(t *testing.T) {

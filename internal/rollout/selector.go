@@ -30,7 +30,10 @@ func PodSelector(kind workload.Kind, obj client.Object) (labels.Selector, bool, 
 		return nil, false, err
 	}
 	raw, found, err := unstructured.NestedFieldNoCopy(u.Object, "spec", "selector")
-	if err != nil || !found || raw == nil {
+	if err != nil {
+		return nil, false, fmt.Errorf("%s spec.selector: %w", kind.GVK.Kind, err)
+	}
+	if !found || raw == nil {
 		return nil, false, nil
 	}
 	var sel labels.Selector

@@ -46,6 +46,8 @@ func TestPodSelector(t *testing.T) {
 		{name: "a bad operator", kind: cloneSetKind(), wantErr: true, obj: withSelector(map[string]any{
 			"matchExpressions": []any{map[string]any{"key": "tier", "operator": "Near"}}})},
 		{name: "a selector of another type", kind: cloneSetKind(), obj: withSelector(int64(3)), wantErr: true},
+		{name: "a spec that is not an object", kind: cloneSetKind(), wantErr: true, obj: &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "spec": "web"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sel, ok, err := PodSelector(c.kind, c.obj)
