@@ -49,7 +49,8 @@ func Judge(in Input) Verdict {
 	}
 	u, err := toUnstructured(in.Kind, in.Object)
 	if err != nil {
-		return progressing("StatusUnreadable", "%s: %v", in.Kind.GVK.Kind, err)
+		// The error can quote the object's content: not shown.
+		return progressing("StatusUnreadable", "the %s does not convert to unstructured", in.Kind.GVK.Kind)
 	}
 	if isCronJob(in.Kind) {
 		return succeeded("CronJob", "a CronJob's stamp only reaches its future Jobs; nothing rolls now")

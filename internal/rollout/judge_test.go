@@ -286,6 +286,11 @@ func otherKindCases() []judgeCase {
 			statusOf(u)["observedGeneration"] = int64(5)
 			return u
 		}(), pods: soaked()[:2], state: Progressing, reason: "LatestGenerationNotObserved"},
+		{name: "custom kind whose status kstatus cannot read", kind: C, obj: func() client.Object {
+			u := cloneSet(readyStatus("True"))
+			statusOf(u)["observedGeneration"] = "s3cr3t"
+			return u
+		}(), state: Progressing, reason: "StatusUnreadable"},
 		{name: "custom kind, a new pod cannot pull its image", kind: C, obj: cloneSet(nil),
 			pods: []corev1.Pod{pod("web-new-a", newStamp, t0(), waiting("ImagePullBackOff"))}, state: Failed, reason: "ImagePullBackOff"},
 	}
