@@ -32,6 +32,13 @@
 //     CrashLoopBackOff and long before a progress deadline (10 minutes by
 //     default). A pod the cluster disrupted (condition DisruptionTarget:
 //     eviction, preemption, node shutdown) is not a failure of its config.
+//     Nor is an exit of a container that had started before the re-stamp
+//     (the Since of the workload's confighash.dev/rollout record; without
+//     one every exit counts): it ran with the content before the change.
+//     Only a pod that outlived the change can show one, when the template
+//     comes back to a revision whose pods are still running, as when the
+//     fix of a halted change is a revert; a crash-looping pod whose last
+//     crash is from before the re-stamp waits for its next start.
 //     This holds for every kind and comes before the kind's own verdict.
 //   - Deployment: kstatus Failed, i.e. ProgressDeadlineExceeded.
 //   - Argo Rollouts: phase Degraded; the reason is the head of
@@ -55,9 +62,11 @@
 //
 // A candidate Succeeded becomes Succeeded "Updated" only after the soak:
 // every new-revision pod (but those being deleted) is Running, all its
-// containers running with no restart (init containers included), for at
-// least Input.Soak since the latest of its containers' starts. Until then
-// it is Progressing "Soaking". The soak exists because a program that runs
+// containers and sidecars running, for at least Input.Soak since the
+// latest of their starts: a restart is a start, so none restarted within
+// the soak, and a pod that restarted long before it (a reused one, see
+// above) is not held back by its restart count. Until then it is
+// Progressing "Soaking". The soak exists because a program that runs
 // for a moment and then exits counts as available to a Deployment without
 // a readiness probe, so the controller can call the rollout complete
 // before the crash; its restart then fails the rollout. With no pods
@@ -91,7 +100,8 @@
 //   - Job and bare Pod ("Immutable"): their templates are fixed, the hook
 //     never re-stamps them.
 //
-// A pod failure still wins over each of these but CronJob and Job.
+// A pod failure still wins over each of these but CronJob and Job, and
+// over "NotStamped" below.
 //
 // # Not stamped yet
 //

@@ -232,6 +232,33 @@ func crashedOnce(code int32) podOpt {
 	}
 }
 
+// crashedAt is a container that exited with code after starting at
+// started, was restarted and runs again.
+func crashedAt(code int32, started time.Time) podOpt {
+	return func(p *corev1.Pod) {
+		c := &p.Status.ContainerStatuses[0]
+		c.RestartCount = 1
+		c.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: "Error",
+			StartedAt: metav1.NewTime(started), FinishedAt: metav1.NewTime(started.Add(time.Second))}}
+	}
+}
+
+// withSidecar adds a sidecar (an init container that restarts always)
+// with status s; the pod runs.
+func withSidecar(s corev1.ContainerStatus) podOpt {
+	return func(p *corev1.Pod) {
+		p.Spec.InitContainers = []corev1.Container{{Name: s.Name, Image: "registry.example/proxy:1", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)}}
+		p.Status.InitContainerStatuses = []corev1.ContainerStatus{s}
+	}
+}
+
+// restamped gives d the hook's rollout record of a re-stamp at since.
+func restamped(d *appsv1.Deployment, since time.Time) *appsv1.Deployment {
+	d.Annotations[contract.RolloutAnnotation] = contract.Rollout{Since: since,
+		Changes: []contract.Change{{Source: "configmap/shared", Content: "0123456789abcdef"}}}.String()
+	return d
+}
+
 // exitedNow is a container that has just exited with code, not yet
 // restarted.
 func exitedNow(code int32) podOpt {
@@ -247,7 +274,9 @@ func withInit(s corev1.ContainerStatus) podOpt {
 	return func(p *corev1.Pod) {
 		p.Spec.InitContainers = []corev1.Container{{Name: s.Name, Image: "registry.example/init:1"}}
 		p.Status.InitContainerStatuses = []corev1.ContainerStatus{s}
-		if s.State.Terminated == nil || s.State.Terminated.ExitCode != 0 {
+		// A sidecar (a running init container) or a completed one lets the
+		// pod run; a waiting or failed one holds it in Pending.
+		if s.State.Running == nil && (s.State.Terminated == nil || s.State.Terminated.ExitCode != 0) {
 			p.Status.Phase = corev1.PodPending
 			p.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
 		}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -39,25 +40,29 @@ type Input struct {
 // succeeded, is still going, or failed (see the package doc for the rules
 // of each kind).
 func Judge(in Input) Verdict {
+	if in.Object == nil {
+		return progressing("NoObject", "no workload object to judge")
+	}
 	if !in.Kind.Mutable {
 		// Jobs and bare Pods are never re-stamped: their template is fixed.
 		return succeeded("Immutable", "%s pod templates are fixed once created; nothing rolls", in.Kind.GVK.Kind)
 	}
 	u, err := toUnstructured(in.Kind, in.Object)
 	if err != nil {
-		return progressing("StatusUnreadable", "%s: %v", in.Kind.GVK.Kind, err)
+		// The error can quote the object's content: not shown.
+		return progressing("StatusUnreadable", "the %s does not convert to unstructured", in.Kind.GVK.Kind)
 	}
 	if isCronJob(in.Kind) {
 		return succeeded("CronJob", "a CronJob's stamp only reaches its future Jobs; nothing rolls now")
+	}
+	pods := newRevision(in.Pods, in.Stamp)
+	if v, bad := podFailure(pods, restampedAt(u)); bad {
+		return v
 	}
 	if in.Stamp != "" {
 		if t, ok := in.Kind.PodTemplate(in.Object); ok && t.Checksum() != in.Stamp {
 			return progressing("NotStamped", "the object's pod template does not carry the stamp yet")
 		}
-	}
-	pods := newRevision(in.Pods, in.Stamp)
-	if v, bad := podFailure(pods); bad {
-		return v
 	}
 	v := judgeKind(in.Kind, u)
 	if v.State != Succeeded || v.Reason != reasonUpdated {
@@ -89,6 +94,16 @@ func awaitsPods(k workload.Kind, obj client.Object, u *unstructured.Unstructured
 	}
 	_, ok, err := PodSelector(k, obj)
 	return ok && err == nil
+}
+
+// restampedAt is when the hook re-stamped the workload, from its
+// confighash.dev/rollout record; zero when it has none.
+func restampedAt(u *unstructured.Unstructured) time.Time {
+	r, err := contract.ParseRollout(u.GetAnnotations()[contract.RolloutAnnotation])
+	if err != nil {
+		return time.Time{}
+	}
+	return r.Since
 }
 
 // reasonUpdated is the Reason of a kind's verdict that still waits for the

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -89,12 +90,49 @@ func deploymentCases() []judgeCase {
 		}), state: Progressing, reason: "NotObserved"},
 		{name: "deployment whose template does not carry the stamp yet", kind: D,
 			obj: deploy(func(d *appsv1.Deployment) { d.Spec.Template = template(oldStamp) }), pods: soaked(), state: Progressing, reason: "NotStamped"},
+		{name: "deployment whose cached template lags its crashing new pods", kind: D,
+			obj:  deploy(func(d *appsv1.Deployment) { d.Spec.Template = template(oldStamp) }),
+			pods: []corev1.Pod{pod("web-new-a", newStamp, t0(), waiting("CrashLoopBackOff"))}, state: Failed, reason: "CrashLoopBackOff"},
 		{name: "deployment rolled out, pods not soaked yet", kind: D, obj: deploymentDone(),
 			pods: withPods(pod("web-new-d", newStamp, t0().Add(-5*time.Second))), state: Progressing, reason: "Soaking"},
 		{name: "deployment rolled out, a new pod restarted after exiting 0", kind: D, obj: deploymentDone(),
-			pods: withPods(pod("web-new-d", newStamp, t0().Add(-2*soakFor), crashedOnce(0))), state: Progressing, reason: "Soaking"},
+			pods: withPods(pod("web-new-d", newStamp, t0().Add(-time.Second), crashedOnce(0))), state: Progressing, reason: "Soaking"},
 		{name: "deployment rolled out, a new pod pending", kind: D, obj: deploymentDone(),
 			pods: withPods(pod("web-new-d", newStamp, t0(), pending())), state: Progressing, reason: "Soaking"},
+		{name: "deployment rolled out, a new pod's phase is Unknown", kind: D, obj: deploymentDone(),
+			pods: withPods(pod("web-new-d", newStamp, t0().Add(-2*soakFor), phase(corev1.PodUnknown, "NodeLost"))), state: Progressing, reason: "Soaking"},
+		{name: "deployment rolled out, a new pod's sidecar restarted after exiting 0", kind: D, obj: deploymentDone(),
+			pods: withPods(pod("web-new-d", newStamp, t0().Add(-2*soakFor), withSidecar(corev1.ContainerStatus{Name: "proxy", RestartCount: 1,
+				State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0().Add(-time.Second))}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}))),
+			state: Progressing, reason: "Soaking"},
+		{name: "deployment rolled out, a new pod's sidecar not running", kind: D, obj: deploymentDone(),
+			pods: withPods(pod("web-new-d", newStamp, t0().Add(-2*soakFor), withSidecar(corev1.ContainerStatus{Name: "proxy",
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}))),
+			state: Progressing, reason: "Soaking"},
+		{name: "deployment rolled out, a new pod's sidecar soaked", kind: D, obj: deploymentDone(),
+			pods: withPods(pod("web-new-d", newStamp, t0().Add(-2*soakFor), withSidecar(corev1.ContainerStatus{Name: "proxy",
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0().Add(-2 * soakFor))}}}))),
+			state: Succeeded, reason: "Updated"},
+		// A fix that reverts a halted change brings back the template of
+		// pods that outlived the change; the crashes they had with the bad
+		// content, before the re-stamp, are not the fix's.
+		{name: "a reused pod that crashed before the re-stamp and has run since", kind: D, obj: restamped(deploymentDone(), t0().Add(-time.Minute)),
+			pods: withPods(pod("web-new-d", newStamp, t0().Add(-2*soakFor), crashedAt(1, t0().Add(-time.Hour)))), state: Succeeded, reason: "Updated"},
+		{name: "a reused pod in back-off after a crash from before the re-stamp", kind: D, obj: restamped(deploymentDone(), t0().Add(-time.Minute)),
+			pods:  withPods(pod("web-new-d", newStamp, t0(), crashedAt(1, t0().Add(-2*time.Minute)), waiting("CrashLoopBackOff"))),
+			state: Progressing, reason: "Soaking"},
+		{name: "a reused pod that crashed after the re-stamp", kind: D, obj: restamped(deploymentDone(), t0().Add(-time.Minute)),
+			pods: withPods(pod("web-new-d", newStamp, t0(), crashedAt(2, t0().Add(-30*time.Second)))), state: Failed, reason: "NonZeroExit"},
+		{name: "a reused pod that exited, started before the re-stamp", kind: D, obj: restamped(deploymentDone(), t0().Add(-time.Minute)),
+			pods: withPods(pod("web-new-d", newStamp, t0(), exitedNow(1), func(p *corev1.Pod) {
+				p.Status.ContainerStatuses[0].State.Terminated.StartedAt = metav1.NewTime(t0().Add(-time.Hour))
+			})), state: Progressing, reason: "Soaking"},
+		{name: "an unreadable rollout record judges every crash", kind: D, obj: func() client.Object {
+			d := restamped(deploymentDone(), t0().Add(-time.Minute))
+			d.Annotations[contract.RolloutAnnotation] = "v0 garbage"
+			return d
+		}(), pods: withPods(pod("web-new-d", newStamp, t0().Add(-2*soakFor), crashedAt(1, t0().Add(-time.Hour)))), state: Failed, reason: "NonZeroExit"},
 		{name: "deployment rolled out, a new pod being deleted does not soak", kind: D, obj: deploymentDone(),
 			pods: withPods(pod("web-new-d", newStamp, t0(), pending(), deleting())), state: Succeeded, reason: "Updated"},
 		{name: "deployment rolled out, old pods still terminating", kind: D, obj: deploymentDone(),
@@ -192,10 +230,6 @@ func statefulSetAndDaemonSetCases() []judgeCase {
 
 func otherKindCases() []judgeCase {
 	R, C := kindOf("Rollout"), cloneSetKind()
-	ready := func(s string) map[string]any {
-		return map[string]any{"observedGeneration": int64(6), "replicas": int64(2), "updatedReplicas": int64(2), "readyReplicas": int64(2),
-			"conditions": []any{cond("Ready", s, "Reason")}}
-	}
 	return []judgeCase{
 		{name: "cronjob", kind: kindOf("CronJob"), obj: cronJob(), pods: []corev1.Pod{pod("report-1-x", newStamp, t0(), waiting("CrashLoopBackOff"))},
 			state: Succeeded, reason: "CronJob"},
@@ -228,33 +262,45 @@ func otherKindCases() []judgeCase {
 			pods: []corev1.Pod{pod("web-new-a", newStamp, t0(), waiting("CrashLoopBackOff"))}, state: Failed, reason: "CrashLoopBackOff"},
 		{name: "custom kind with no status at all", kind: C, obj: cloneSet(nil), state: Succeeded, reason: "NoStatus"},
 		{name: "custom kind with an empty status", kind: C, obj: cloneSet(map[string]any{}), state: Succeeded, reason: "NoStatus"},
-		{name: "custom kind Ready and soaked", kind: C, obj: cloneSet(ready("True")), pods: soaked()[:2], state: Succeeded, reason: "Updated"},
-		{name: "custom kind Ready but no new pod yet", kind: C, obj: cloneSet(ready("True")),
+		{name: "custom kind Ready and soaked", kind: C, obj: cloneSet(readyStatus("True")), pods: soaked()[:2], state: Succeeded, reason: "Updated"},
+		{name: "custom kind Ready but no new pod yet", kind: C, obj: cloneSet(readyStatus("True")),
 			pods: []corev1.Pod{pod("web-old-a", oldStamp, t0().Add(-time.Hour))}, state: Progressing, reason: "NoNewPods"},
 		{name: "custom kind Ready with 0 replicas", kind: C, obj: func() client.Object {
-			u := cloneSet(ready("True"))
+			u := cloneSet(readyStatus("True"))
 			u.Object["spec"].(map[string]any)["replicas"] = int64(0)
 			return u
 		}(), state: Succeeded, reason: "Updated"},
-		{name: "custom kind not Ready", kind: C, obj: cloneSet(ready("False")), pods: soaked()[:2], state: Progressing, reason: "Reason"},
+		{name: "custom kind not Ready", kind: C, obj: cloneSet(readyStatus("False")), pods: soaked()[:2], state: Progressing, reason: "Reason"},
 		{name: "custom kind Reconciling", kind: C, obj: func() client.Object {
-			u := cloneSet(ready("True"))
+			u := cloneSet(readyStatus("True"))
 			statusOf(u)["conditions"] = []any{cond("Reconciling", "True", "Scaling")}
 			return u
 		}(), state: Progressing, reason: "Scaling"},
 		{name: "custom kind Stalled", kind: C, obj: func() client.Object {
-			u := cloneSet(ready("True"))
+			u := cloneSet(readyStatus("True"))
 			statusOf(u)["conditions"] = []any{cond("Stalled", "True", "Quota exceeded!")}
 			return u
 		}(), state: Failed, reason: "Quotaexceeded"},
 		{name: "custom kind whose status is from the previous generation", kind: C, obj: func() client.Object {
-			u := cloneSet(ready("True"))
+			u := cloneSet(readyStatus("True"))
 			statusOf(u)["observedGeneration"] = int64(5)
 			return u
 		}(), pods: soaked()[:2], state: Progressing, reason: "LatestGenerationNotObserved"},
+		{name: "custom kind whose status kstatus cannot read", kind: C, obj: func() client.Object {
+			u := cloneSet(readyStatus("True"))
+			statusOf(u)["observedGeneration"] = "s3cr3t"
+			return u
+		}(), state: Progressing, reason: "StatusUnreadable"},
 		{name: "custom kind, a new pod cannot pull its image", kind: C, obj: cloneSet(nil),
 			pods: []corev1.Pod{pod("web-new-a", newStamp, t0(), waiting("ImagePullBackOff"))}, state: Failed, reason: "ImagePullBackOff"},
 	}
+}
+
+// readyStatus is a CloneSet status at generation 6 whose Ready condition
+// has status s.
+func readyStatus(s string) map[string]any {
+	return map[string]any{"observedGeneration": int64(6), "replicas": int64(2), "updatedReplicas": int64(2), "readyReplicas": int64(2),
+		"conditions": []any{cond("Ready", s, "Reason")}}
 }
 
 func TestJudge(t *testing.T) {
@@ -286,6 +332,13 @@ func TestJudge(t *testing.T) {
 				t.Errorf("Judge changed the object")
 			}
 		})
+	}
+}
+
+func TestJudgeWithoutObject(t *testing.T) {
+	v := Judge(Input{Kind: kindOf("Deployment"), Stamp: newStamp, Now: t0(), Soak: soakFor})
+	if v.State != Progressing || v.Reason != "NoObject" {
+		t.Errorf("Judge without an object = %s %q, want progressing NoObject", v.State, v.Reason)
 	}
 }
 

@@ -16,7 +16,8 @@ import (
 func fromKstatus(u *unstructured.Unstructured, trustMessage bool) Verdict {
 	res, err := status.Compute(u)
 	if err != nil {
-		return progressing("StatusUnreadable", "kstatus cannot read the status: %v", err)
+		// The error can quote the field it could not read: not shown.
+		return progressing("StatusUnreadable", "kstatus cannot read the status")
 	}
 	reason := ""
 	if len(res.Conditions) > 0 {
@@ -24,10 +25,7 @@ func fromKstatus(u *unstructured.Unstructured, trustMessage bool) Verdict {
 	}
 	msg := res.Message
 	if !trustMessage {
-		msg = fmt.Sprintf("kstatus: %s", res.Status)
-		if reason != "" {
-			msg = fmt.Sprintf("kstatus: %s (%s)", res.Status, word(reason, ""))
-		}
+		msg = fmt.Sprintf("kstatus: %s (%s)", res.Status, word(reason, "no reason"))
 	}
 	switch res.Status {
 	case status.CurrentStatus:

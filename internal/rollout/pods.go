@@ -58,8 +58,12 @@ func disrupted(p *corev1.Pod) bool {
 // non-zero code (now, or before its latest restart). The exit is what
 // catches a program that refuses its config at start within seconds of
 // the first crash, before the kubelet's back-off says CrashLoopBackOff and
-// long before the progress deadline.
-func podFailure(pods []*corev1.Pod) (Verdict, bool) {
+// long before the progress deadline. since is when the hook re-stamped the
+// workload (zero when unknown): an exit of a container started before it
+// ran with the content before the change, so it is no verdict on this one.
+// Only a pod that outlived the change can have one: a pod whose template
+// came back, as when the fix of a halted change is a revert.
+func podFailure(pods []*corev1.Pod, since time.Time) (Verdict, bool) {
 	for _, p := range pods {
 		if disrupted(p) {
 			continue
@@ -69,7 +73,7 @@ func podFailure(pods []*corev1.Pod) (Verdict, bool) {
 		}
 		for _, statuses := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
 			for i := range statuses {
-				if v, bad := containerFailure(p.Name, &statuses[i]); bad {
+				if v, bad := containerFailure(p.Name, &statuses[i], since); bad {
 					return v, true
 				}
 			}
@@ -78,17 +82,28 @@ func podFailure(pods []*corev1.Pod) (Verdict, bool) {
 	return Verdict{}, false
 }
 
-func containerFailure(pod string, c *corev1.ContainerStatus) (Verdict, bool) {
+func containerFailure(pod string, c *corev1.ContainerStatus, since time.Time) (Verdict, bool) {
+	last := c.LastTerminationState.Terminated
 	if w := c.State.Waiting; w != nil && cannotStart(w.Reason) {
-		return failed(w.Reason, "pod %s container %s: %s", pod, c.Name, w.Reason), true
+		// A back-off after an exit from before the change ends in a start
+		// with the new content.
+		if w.Reason != "CrashLoopBackOff" || last == nil || !startedBefore(last, since) {
+			return failed(w.Reason, "pod %s container %s: %s", pod, c.Name, w.Reason), true
+		}
 	}
-	if t := c.State.Terminated; t != nil && t.ExitCode != 0 {
+	if t := c.State.Terminated; t != nil && t.ExitCode != 0 && !startedBefore(t, since) {
 		return exited(pod, c.Name, t), true
 	}
-	if t := c.LastTerminationState.Terminated; t != nil && t.ExitCode != 0 && c.RestartCount >= 1 {
-		return exited(pod, c.Name, t), true
+	if last != nil && last.ExitCode != 0 && c.RestartCount >= 1 && !startedBefore(last, since) {
+		return exited(pod, c.Name, last), true
 	}
 	return Verdict{}, false
+}
+
+// startedBefore reports whether a terminated container had started before
+// since (false when its start is unknown, or since is zero).
+func startedBefore(t *corev1.ContainerStateTerminated, since time.Time) bool {
+	return !t.StartedAt.IsZero() && t.StartedAt.Time.Before(since)
 }
 
 func exited(pod, container string, t *corev1.ContainerStateTerminated) Verdict {
@@ -101,10 +116,11 @@ func exited(pod, container string, t *corev1.ContainerStateTerminated) Verdict {
 
 // soak turns the kind's Succeeded into Progressing "Soaking" until every
 // new-revision pod (but those being deleted) is Running with all its
-// containers running, none restarted, for at least d since its latest
-// container start: a program that runs for a moment and then exits
-// counts as available to a Deployment without a readiness probe, so the
-// controller can report the rollout complete before the crash.
+// containers and sidecars running for at least d since the latest of
+// their starts (a restart is a start, so none restarted meanwhile): a
+// program that runs for a moment and then exits counts as available to a
+// Deployment without a readiness probe, so the controller can report the
+// rollout complete before the crash.
 func soak(v Verdict, pods []*corev1.Pod, now time.Time, d time.Duration) Verdict {
 	for _, p := range pods {
 		if p.DeletionTimestamp != nil {
@@ -127,30 +143,35 @@ func soak(v Verdict, pods []*corev1.Pod, now time.Time, d time.Duration) Verdict
 	return v
 }
 
-// latestStart is the latest start of p's containers, or why p is not
-// soaking yet: a container not running, or restarted.
+// latestStart is the latest start of p's containers and sidecars (init
+// containers that restart always), or why p is not soaking yet: one of
+// them is not running.
 func latestStart(p *corev1.Pod) (time.Time, string) {
-	for _, c := range p.Status.InitContainerStatuses {
-		if c.RestartCount > 0 {
-			return time.Time{}, "init container " + c.Name + " restarted"
-		}
-	}
 	var latest time.Time
-	for _, spec := range p.Spec.Containers {
-		i := slices.IndexFunc(p.Status.ContainerStatuses, func(c corev1.ContainerStatus) bool { return c.Name == spec.Name })
-		if i < 0 {
-			return time.Time{}, "container " + spec.Name + " has no status yet"
+	check := func(what string, specs []corev1.Container, statuses []corev1.ContainerStatus, sidecars bool) string {
+		for _, spec := range specs {
+			if sidecars && (spec.RestartPolicy == nil || *spec.RestartPolicy != corev1.ContainerRestartPolicyAlways) {
+				continue
+			}
+			i := slices.IndexFunc(statuses, func(c corev1.ContainerStatus) bool { return c.Name == spec.Name })
+			if i < 0 {
+				return what + " " + spec.Name + " has no status yet"
+			}
+			r := statuses[i].State.Running
+			if r == nil || r.StartedAt.IsZero() {
+				return what + " " + spec.Name + " is not running"
+			}
+			if r.StartedAt.After(latest) {
+				latest = r.StartedAt.Time
+			}
 		}
-		c := p.Status.ContainerStatuses[i]
-		if c.RestartCount > 0 {
-			return time.Time{}, "container " + c.Name + " restarted"
-		}
-		if c.State.Running == nil || c.State.Running.StartedAt.IsZero() {
-			return time.Time{}, "container " + c.Name + " is not running"
-		}
-		if t := c.State.Running.StartedAt.Time; t.After(latest) {
-			latest = t
-		}
+		return ""
+	}
+	if why := check("sidecar", p.Spec.InitContainers, p.Status.InitContainerStatuses, true); why != "" {
+		return time.Time{}, why
+	}
+	if why := check("container", p.Spec.Containers, p.Status.ContainerStatuses, false); why != "" {
+		return time.Time{}, why
 	}
 	if latest.IsZero() {
 		return time.Time{}, "no container is running"

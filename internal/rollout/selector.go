@@ -16,12 +16,13 @@ import (
 // PodSelector is the label selector to list obj's pods with: its
 // spec.selector, typed or unstructured (a LabelSelector, or a selector
 // string as some custom kinds keep it). ok is false when there is none to
-// use: a CronJob (its Jobs' pods are not a rollout), a kind that is never
+// use: a CronJob (it has no spec.selector: its Jobs' pods are not a
+// rollout), a kind that is never
 // re-stamped, a custom kind without spec.selector, or a selector that
 // selects everything (it would list the whole namespace). Judge then
 // decides without pods.
 func PodSelector(kind workload.Kind, obj client.Object) (labels.Selector, bool, error) {
-	if !kind.Mutable || isCronJob(kind) {
+	if !kind.Mutable {
 		return nil, false, nil
 	}
 	u, err := toUnstructured(kind, obj)
@@ -29,7 +30,10 @@ func PodSelector(kind workload.Kind, obj client.Object) (labels.Selector, bool, 
 		return nil, false, err
 	}
 	raw, found, err := unstructured.NestedFieldNoCopy(u.Object, "spec", "selector")
-	if err != nil || !found || raw == nil {
+	if err != nil {
+		return nil, false, fmt.Errorf("%s spec.selector: %w", kind.GVK.Kind, err)
+	}
+	if !found || raw == nil {
 		return nil, false, nil
 	}
 	var sel labels.Selector

@@ -3,6 +3,8 @@ package rollout
 import (
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,6 +37,8 @@ func TestPodSelector(t *testing.T) {
 		{name: "daemonset", kind: kindOf("DaemonSet"), obj: daemonSetDone(), want: "app=web"},
 		{name: "argo rollout", kind: kindOf("Rollout"), obj: argoHealthy(), want: "app=web"},
 		{name: "cronjob has none", kind: kindOf("CronJob"), obj: cronJob()},
+		{name: "a job is never re-stamped", kind: kindOf("Job"), obj: &batchv1.Job{Spec: batchv1.JobSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"batch.kubernetes.io/controller-uid": "0f6b"}}}}},
 		{name: "custom kind with match expressions", kind: cloneSetKind(), obj: withSelector(matchExpr), want: "app=web,tier in (edge,front)"},
 		{name: "custom kind with a selector string", kind: cloneSetKind(), obj: withSelector("app=web,tier!=batch"), want: "app=web,tier!=batch"},
 		{name: "custom kind without spec.selector", kind: cloneSetKind(), obj: withSelector(nil)},
@@ -42,6 +46,8 @@ func TestPodSelector(t *testing.T) {
 		{name: "a bad operator", kind: cloneSetKind(), wantErr: true, obj: withSelector(map[string]any{
 			"matchExpressions": []any{map[string]any{"key": "tier", "operator": "Near"}}})},
 		{name: "a selector of another type", kind: cloneSetKind(), obj: withSelector(int64(3)), wantErr: true},
+		{name: "a spec that is not an object", kind: cloneSetKind(), wantErr: true, obj: &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "spec": "web"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sel, ok, err := PodSelector(c.kind, c.obj)

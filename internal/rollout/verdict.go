@@ -6,14 +6,14 @@ import "fmt"
 type State int
 
 const (
-	// Progressing: the rollout is under way, or cannot be judged yet (the
+	// Progressing means the rollout is under way, or cannot be judged yet (the
 	// controller has not observed the generation, the status is unknown,
 	// the new pods are soaking). The caller waits, up to its own timeout.
 	Progressing State = iota
-	// Succeeded: the new revision is out and has soaked, or there is
+	// Succeeded means the new revision is out and has soaked, or there is
 	// nothing to wait for (see the package doc).
 	Succeeded
-	// Failed: a new-revision pod crashed or cannot start, or the kind's
+	// Failed means a new-revision pod crashed or cannot start, or the kind's
 	// controller gave up (its progress deadline, a stalled or degraded
 	// status).
 	Failed

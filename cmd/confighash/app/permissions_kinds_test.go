@@ -35,9 +35,39 @@ func TestPermissionsCoverEveryRegistryKind(t *testing.T) {
 				if k.Mutable {
 					want = []string{"list", "patch", "watch"}
 				}
+				if k.GVK.Kind == "Pod" && k.GVK.Group == "" {
+					// Not as a workload: the hook lists the pods of the
+					// workloads it re-stamped (TestPermissionsListPods).
+					want = []string{"list"}
+				}
 				if !slices.Equal(verbs, want) {
 					t.Errorf("%s: verbs %v, want %v", k.GVK.Kind, verbs, want)
 				}
+			}
+		})
+	}
+}
+
+// TestPermissionsListPods checks the one pod request the hook makes to
+// judge a rollout (internal/rollout): a live LIST, in the served
+// namespaces only, naming nothing; no watch, no get.
+func TestPermissionsListPods(t *testing.T) {
+	for name, namespaces := range map[string][]string{"defaults": nil, "namespaced": {"a", "b"}} {
+		t.Run(name, func(t *testing.T) {
+			o := DefaultOptions()
+			o.Namespaces = namespaces
+			var pods []Permission
+			for _, p := range Permissions(o, workload.Kinds()) {
+				if p.Group == "" && p.Resource == "pods" {
+					pods = append(pods, p)
+				}
+			}
+			if len(pods) != 1 {
+				t.Fatalf("pod permissions %+v, want one", pods)
+			}
+			p := pods[0]
+			if !slices.Equal(p.Verbs, []string{"list"}) || p.Name != "" || p.OwnNamespace || !slices.Equal(p.Namespaces, namespaces) {
+				t.Errorf("pod permission %+v, want list in %v naming nothing", p, namespaces)
 			}
 		})
 	}
