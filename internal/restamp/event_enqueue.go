@@ -176,7 +176,8 @@ func forEachItem(list client.ObjectList, fn func(client.Object)) error {
 //
 // With waves (pl not nil), a status change of a reader whose rollout is in
 // flight brings it back at once, to judge the rollout; so does a change of
-// its halt annotation (a halt released by hand).
+// its halt annotation (a halt released by hand) or its waves annotation,
+// and its deletion, so that a wave waits for no reader that is gone.
 func recheckFor(kind workload.Kind, delay time.Duration, replay bool, pl *planner) handler.TypedEventHandler[client.Object, Request] {
 	add := func(o client.Object, q workqueue.TypedRateLimitingInterface[Request]) {
 		q.AddAfter(Request{KindName: kind.Name(), NamespacedName: client.ObjectKeyFromObject(o), Recheck: true}, delay)
@@ -189,6 +190,11 @@ func recheckFor(kind workload.Kind, delay time.Duration, replay bool, pl *planne
 				add(ev.Object, q)
 			}
 		},
+		DeleteFunc: func(_ context.Context, ev event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[Request]) {
+			if pl != nil {
+				q.Add(Request{KindName: kind.Name(), NamespacedName: client.ObjectKeyFromObject(ev.Object)})
+			}
+		},
 		UpdateFunc: func(_ context.Context, ev event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[Request]) {
 			if templateChanged(kind, ev.ObjectOld, ev.ObjectNew) {
 				add(ev.ObjectNew, q)
@@ -199,7 +205,8 @@ func recheckFor(kind workload.Kind, delay time.Duration, replay bool, pl *planne
 			}
 			r := Request{KindName: kind.Name(), NamespacedName: client.ObjectKeyFromObject(ev.ObjectNew)}
 			_, inFlight := pl.inFlight(r)
-			if inFlight || ev.ObjectOld.GetAnnotations()[contract.HaltAnnotation] != ev.ObjectNew.GetAnnotations()[contract.HaltAnnotation] {
+			oa, na := ev.ObjectOld.GetAnnotations(), ev.ObjectNew.GetAnnotations()
+			if inFlight || oa[contract.HaltAnnotation] != na[contract.HaltAnnotation] || oa[contract.WavesAnnotation] != na[contract.WavesAnnotation] {
 				q.Add(r)
 			}
 		},

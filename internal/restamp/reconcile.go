@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -81,16 +82,24 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 	}
 	obj := kind.New()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.planner.settled(identity(req))
+		}
 		return reconcile.Result{}, forget, client.IgnoreNotFound(err)
 	}
 	// The same policy as the webhook's: readers in a namespace confighash
 	// does not serve (a labelled kube-system, say) are never re-stamped.
 	ns, err := r.policy.Check(ctx, r.client, req.Namespace)
-	if err != nil || !ns.Serves || obj.GetDeletionTimestamp() != nil {
+	if err != nil {
 		return reconcile.Result{}, forget, err
+	}
+	if !ns.Serves || obj.GetDeletionTimestamp() != nil {
+		r.planner.settled(identity(req))
+		return reconcile.Result{}, forget, nil
 	}
 	reads := workload.ReadsOf(kind, obj)
 	if reads.Skip != workload.NotSkipped {
+		r.planner.settled(identity(req))
 		// Opted out; a Rollout reading a Deployment's template, or a custom
 		// object without one: nothing here to stamp; or over the sources
 		// limit: the webhook leaves such a template unstamped, and
@@ -110,6 +119,7 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 		// source shrinks (its update event brings us back), keep the stamp.
 		r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonSourceTooLarge, "Restamp",
 			"%s has more keys than the limit of --max-source-keys; not rolling", notHeld.Source)
+		r.planner.settled(identity(req))
 		return reconcile.Result{}, forget, nil
 	}
 	if err != nil {
@@ -123,12 +133,16 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 		r.metrics.missing(req.KindName)
 		r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonSourceMissing, "Restamp",
 			"required %s missing; not rolling until it exists", joinSources(res.Missing))
+		r.planner.settled(identity(req))
 		return reconcile.Result{}, forget, nil
 	}
 	// A held workload is not re-stamped whatever its stamp: the guard is
 	// asked before the costlier question of why a stamp differs.
+	// A held reader holds up no wave (settled): it takes the content
+	// when its hold ends, by itself.
 	if current != res.Checksum {
 		if done, result, f, err := r.checkStillHeld(ctx, obj, req, res.Checksum); done {
+			r.planner.settled(identity(req))
 			return result, f, err
 		}
 	}
@@ -139,9 +153,12 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 	// Asked even when the stamp is current: a held workload's sources may
 	// flap back to it, and the hold still has to run its course and end.
 	if done, result, f, err := r.checkFlapGuard(ctx, obj, req, res.Checksum, stale); done {
+		r.planner.settled(identity(req))
 		return result, f, err
 	}
 	if !stale {
+		// Nothing to re-stamp: if it waited in a wave, it waits no more.
+		r.planner.settled(identity(req))
 		return reconcile.Result{}, forget, nil
 	}
 

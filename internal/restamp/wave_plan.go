@@ -285,6 +285,28 @@ func (p *planner) forgetIfDone(pl *plan) {
 	delete(p.plans, pl.key)
 }
 
+// settled says r, a member not re-stamped, needs no re-stamp for its plans
+// any more: deleted, opted out, no longer served, or current (the webhook
+// stamped a template change of it with the new content). It counts as done,
+// so that it holds up no later wave.
+func (p *planner) settled(r Request) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	var next []Request
+	for _, pl := range p.plans {
+		if slices.Contains(pl.members, r) && !pl.gone[r] && !pl.done[r] {
+			pl.done[r] = true
+			next = append(next, pl.dueMembers(p.maxWave)...)
+			p.forgetIfDone(pl)
+		}
+	}
+	delete(p.waiting, r)
+	p.mu.Unlock()
+	p.wakeAll(next)
+}
+
 // release ends a halt by hand: r counts as succeeded.
 func (p *planner) release(r Request) {
 	p.mu.Lock()

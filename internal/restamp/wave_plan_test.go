@@ -217,3 +217,23 @@ func TestRebuildTrustsOldRolloutsDone(t *testing.T) {
 		t.Fatalf("admitted %v, want the second wave", got)
 	}
 }
+
+func TestSettledMembersHoldUpNoWave(t *testing.T) {
+	var woken []string
+	p := newPlanner(8, 0, func(r Request) { woken = append(woken, r.Name) })
+	pl := p.install(shared, change1, members(4), wavesT0, 0)
+	// The canary was deleted (or opted out, or stamped by the webhook)
+	// before its turn: the second wave is due at once.
+	p.settled(reader("r00"))
+	if !slices.Equal(woken, []string{"r01", "r02"}) {
+		t.Fatalf("settling the canary woke %v, want the second wave", woken)
+	}
+	if got := admitAll(p, pl, 4); !slices.Equal(got, []string{"r01", "r02"}) {
+		t.Fatalf("admitted %v", got)
+	}
+	// A member in flight is not settled by it: its rollout still counts.
+	p.settled(reader("r01"))
+	if got := admitAll(p, pl, 4); len(got) != 0 {
+		t.Fatalf("admitted %v while r01 still rolls", got)
+	}
+}
