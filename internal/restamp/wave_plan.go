@@ -350,7 +350,7 @@ func (p *planner) isCurrent(pl *plan) bool {
 	return p.plans[pl.key] == pl
 }
 
-// dueMembers lists the members not gone whose wave may go now. Callers
+// dueMembers lists the members not gone nor settled whose wave may go now. Callers
 // hold mu.
 func (pl *plan) dueMembers(maxWave int) []Request {
 	if pl.halt != nil {
@@ -358,7 +358,7 @@ func (pl *plan) dueMembers(maxWave int) []Request {
 	}
 	var due []Request
 	for _, m := range pl.members {
-		if !pl.gone[m] && pl.due(m, maxWave) {
+		if !pl.gone[m] && !pl.done[m] && pl.due(m, maxWave) {
 			due = append(due, m)
 		}
 	}
