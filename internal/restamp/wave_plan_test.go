@@ -31,13 +31,13 @@ func members(n int) []member {
 	return ms
 }
 
-// admitAll asks for every member not re-stamped yet, as their reconciles
+// admitAll asks for every member not re-stamped nor settled, as their reconciles
 // do, and returns those admitted.
 func admitAll(p *planner, pl *plan, n int) []string {
 	var got []string
 	for i := range n {
 		r := reader(fmt.Sprintf("r%02d", i))
-		if pl.gone[r] {
+		if pl.gone[r] || pl.done[r] {
 			continue
 		}
 		if v, _ := p.admit(r, r, []*plan{pl}, "stamp", wavesT0); v == admitted {
