@@ -42,7 +42,23 @@ func withConfighashArgs(t *testing.T, args ...string) {
 		if err := env.Client.Patch(ctx, d, base); err != nil {
 			return err
 		}
-		return env.WaitRollout(ctx, framework.Namespace, "confighash", 3*time.Minute)
+		if err := env.WaitRollout(ctx, framework.Namespace, "confighash", 3*time.Minute); err != nil {
+			return err
+		}
+		// The old leader released the Lease as it stopped: wait for a new
+		// pod to hold it, so that the next spec finds a leader.
+		return wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			holder, err := leader(ctx)
+			if err != nil {
+				return false, nil //nolint:nilerr // the Lease may be changing hands
+			}
+			for _, p := range confighashPods(t) {
+				if p.Name == holder {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
 	}
 	if err := set(ctx, append(slices.Clone(orig), args...)); err != nil {
 		t.Fatalf("running confighash with %v: %v", args, err)
