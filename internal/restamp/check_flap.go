@@ -21,7 +21,10 @@ func keyOf(r Request) workloadKey {
 
 // flapEntry is what the guard remembers of one workload.
 type flapEntry struct {
-	restamps []time.Time // within the window, oldest first
+	restamps []time.Time // counted, within the window, oldest first
+	// stamps are the stamps written within the window, counted or not,
+	// oldest first: content that comes back to one of them is a flap.
+	stamps []stampAt
 	held     bool
 	hold     contract.Hold // while held: what the annotation carries
 	// lastSeen is the checksum the sources gave at the last look during a
@@ -170,9 +173,27 @@ func (g *flapGuard) whileHeld(e *flapEntry, sum string, stored *contract.Hold, n
 	return flapVerdict{Release: true}, true
 }
 
-// restamped notes that w was re-stamped at now; if it was held, the hold
-// has ended with it.
+// stampAt is one stamp written, and when.
+type stampAt struct {
+	sum string
+	at  time.Time
+}
+
+// restamped notes that w was re-stamped at now, counting it towards the
+// limit; if it was held, the hold has ended with it.
 func (g *flapGuard) restamped(w workloadKey, now time.Time) {
+	g.restampedTo(w, now, "", true)
+}
+
+// restampedTo notes that w was re-stamped to sum at now. With waves the
+// hook knows whether the rollout of w's previous re-stamp was still going
+// (rolling); it counts the re-stamp towards the limit only then, or when sum
+// is a stamp w had within the window (content that came back): that is a
+// machine that flaps (a Secret rewritten every few seconds, two
+// controllers fighting), while a person who waits for each rollout before
+// the next edit is never held however many edits they make. Without waves
+// (rolling is always true) every re-stamp counts, as before.
+func (g *flapGuard) restampedTo(w workloadKey, now time.Time, sum string, rolling bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	e := g.entries[w]
@@ -180,9 +201,23 @@ func (g *flapGuard) restamped(w workloadKey, now time.Time) {
 		e = g.add(w, now)
 	}
 	e.touched = now
-	e.restamps = append(g.recent(e.restamps, now), now)
+	cutoff := now.Add(-g.opts.FlapWindow)
+	e.stamps = slices.DeleteFunc(e.stamps, func(s stampAt) bool { return !s.at.After(cutoff) })
+	back := sum != "" && slices.ContainsFunc(e.stamps, func(s stampAt) bool { return s.sum == sum })
+	if sum != "" {
+		// A bounded memory: a flap between a handful of contents is
+		// caught by the last few, and more are counted by rolling anyway.
+		e.stamps = append(e.stamps[max(0, len(e.stamps)-maxFlapStamps+1):], stampAt{sum: sum, at: now})
+	}
+	e.restamps = g.recent(e.restamps, now)
+	if rolling || back {
+		e.restamps = append(e.restamps, now)
+	}
 	g.end(e, now)
 }
+
+// maxFlapStamps is how many recent stamps a flap entry keeps.
+const maxFlapStamps = 8
 
 // released notes that w's hold ended at now without a re-stamp: its
 // sources settled on the content it was stamped with.

@@ -162,6 +162,9 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 		return reconcile.Result{}, forget, nil
 	}
 
+	// Whether its previous re-stamp's rollout was still going: the flap
+	// guard counts only such re-stamps, or content that came back.
+	_, wasRolling := r.planner.inFlight(identity(req))
 	admitted, plans, result, rec, err := r.gate(ctx, req, obj, refs, lookup, res.Checksum, p.withSources(r.changes.since(req)).names())
 	if err != nil || !admitted {
 		// Waiting for its wave, the bound or a halt: the changes are kept
@@ -184,7 +187,7 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 		r.planner.abort(identity(req), plans)
 		return reconcile.Result{}, keep, err
 	}
-	r.flaps.restamped(keyOf(req), r.now())
+	r.flaps.restampedTo(keyOf(req), r.now(), res.Checksum, r.planner == nil || wasRolling)
 	reason := restampChanged
 	if current == "" {
 		reason = restampFirstStamp
