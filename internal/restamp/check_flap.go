@@ -25,8 +25,8 @@ type flapEntry struct {
 	// stamps are the stamps written within the window, counted or not,
 	// oldest first: content that comes back to one of them is a flap.
 	stamps []stampAt
-	held     bool
-	hold     contract.Hold // while held: what the annotation carries
+	held   bool
+	hold   contract.Hold // while held: what the annotation carries
 	// lastSeen is the checksum the sources gave at the last look during a
 	// hold, and lastChange when it was last seen to change.
 	lastSeen   string

@@ -109,6 +109,8 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 	t, refs := reads.Template, reads.Refs
 	current := t.Checksum()
 	if current == "" && req.Recheck {
+		// Left alone until its config changes: it holds up no wave.
+		r.planner.settled(identity(req))
 		return reconcile.Result{}, forget, nil
 	}
 	r.metrics.checksum()

@@ -261,7 +261,7 @@ func (p *planner) succeeded(r Request) {
 	if ok {
 		for _, pl := range f.plans {
 			pl.done[r] = true
-			next = append(next, pl.dueMembers(p.maxWave)...)
+			next = append(next, pl.dueMembers(p.maxWave, p.waiting)...)
 			p.forgetIfDone(pl)
 		}
 	}
@@ -298,7 +298,7 @@ func (p *planner) settled(r Request) {
 	for _, pl := range p.plans {
 		if slices.Contains(pl.members, r) && !pl.gone[r] && !pl.done[r] {
 			pl.done[r] = true
-			next = append(next, pl.dueMembers(p.maxWave)...)
+			next = append(next, pl.dueMembers(p.maxWave, p.waiting)...)
 			p.forgetIfDone(pl)
 		}
 	}
@@ -315,7 +315,7 @@ func (p *planner) release(r Request) {
 		if pl.halt != nil && pl.halt.by == r {
 			pl.halt = nil
 			pl.done[r] = true
-			next = append(next, pl.dueMembers(p.maxWave)...)
+			next = append(next, pl.dueMembers(p.maxWave, p.waiting)...)
 		}
 	}
 	p.mu.Unlock()
@@ -350,15 +350,17 @@ func (p *planner) isCurrent(pl *plan) bool {
 	return p.plans[pl.key] == pl
 }
 
-// dueMembers lists the members not gone nor settled whose wave may go now. Callers
-// hold mu.
-func (pl *plan) dueMembers(maxWave int) []Request {
+// dueMembers lists the members not gone nor settled whose wave may go
+// now, of those that asked and were told to wait (waiting): a member that
+// has not asked yet comes with its own event, and waking it would turn
+// what may be a replay into a live change. Callers hold mu.
+func (pl *plan) dueMembers(maxWave int, waiting map[Request]Request) []Request {
 	if pl.halt != nil {
 		return nil
 	}
 	var due []Request
 	for _, m := range pl.members {
-		if !pl.gone[m] && !pl.done[m] && pl.due(m, maxWave) {
+		if _, asked := waiting[m]; asked && !pl.gone[m] && !pl.done[m] && pl.due(m, maxWave) {
 			due = append(due, m)
 		}
 	}

@@ -222,8 +222,15 @@ func TestSettledMembersHoldUpNoWave(t *testing.T) {
 	var woken []string
 	p := newPlanner(8, 0, func(r Request) { woken = append(woken, r.Name) })
 	pl := p.install(shared, change1, members(4), wavesT0, 0)
+	for i := 1; i < 4; i++ {
+		r := reader(fmt.Sprintf("r%02d", i))
+		if v, _ := p.admit(r, r, []*plan{pl}, "stamp", wavesT0); v != waitWave {
+			t.Fatalf("%s: %v before the canary went, want waitWave", r.Name, v)
+		}
+	}
 	// The canary was deleted (or opted out, or stamped by the webhook)
-	// before its turn: the second wave is due at once.
+	// before its turn: the second wave is due at once, and only those
+	// who asked are woken.
 	p.settled(reader("r00"))
 	if !slices.Equal(woken, []string{"r01", "r02"}) {
 		t.Fatalf("settling the canary woke %v, want the second wave", woken)
@@ -235,5 +242,20 @@ func TestSettledMembersHoldUpNoWave(t *testing.T) {
 	p.settled(reader("r01"))
 	if got := admitAll(p, pl, 4); len(got) != 0 {
 		t.Fatalf("admitted %v while r01 still rolls", got)
+	}
+}
+
+// Only readers that asked are woken: one that has not (its replay left it
+// alone, say) comes with its own event.
+func TestOnlyWaitersAreWoken(t *testing.T) {
+	var woken []string
+	p := newPlanner(8, 0, func(r Request) { woken = append(woken, r.Name) })
+	pl := p.install(shared, change1, members(3), wavesT0, 0)
+	r0, r2 := reader("r00"), reader("r02")
+	p.admit(r0, r0, []*plan{pl}, "stamp", wavesT0)
+	p.admit(r2, r2, []*plan{pl}, "stamp", wavesT0)
+	p.succeeded(r0)
+	if !slices.Equal(woken, []string{"r02"}) {
+		t.Fatalf("woke %v, want r02 only (r01 never asked)", woken)
 	}
 }
