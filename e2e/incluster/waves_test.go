@@ -117,9 +117,6 @@ func TestBadValueHaltsAtTheCanary(t *testing.T) {
 		}
 		runningPod(t, ns, first[d.Name])
 	}
-	out, _ := env.Kubectl(t, "", "get", "deployments", "-n", ns, "-o",
-		`jsonpath={range .items[*]}{.metadata.name}{" "}{.status.updatedReplicas}{"/"}{.status.availableReplicas}{"\n"}{end}`)
-	t.Logf("while halted:\n%s", out)
 
 	// The fix goes to all six, in waves again; the canary rolls once more,
 	// the others once.
