@@ -139,6 +139,19 @@ func TestWavesHaltAtTheProgressDeadline(t *testing.T) {
 		}
 	}
 
+	// A restart (a new leader) keeps the halt: it reads it from r0.
+	stopConfighash(t)
+	if err := env.Confighash.Start(env.SpecContext(t), "--max-wave-size=4"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Confighash.Stop(context.Background()) })
+	time.Sleep(5 * time.Second)
+	for _, d := range ds[1:] {
+		if env.StampOf(t, d) != before {
+			t.Errorf("%s was re-stamped after a restart although the change was halted", d.Name)
+		}
+	}
+
 	// Waves off on the source pushes the halted change to every reader.
 	env.Update(t, cm, func() { cm.Annotations = map[string]string{contract.WavesAnnotation: contract.WavesOff} })
 	err = wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
@@ -151,5 +164,44 @@ func TestWavesHaltAtTheProgressDeadline(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("%s=%s on the source did not push the change to the waiting readers", contract.WavesAnnotation, contract.WavesOff)
+	}
+}
+
+// TestWavesCatchUpAfterDowntime: a change made while confighash was down
+// goes in waves too once it starts: its canary's rollout fails (a 1 s
+// progress deadline, no node), and the other readers keep their stamp.
+func TestWavesCatchUpAfterDowntime(t *testing.T) {
+	ns := env.NewNamespace(t, true)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}, Data: map[string]string{"v": "1"}}
+	env.Create(t, cm)
+	var ds []*appsv1.Deployment
+	for i := range 3 {
+		d := waveReader(ns, fmt.Sprintf("r%d", i), 1)
+		d.Spec.ProgressDeadlineSeconds = ptr.To[int32](1)
+		env.Create(t, d)
+		ds = append(ds, d)
+	}
+	before := env.StampOf(t, ds[0])
+	stopConfighash(t)
+	env.Update(t, cm, func() { cm.Data["v"] = "2" })
+	if err := env.Confighash.Start(env.SpecContext(t), "--max-wave-size=4"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Confighash.Stop(context.Background()) })
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		got := &appsv1.Deployment{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(ds[0]), got); err != nil {
+			return false, err
+		}
+		return got.Annotations[contract.HaltAnnotation] != "", nil
+	})
+	if err != nil {
+		t.Fatal("the canary of the change made while down was not halted")
+	}
+	time.Sleep(3 * time.Second)
+	for _, d := range ds[1:] {
+		if env.StampOf(t, d) != before {
+			t.Errorf("%s was re-stamped at start-up although the change's canary failed", d.Name)
+		}
 	}
 }
