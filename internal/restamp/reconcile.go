@@ -18,6 +18,7 @@ import (
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/injection"
+	"github.com/confighash/confighash/internal/rollout"
 	"github.com/confighash/confighash/internal/sources"
 	"github.com/confighash/confighash/internal/workload"
 )
@@ -110,7 +111,7 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 	current := t.Checksum()
 	if current == "" && req.Recheck {
 		// Left alone until its config changes: it holds up no wave.
-		r.planner.settled(identity(req))
+		r.planner.settledRecheck(req)
 		return reconcile.Result{}, forget, nil
 	}
 	r.metrics.checksum()
@@ -190,6 +191,14 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 		return reconcile.Result{}, keep, err
 	}
 	r.flaps.restampedTo(keyOf(req), r.now(), res.Checksum, r.planner == nil || wasRolling)
+	if len(plans) > 0 {
+		if why, ok := rollout.NothingToRun(kind, obj); ok {
+			// It starts no pod, so it can break nothing: its wave need
+			// not wait for its controller (rollout.NothingToRun).
+			logger.V(1).Info("nothing to roll out", "reason", why)
+			r.planner.succeeded(identity(req))
+		}
+	}
 	reason := restampChanged
 	if current == "" {
 		reason = restampFirstStamp

@@ -33,6 +33,10 @@ type wavesFixture struct {
 }
 
 func newWavesFixture(t *testing.T, readers int) *wavesFixture {
+	return newWavesFixtureOf(t, readers, 1)
+}
+
+func newWavesFixtureOf(t *testing.T, readers int, replicas int32) *wavesFixture {
 	t.Helper()
 	f := &wavesFixture{old: wantSum(t, map[string]string{"k": "v1"}), cur: wantSum(t, map[string]string{"k": "v2"})}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
@@ -44,7 +48,7 @@ func newWavesFixture(t *testing.T, readers int) *wavesFixture {
 	objs := []client.Object{ns, cm.(client.Object)}
 	for i := range readers {
 		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("d%d", i), Namespace: "ns", Generation: 1}}
-		d.Spec.Replicas = ptr.To[int32](1)
+		d.Spec.Replicas = ptr.To(replicas)
 		d.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": d.Name}}
 		d.Spec.Template.Labels = map[string]string{"app": d.Name}
 		d.Spec.Template.Spec = envFromCM("app")
@@ -210,5 +214,18 @@ func TestReconcileWavesOffOnTheSource(t *testing.T) {
 	}
 	if got := f.restamped(t, 3); len(got) != 3 {
 		t.Fatalf("re-stamped %v with waves off on the source, want all at once", got)
+	}
+}
+
+// Readers of 0 replicas start no pod: each counts as rolled out once
+// written, so the waves go one after another without waiting for any
+// controller.
+func TestReconcileWavesOfNothingToRun(t *testing.T) {
+	f := newWavesFixtureOf(t, 4, 0)
+	for i := range 4 {
+		f.reconcile(t, fmt.Sprintf("d%d", i))
+	}
+	if got := f.restamped(t, 4); len(got) != 4 {
+		t.Fatalf("re-stamped %v, want all four without any status", got)
 	}
 }

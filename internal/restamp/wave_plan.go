@@ -164,19 +164,19 @@ func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Ti
 	defer p.mu.Unlock()
 	for _, pl := range plans {
 		if pl.halt != nil {
-			p.waiting[r] = req
+			p.wait(r, req)
 			return waitHalt, pl
 		}
 	}
 	for _, pl := range plans {
 		if !pl.due(r, p.maxWave) {
-			p.waiting[r] = req
+			p.wait(r, req)
 			return waitWave, pl
 		}
 	}
 	if _, again := p.flights[r]; !again && p.maxInFlight > 0 && len(p.flights) >= p.maxInFlight {
 		p.blocked[r] = true
-		p.waiting[r] = req
+		p.wait(r, req)
 		return waitBound, nil
 	}
 	delete(p.blocked, r)
@@ -285,6 +285,15 @@ func (p *planner) forgetIfDone(pl *plan) {
 	delete(p.plans, pl.key)
 }
 
+// wait remembers req as the request to wake r with: a live change wins
+// over a re-check, since its pending changes (and their names, for the
+// Event) are kept under it. Callers hold mu.
+func (p *planner) wait(r, req Request) {
+	if old, ok := p.waiting[r]; !ok || old.Recheck {
+		p.waiting[r] = req
+	}
+}
+
 // settled says r, a member not re-stamped, needs no re-stamp for its plans
 // any more: deleted, opted out, no longer served, or current (the webhook
 // stamped a template change of it with the new content). It counts as done,
@@ -294,6 +303,27 @@ func (p *planner) settled(r Request) {
 		return
 	}
 	p.mu.Lock()
+	p.settle(r)
+}
+
+// settledRecheck is settled for a re-check that leaves r alone because it
+// has no stamp: unless a live change of r waits in a wave, for which r
+// still needs its re-stamp.
+func (p *planner) settledRecheck(req Request) {
+	if p == nil {
+		return
+	}
+	r := identity(req)
+	p.mu.Lock()
+	if w, ok := p.waiting[r]; ok && w != req {
+		p.mu.Unlock()
+		return
+	}
+	p.settle(r)
+}
+
+// settle is settled's work; callers hold mu, which it releases.
+func (p *planner) settle(r Request) {
 	var next []Request
 	for _, pl := range p.plans {
 		if slices.Contains(pl.members, r) && !pl.gone[r] && !pl.done[r] {
