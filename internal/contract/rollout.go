@@ -76,8 +76,12 @@ func ParseRollout(s string) (Rollout, error) {
 	if r.Since, err = time.Parse(time.RFC3339, f["since"]); err != nil {
 		return Rollout{}, fmt.Errorf("%s %q: since: %w", RolloutAnnotation, s, err)
 	}
-	if r.Changes, err = splitChanges(f["changes"]); err != nil {
-		return Rollout{}, fmt.Errorf("%s %q: %w", RolloutAnnotation, s, err)
+	// A re-stamp may change no source (a template edited while confighash
+	// was down, a source no longer read): no changes.
+	if f["changes"] != "" {
+		if r.Changes, err = splitChanges(f["changes"]); err != nil {
+			return Rollout{}, fmt.Errorf("%s %q: %w", RolloutAnnotation, s, err)
+		}
 	}
 	if read, ok := f["read"]; ok {
 		if r.Read, err = splitChanges(read); err != nil {

@@ -19,6 +19,10 @@ func TestRolloutAndHaltRoundTrip(t *testing.T) {
 	if err != nil || gh.Reason != "CrashLoopBackOff" || !gh.Has(cs[0]) || gh.Has(cs[1]) {
 		t.Fatalf("ParseHalt(%q) = %+v, %v", h.String(), gh, err)
 	}
+	// A re-stamp that changed no source.
+	if r, err := ParseRollout(Rollout{Since: since, Read: cs}.String()); err != nil || len(r.Changes) != 0 || len(r.Read) != 2 {
+		t.Fatalf("a record with no changes: %+v, %v", r, err)
+	}
 	// A key added later under v1 is skipped.
 	if _, err := ParseHalt(h.String() + " extra=1"); err != nil {
 		t.Fatalf("unknown key: %v", err)

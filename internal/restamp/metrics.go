@@ -147,10 +147,9 @@ func (m *Metrics) kindRefused(kind string, refused bool) {
 	}
 }
 
-func (m *Metrics) halted(kind string, p *planner) {
+func (m *Metrics) halted(kind string) {
 	if m != nil {
 		m.Halted.WithLabelValues(kind).Inc()
-		m.inFlight(p)
 	}
 }
 

@@ -56,16 +56,20 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (res reconcile.
 			r.changes.putBack(req, p)
 		}
 	}()
+	var judged error
 	if r.planner != nil {
-		if err := r.judge(ctx, req); err != nil {
-			return reconcile.Result{}, err
-		}
+		judged = r.judge(ctx, req)
 	}
 	res, f, err = r.reconcile(ctx, req, p)
 	if _, ok := r.planner.inFlight(identity(req)); ok && err == nil && (res.RequeueAfter == 0 || res.RequeueAfter > r.rollouts.poll) {
 		// Its rollout is judged again on each status change of the
 		// workload, and at least this often, for its pods.
 		res.RequeueAfter = r.rollouts.poll
+	}
+	r.metrics.inFlight(r.planner)
+	if err == nil && judged != nil {
+		// A halt record not written yet: retried with backoff.
+		return reconcile.Result{}, judged
 	}
 	return res, err
 }
@@ -160,8 +164,13 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 		return result, f, err
 	}
 	if !stale {
-		// Nothing to re-stamp: if it waited in a wave, it waits no more.
-		r.planner.settled(identity(req))
+		// Nothing to re-stamp. If it waited in a wave and its stamp went
+		// to the new content without the hook (the webhook stamped a
+		// template change), its rollout is judged as if the hook had
+		// written it; else it waits no more.
+		if current == "" || !r.planner.adopt(identity(req), current, r.now()) {
+			r.planner.settled(identity(req))
+		}
 		return reconcile.Result{}, forget, nil
 	}
 
@@ -190,14 +199,17 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 		r.planner.abort(identity(req), plans)
 		return reconcile.Result{}, keep, err
 	}
-	r.flaps.restampedTo(keyOf(req), r.now(), res.Checksum, r.planner == nil || wasRolling)
-	if len(plans) > 0 {
-		if why, ok := rollout.NothingToRun(kind, obj); ok {
-			// It starts no pod, so it can break nothing: its wave need
-			// not wait for its controller (rollout.NothingToRun).
-			logger.V(1).Info("nothing to roll out", "reason", why)
-			r.planner.succeeded(identity(req))
-		}
+	r.planner.written(identity(req))
+	why, nothingToRun := rollout.NothingToRun(kind, obj)
+	// The flap guard counts a re-stamp that went through no wave, or whose
+	// rollout there is nothing to wait for, as it did before waves; one in
+	// waves only while its previous rollout was still going.
+	r.flaps.restampedTo(keyOf(req), r.now(), res.Checksum, len(plans) == 0 || nothingToRun || wasRolling)
+	if len(plans) > 0 && nothingToRun {
+		// It starts no pod, so it can break nothing: its wave need not
+		// wait for its controller (rollout.NothingToRun).
+		logger.V(1).Info("nothing to roll out", "reason", why)
+		r.planner.succeeded(identity(req))
 	}
 	reason := restampChanged
 	if current == "" {

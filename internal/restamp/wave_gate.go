@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -107,6 +108,9 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 	if wavesOff(obj) {
 		return true, nil, reconcile.Result{}, rec, nil
 	}
+	if _, err := waves.OrderOf(obj.GetAnnotations()); err != nil {
+		r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonInvalidAnnotation, "Restamp", "%s; it goes as 0", err.Error())
+	}
 	var plans []*plan
 	for _, c := range rec.Changes {
 		if r.sourceWavesOff(ctx, req.Namespace, c.Source) {
@@ -130,8 +134,11 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 	case admitted:
 		return true, plans, reconcile.Result{}, rec, nil
 	case waitHalt:
+		// Woken when the halt is released; the source's next change
+		// brings it back too. The requeue covers a lost wake.
+		r.planner.wakeBlocked()
 		logger.V(1).Info("change halted; keeping the stamp", "change", by.change.String())
-		return false, nil, reconcile.Result{}, nil, nil
+		return false, nil, reconcile.Result{RequeueAfter: waitRecheck}, nil, nil
 	case waitWave:
 		logger.V(1).Info("waiting for an earlier wave", "change", by.change.String())
 	case waitBound:
@@ -194,14 +201,16 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 			return
 		}
 		res, err := hasher.Checksum(r.key, key.namespace, reads.Refs, lookup)
-		if err != nil || res.Checksum == reads.Template.Checksum() {
+		if err != nil {
+			// Cannot tell: a member, so that it cannot go outside the waves.
+			ms = append(ms, m)
+			return
+		}
+		if res.Checksum == reads.Template.Checksum() {
 			return
 		}
 		ids, err := r.contentIDs(key.namespace, reads.Refs, lookup)
-		if err != nil {
-			return
-		}
-		if slices.Contains(changedSources(o, ids, r.changes.since(m.req)), c.Source) {
+		if err != nil || slices.Contains(changedSources(o, ids, r.changes.since(m.req)), c.Source) {
 			ms = append(ms, m)
 		}
 	})
@@ -211,11 +220,18 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 	pl := r.planner.install(key, c, ms, r.now(), r.rollouts.timeout)
 	for _, o := range obsolete {
 		// A halt of an earlier content of this source no longer holds
-		// anything back: the source changed since (the fix). It goes, so
-		// that status does not show it while the reader waits for its wave.
+		// anything back: the source changed since (the fix). It goes (its
+		// halts of other sources stay), so that status does not show it
+		// while the reader waits for its wave.
 		base := client.MergeFrom(o.DeepCopyObject().(client.Object))
 		a := o.GetAnnotations()
-		delete(a, contract.HaltAnnotation)
+		h, _ := contract.ParseHalt(a[contract.HaltAnnotation])
+		h.Changes = slices.DeleteFunc(h.Changes, func(old contract.Change) bool { return old.Source == c.Source })
+		if len(h.Changes) == 0 {
+			delete(a, contract.HaltAnnotation)
+		} else {
+			a[contract.HaltAnnotation] = h.String()
+		}
 		o.SetAnnotations(a)
 		if err := r.client.Patch(ctx, o, base, client.FieldOwner(contract.FieldManager)); err != nil {
 			log.FromContext(ctx).Error(err, "removing an obsolete halt", "workload", o.GetName())

@@ -3,6 +3,7 @@ package restamp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/rollout"
 	"github.com/confighash/confighash/internal/sources"
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // rolloutOptions are how the hook judges a re-stamped reader's rollout.
@@ -33,7 +35,10 @@ const rolloutPoll = 2 * time.Second
 
 // judge is the rollout stage: if req's workload is in flight, is its
 // rollout over? A success lets its plans' next waves go; a failure halts
-// them. A halt released by hand (contract.HaltReleased) counts as a success.
+// them. A halt released by hand (contract.HaltReleased) counts as a
+// success; a deleted reader holds up nothing. The error is only that of
+// writing a halt record, which is retried; pods that cannot be read leave
+// the rollout going, under --rollout-timeout.
 func (r *reconciler) judge(ctx context.Context, req Request) error {
 	id := identity(req)
 	kind, ok := r.kinds.get(req.KindName)
@@ -43,19 +48,39 @@ func (r *reconciler) judge(ctx context.Context, req Request) error {
 	f, inFlight := r.planner.inFlight(id)
 	obj := kind.New()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
-		if apierrors.IsNotFound(err) && inFlight {
-			// A deleted reader holds up no wave.
-			r.planner.succeeded(id)
+		if apierrors.IsNotFound(err) {
+			r.planner.deleted(id)
 		}
-		return client.IgnoreNotFound(err)
+		return nil
 	}
 	if obj.GetAnnotations()[contract.HaltAnnotation] == contract.HaltReleased {
 		r.planner.release(id)
 		return nil
 	}
 	if !inFlight {
+		// A halt this leader holds, whose record is missing (its write
+		// failed, or a sync removed it): written again.
+		if cs, reason := r.planner.haltsBy(id); len(cs) > 0 && !recorded(obj, cs) {
+			return r.writeHalt(ctx, req, obj, contract.Halt{Since: r.now().UTC().Truncate(time.Second), Changes: cs, Reason: reason})
+		}
 		return nil
 	}
+	v := r.verdict(ctx, req, kind, obj, f)
+	logger := log.FromContext(ctx)
+	switch v.State {
+	case rollout.Succeeded:
+		r.planner.succeeded(id)
+		logger.V(1).Info("rolled out", "reason", v.Reason)
+	case rollout.Failed:
+		if halted := r.planner.failed(id, v.Reason); len(halted) > 0 {
+			return r.halt(ctx, req, obj, halted, v)
+		}
+	}
+	return nil
+}
+
+// verdict judges obj's rollout in flight f, from its status and its pods.
+func (r *reconciler) verdict(ctx context.Context, req Request, kind workload.Kind, obj client.Object, f flight) rollout.Verdict {
 	stamp := f.stamp
 	if stamp == "" {
 		// A new leader's flight, rebuilt from the objects: the stamp is
@@ -64,63 +89,62 @@ func (r *reconciler) judge(ctx context.Context, req Request) error {
 			stamp = t.Checksum()
 		}
 	}
-	var pods []corev1.Pod
-	sel, ok, err := rollout.PodSelector(kind, obj)
-	if err != nil {
-		return fmt.Errorf("selector of %s: %w", req, err)
-	}
-	if ok && r.live != nil {
-		var list corev1.PodList
-		if err := r.live.List(ctx, &list, client.InNamespace(req.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-			return fmt.Errorf("listing the pods of %s: %w", req, err)
-		}
-		pods = rollout.Owned(obj, list.Items)
-	}
 	now := r.now()
-	v := rollout.Judge(rollout.Input{Kind: kind, Object: obj, Stamp: stamp, Pods: pods, Now: now, Soak: r.rollouts.soak})
+	v, err := r.judgeWithPods(ctx, req, kind, obj, stamp, now)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "judging the rollout; it counts as going")
+		v = rollout.Verdict{State: rollout.Progressing, Reason: "PodsUnreadable"}
+	}
 	if v.State == rollout.Progressing && r.rollouts.timeout > 0 && now.Sub(f.since) > r.rollouts.timeout {
 		v = rollout.Verdict{State: rollout.Failed, Reason: "RolloutTimeout",
 			Message: fmt.Sprintf("not rolled out after --rollout-timeout=%s", r.rollouts.timeout)}
 	}
-	logger := log.FromContext(ctx)
-	switch v.State {
-	case rollout.Succeeded:
-		r.planner.succeeded(id)
-		logger.V(1).Info("rolled out", "workload", req.String(), "reason", v.Reason)
-	case rollout.Failed:
-		halted := r.planner.failed(id, v.Reason)
-		if len(halted) > 0 {
-			return r.halt(ctx, req, obj, halted, v, now)
-		}
-	}
-	r.metrics.inFlight(r.planner)
-	return nil
+	return v
 }
 
-// halt records on the failing workload that its rollout for the plans'
-// changes failed, and says so on it and on each source.
-func (r *reconciler) halt(ctx context.Context, req Request, obj client.Object, plans []*plan, v rollout.Verdict, now time.Time) error {
-	h := contract.Halt{Since: now.UTC().Truncate(time.Second), Reason: v.Reason}
+func (r *reconciler) judgeWithPods(ctx context.Context, req Request, kind workload.Kind, obj client.Object, stamp string, now time.Time) (rollout.Verdict, error) {
+	var pods []corev1.Pod
+	sel, ok, err := rollout.PodSelector(kind, obj)
+	if err != nil {
+		return rollout.Verdict{}, fmt.Errorf("selector of %s: %w", req, err)
+	}
+	if ok && r.live != nil {
+		var list corev1.PodList
+		if err := r.live.List(ctx, &list, client.InNamespace(req.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+			return rollout.Verdict{}, fmt.Errorf("listing the pods of %s: %w", req, err)
+		}
+		pods = rollout.Owned(obj, list.Items)
+	}
+	return rollout.Judge(rollout.Input{Kind: kind, Object: obj, Stamp: stamp, Pods: pods, Now: now, Soak: r.rollouts.soak}), nil
+}
+
+// recorded reports whether obj's halt record names every change of cs.
+func recorded(obj client.Object, cs []contract.Change) bool {
+	h, err := contract.ParseHalt(obj.GetAnnotations()[contract.HaltAnnotation])
+	if err != nil {
+		return false
+	}
+	for _, c := range cs {
+		if !h.Has(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// halt says on the failing workload and on each source that its rollout
+// for the plans' changes failed, and records the halt on the workload.
+func (r *reconciler) halt(ctx context.Context, req Request, obj client.Object, plans []*plan, v rollout.Verdict) error {
+	h := contract.Halt{Since: r.now().UTC().Truncate(time.Second), Reason: v.Reason}
 	var names []string
 	for _, pl := range plans {
 		h.Changes = append(h.Changes, pl.change)
 		names = append(names, pl.change.Source)
 	}
-	r.metrics.halted(req.KindName, r.planner)
-	base := client.MergeFrom(obj.DeepCopyObject().(client.Object))
-	a := obj.GetAnnotations()
-	if a == nil {
-		a = map[string]string{}
-	}
-	a[contract.HaltAnnotation] = h.String()
-	obj.SetAnnotations(a)
-	if err := r.client.Patch(ctx, obj, base, client.FieldOwner(contract.FieldManager)); err != nil {
-		return fmt.Errorf("recording the halt on %s: %w", req, err)
-	}
-	sourcesOf := strings.Join(names, ", ")
+	r.metrics.halted(req.KindName)
 	r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonRolloutHalted, "Restamp",
 		"rollout for %s failed (%s); the change goes to no other reader until it changes again or %s is set to %q",
-		sourcesOf, v.Reason, contract.HaltAnnotation, contract.HaltReleased)
+		strings.Join(names, ", "), v.Reason, contract.HaltAnnotation, contract.HaltReleased)
 	for _, pl := range plans {
 		src, err := hasher.ParseSource(pl.change.Source)
 		if err != nil {
@@ -134,6 +158,29 @@ func (r *reconciler) halt(ctx context.Context, req Request, obj client.Object, p
 			"rollout of this change failed on %s/%s (%s); halted: its other readers keep their stamp until it changes again",
 			strings.ToLower(req.KindName), req.Name, v.Reason)
 	}
-	log.FromContext(ctx).Info("change halted", "workload", req.String(), "sources", names, "reason", v.Reason)
+	log.FromContext(ctx).Info("change halted", "sources", names, "reason", v.Reason)
+	return r.writeHalt(ctx, req, obj, h)
+}
+
+// writeHalt records h on obj, keeping the halted changes of other sources
+// an earlier record names.
+func (r *reconciler) writeHalt(ctx context.Context, req Request, obj client.Object, h contract.Halt) error {
+	if old, err := contract.ParseHalt(obj.GetAnnotations()[contract.HaltAnnotation]); err == nil {
+		for _, c := range old.Changes {
+			if !slices.ContainsFunc(h.Changes, func(n contract.Change) bool { return n.Source == c.Source }) {
+				h.Changes = append(h.Changes, c)
+			}
+		}
+	}
+	base := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	a := obj.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[contract.HaltAnnotation] = h.String()
+	obj.SetAnnotations(a)
+	if err := r.client.Patch(ctx, obj, base, client.FieldOwner(contract.FieldManager)); err != nil {
+		return fmt.Errorf("recording the halt on %s: %w", req, err)
+	}
 	return nil
 }

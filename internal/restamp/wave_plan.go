@@ -2,6 +2,7 @@ package restamp
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,13 +63,23 @@ type planner struct {
 	// waiting maps each reader told to wait to the request it came with,
 	// which is the one to wake: its pending changes are kept under it.
 	waiting map[Request]Request
+	// judged remembers, for each reader whose rollout was judged to an end,
+	// when that rollout began: a plan rebuilt later (a late member, a
+	// revert) does not judge it again. Entries older than the rollout
+	// timeout are dropped as plans are built.
+	judged map[Request]time.Time
+	// previous keeps the flight an admit replaced until its write is done
+	// (written) or undone (abort puts it back).
+	previous map[Request]*flight
+	// later holds wakes decided under mu, sent once it is released.
+	later []Request
 	// wake queues a reader again; called without mu held.
 	wake func(Request)
 }
 
 func newPlanner(maxWave, maxInFlight int, wake func(Request)) *planner {
 	return &planner{maxWave: maxWave, maxInFlight: maxInFlight, plans: map[planKey]*plan{},
-		flights: map[Request]*flight{}, blocked: map[Request]bool{}, waiting: map[Request]Request{}, wake: wake}
+		flights: map[Request]*flight{}, blocked: map[Request]bool{}, waiting: map[Request]Request{}, judged: map[Request]time.Time{}, previous: map[Request]*flight{}, wake: wake}
 }
 
 // member is a reader of a change as the plan is built: its place in the
@@ -119,7 +130,8 @@ func (p *planner) install(key planKey, change contract.Change, ms []member, now 
 			if pl.halt == nil {
 				pl.halt = &planHalt{by: m.req, reason: m.reason}
 			}
-		case m.gone && timeout > 0 && now.Sub(m.since) > timeout:
+		case m.gone && (timeout > 0 && now.Sub(m.since) > timeout || !p.judged[m.req].Before(m.since)):
+			// Long over, or judged already by this leader.
 			pl.gone[m.req], pl.done[m.req] = true, true
 		case m.gone:
 			pl.gone[m.req] = true
@@ -133,6 +145,11 @@ func (p *planner) install(key planKey, change contract.Change, ms []member, now 
 		}
 	}
 	p.plans[key] = pl
+	for r, since := range p.judged {
+		if timeout > 0 && now.Sub(since) > timeout {
+			delete(p.judged, r)
+		}
+	}
 	p.mu.Unlock()
 	p.wakeAll(judge)
 	return pl
@@ -158,13 +175,24 @@ const (
 )
 
 // admit asks whether r (identity(req)) may be re-stamped now for plans,
-// and if so puts it in flight for all of them, with stamp.
+// and if so puts it in flight for all of them, with stamp. A reader waiting
+// on a halted plan holds up none of its other plans: re-stamping it for
+// them would take it to the halted content too, so it waits, but settled
+// there.
 func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Time) (verdict, *plan) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, pl := range plans {
 		if pl.halt != nil {
 			p.wait(r, req)
+			var next []Request
+			for _, other := range plans {
+				if other.halt == nil && !other.gone[r] && !other.done[r] {
+					other.done[r] = true
+					next = append(next, other.dueMembers(p.maxWave, p.waiting)...)
+				}
+			}
+			p.wakeLater(next)
 			return waitHalt, pl
 		}
 	}
@@ -183,14 +211,21 @@ func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Ti
 	delete(p.waiting, r)
 	f := &flight{since: now, stamp: stamp, plans: slices.Clone(plans)}
 	if old := p.flights[r]; old != nil {
-		// Re-stamped again while the last rollout was going (a newer
-		// content): that rollout is superseded, and its plans are done
-		// with r.
+		// Re-stamped again while the last rollout was going. Its plans that
+		// are still current (another source's change, whose wave waits on
+		// r) stay with the new flight: one verdict, on the new stamp,
+		// decides them all, since the new pods carry both changes. A
+		// superseded plan is done with r.
 		for _, pl := range old.plans {
-			if !slices.Contains(plans, pl) {
+			switch {
+			case slices.Contains(f.plans, pl):
+			case p.isCurrent(pl):
+				f.plans = append(f.plans, pl)
+			default:
 				pl.done[r] = true
 			}
 		}
+		p.previous[r] = old
 	}
 	p.flights[r] = f
 	for _, pl := range plans {
@@ -230,12 +265,35 @@ func (p *planner) abort(r Request, plans []*plan) {
 		return
 	}
 	p.mu.Lock()
-	delete(p.flights, r)
-	for _, pl := range plans {
-		delete(pl.gone, r)
+	prev, had := p.previous[r]
+	delete(p.previous, r)
+	if had {
+		// The rollout that was going goes on: it is still to be judged.
+		p.flights[r] = prev
+		for _, pl := range plans {
+			if !slices.Contains(prev.plans, pl) {
+				delete(pl.gone, r)
+			}
+		}
+	} else {
+		delete(p.flights, r)
+		for _, pl := range plans {
+			delete(pl.gone, r)
+		}
 	}
 	p.mu.Unlock()
 	p.wakeBlocked()
+}
+
+// written says the re-stamp admit let go was written: the flight it
+// replaced is over.
+func (p *planner) written(r Request) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	delete(p.previous, r)
+	p.mu.Unlock()
 }
 
 // inFlight returns r's flight, if its rollout is being judged.
@@ -257,6 +315,9 @@ func (p *planner) succeeded(r Request) {
 	p.mu.Lock()
 	f, ok := p.flights[r]
 	delete(p.flights, r)
+	if ok {
+		p.judged[r] = f.since
+	}
 	var next []Request
 	if ok {
 		for _, pl := range f.plans {
@@ -337,6 +398,67 @@ func (p *planner) settle(r Request) {
 	p.wakeAll(next)
 }
 
+// adopt puts r in flight for the current plans it is a member of and has
+// not gone in, with stamp: its stamp went to the new content without the
+// hook (the webhook stamped a template change of it), so its rollout is
+// judged as if the hook had re-stamped it, and the next wave waits for it.
+// It reports whether r was such a member.
+func (p *planner) adopt(r Request, stamp string, now time.Time) bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var plans []*plan
+	for _, pl := range p.plans {
+		if slices.Contains(pl.members, r) && !pl.gone[r] && !pl.done[r] && pl.halt == nil {
+			pl.gone[r] = true
+			plans = append(plans, pl)
+		}
+	}
+	if len(plans) == 0 {
+		return false
+	}
+	delete(p.waiting, r)
+	if f := p.flights[r]; f != nil {
+		f.plans = append(f.plans, plans...)
+		return true
+	}
+	p.flights[r] = &flight{since: now, stamp: stamp, plans: plans}
+	return true
+}
+
+// haltsBy returns the changes of the current plans that r halts, so that
+// a halt whose record could not be written (or was removed by a sync)
+// is written again while this leader remembers it.
+func (p *planner) haltsBy(r Request) ([]contract.Change, string) {
+	if p == nil {
+		return nil, ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var cs []contract.Change
+	reason := ""
+	for _, pl := range p.plans {
+		if pl.halt != nil && pl.halt.by == r {
+			cs = append(cs, pl.change)
+			reason = pl.halt.reason
+		}
+	}
+	slices.SortFunc(cs, func(a, b contract.Change) int { return strings.Compare(a.String(), b.String()) })
+	return cs, reason
+}
+
+// deleted forgets r, a reader that no longer exists: its flight ends and a
+// halt it caused is lifted, as a new leader would find no record of it.
+func (p *planner) deleted(r Request) {
+	if p == nil {
+		return
+	}
+	p.release(r)
+	p.settled(r)
+}
+
 // release ends a halt by hand: r counts as succeeded.
 func (p *planner) release(r Request) {
 	p.mu.Lock()
@@ -346,6 +468,7 @@ func (p *planner) release(r Request) {
 			pl.halt = nil
 			pl.done[r] = true
 			next = append(next, pl.dueMembers(p.maxWave, p.waiting)...)
+			p.forgetIfDone(pl)
 		}
 	}
 	p.mu.Unlock()
@@ -363,6 +486,7 @@ func (p *planner) failed(r Request, reason string) []*plan {
 	delete(p.flights, r)
 	var halted []*plan
 	if ok {
+		p.judged[r] = f.since
 		for _, pl := range f.plans {
 			if p.isCurrent(pl) && pl.halt == nil {
 				pl.halt = &planHalt{by: r, reason: reason}
@@ -410,15 +534,32 @@ func (p *planner) counts() (inFlight, halted int) {
 	return len(p.flights), halted
 }
 
+// wakeBlocked wakes as many readers blocked by the bound as there are free
+// slots (all, without a bound), and any wakes decided under mu.
 func (p *planner) wakeBlocked() {
 	p.mu.Lock()
+	free := len(p.blocked)
+	if p.maxInFlight > 0 {
+		free = max(0, p.maxInFlight-len(p.flights))
+	}
 	var rs []Request
 	for r := range p.blocked {
+		if len(rs) == free {
+			break
+		}
 		rs = append(rs, r)
+		delete(p.blocked, r)
 	}
-	clear(p.blocked)
+	rs = append(rs, p.later...)
+	p.later = nil
 	p.mu.Unlock()
 	p.wakeAll(rs)
+}
+
+// wakeLater queues wakes decided under mu; wakeBlocked sends them.
+// Callers hold mu.
+func (p *planner) wakeLater(rs []Request) {
+	p.later = append(p.later, rs...)
 }
 
 // wakeAll queues rs again, each with the request it waited with.

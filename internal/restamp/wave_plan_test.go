@@ -183,10 +183,15 @@ func TestBoundAcrossChanges(t *testing.T) {
 	if admittedN != 3 {
 		t.Fatalf("admitted %d canaries of 5 changes, want the bound, 3", admittedN)
 	}
+	// One slot frees: one blocked reader is woken, not all of them.
 	p.succeeded(reader("r00"))
+	if len(woken) != 1 || (woken[0] != "r03" && woken[0] != "r04") {
+		t.Fatalf("a free slot woke %v, want one of the blocked readers", woken)
+	}
+	p.succeeded(reader("r01"))
 	slices.Sort(woken)
 	if !slices.Equal(woken, []string{"r03", "r04"}) {
-		t.Fatalf("a free slot woke %v, want the blocked readers", woken)
+		t.Fatalf("two free slots woke %v, want both blocked readers", woken)
 	}
 }
 
@@ -257,5 +262,99 @@ func TestOnlyWaitersAreWoken(t *testing.T) {
 	p.succeeded(r0)
 	if !slices.Equal(woken, []string{"r02"}) {
 		t.Fatalf("woke %v, want r02 only (r01 never asked)", woken)
+	}
+}
+
+// A canary of X re-stamped for Y while its X rollout goes: the new flight
+// keeps X's plan, so X's next wave still waits for its verdict.
+func TestRestampKeepsTheOtherPlansFlight(t *testing.T) {
+	p := newPlanner(8, 0, nil)
+	x := p.install(shared, change1, members(3), wavesT0, 0)
+	cy := contract.Change{Source: "configmap/y", Content: "0000000000000009"}
+	y := p.install(planKey{namespace: "ns", source: cy.Source}, cy, members(1), wavesT0, 0)
+	r0 := reader("r00")
+	p.admit(r0, r0, []*plan{x}, "s1", wavesT0)
+	if v, _ := p.admit(r0, r0, []*plan{y}, "s2", wavesT0); v != admitted {
+		t.Fatalf("Y's canary: %v", v)
+	}
+	if got := admitAll(p, x, 3); len(got) != 0 {
+		t.Fatalf("X's second wave went (%v) before its canary was judged", got)
+	}
+	if halted := p.failed(r0, "NonZeroExit"); len(halted) != 2 {
+		t.Fatalf("the failure halted %d plans, want X's and Y's", len(halted))
+	}
+}
+
+// An admitted re-stamp that is not written puts back the rollout that was
+// going, which is still judged and counted.
+func TestAbortPutsTheRunningFlightBack(t *testing.T) {
+	p := newPlanner(8, 1, nil)
+	pl := p.install(shared, change1, members(2), wavesT0, 0)
+	r0 := reader("r00")
+	p.admit(r0, r0, []*plan{pl}, "s1", wavesT0)
+	pl2 := p.install(shared, change2, members(2), wavesT0, 0)
+	p.admit(r0, r0, []*plan{pl2}, "s2", wavesT0)
+	p.abort(r0, []*plan{pl2})
+	f, ok := p.inFlight(r0)
+	if !ok || f.stamp != "s1" {
+		t.Fatalf("after the abort: in flight %v with %q, want the first rollout back", ok, f.stamp)
+	}
+	if n, _ := p.counts(); n != 1 {
+		t.Fatalf("%d in flight, want 1", n)
+	}
+}
+
+// A reader waiting on a halted plan of X is settled in Y's plan, whose
+// later waves do not wait for it.
+func TestHaltOfOneSourceStallsNoOther(t *testing.T) {
+	var woken []string
+	p := newPlanner(8, 0, func(r Request) { woken = append(woken, r.Name) })
+	x := p.install(shared, change1, members(2), wavesT0, 0)
+	cy := contract.Change{Source: "configmap/y", Content: "0000000000000009"}
+	y := p.install(planKey{namespace: "ns", source: cy.Source}, cy, []member{{req: reader("r01")}, {req: reader("r02")}}, wavesT0, 0)
+	r0, r1, r2 := reader("r00"), reader("r01"), reader("r02")
+	p.admit(r0, r0, []*plan{x}, "s", wavesT0)
+	p.failed(r0, "NonZeroExit")
+	p.admit(r2, r2, []*plan{y}, "s", wavesT0) // waits for r01, Y's canary
+	if v, _ := p.admit(r1, r1, []*plan{x, y}, "s", wavesT0); v != waitHalt {
+		t.Fatalf("r01: %v, want waitHalt", v)
+	}
+	p.wakeBlocked()
+	if !slices.Equal(woken, []string{"r02"}) {
+		t.Fatalf("woke %v, want Y's next wave", woken)
+	}
+}
+
+// A reader whose stamp went to the new content through the webhook (a
+// template change) is judged as if the hook had re-stamped it.
+func TestAdoptedReaderIsJudged(t *testing.T) {
+	p := newPlanner(8, 0, nil)
+	pl := p.install(shared, change1, members(3), wavesT0, 0)
+	if !p.adopt(reader("r00"), "s", wavesT0) {
+		t.Fatal("the canary was not adopted")
+	}
+	if got := admitAll(p, pl, 3); len(got) != 0 {
+		t.Fatalf("admitted %v while the adopted canary rolls", got)
+	}
+	p.succeeded(reader("r00"))
+	if got := admitAll(p, pl, 3); len(got) != 2 {
+		t.Fatalf("admitted %v after it rolled out", got)
+	}
+}
+
+// A plan rebuilt by the same leader does not judge again a rollout it
+// judged already.
+func TestRebuildSkipsJudgedRollouts(t *testing.T) {
+	p := newPlanner(8, 0, nil)
+	pl := p.install(shared, change1, members(2), wavesT0, 0)
+	r0 := reader("r00")
+	p.admit(r0, r0, []*plan{pl}, "s", wavesT0)
+	p.succeeded(r0)
+	delete(p.plans, shared) // forgotten, as a finished plan is
+	ms := members(2)
+	ms[0].gone, ms[0].since = true, wavesT0
+	p.install(shared, change1, ms, wavesT0.Add(time.Minute), 15*time.Minute)
+	if _, ok := p.inFlight(r0); ok {
+		t.Fatal("a rollout judged already was put in flight again")
 	}
 }

@@ -3,6 +3,7 @@ package restamp
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,14 +21,12 @@ func (r *reconciler) patch(ctx context.Context, obj client.Object, t workload.Te
 	base := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	t.SetChecksum(sum)
 	if rec != nil {
-		// A re-stamp ends any halt of the workload's earlier changes: it
-		// goes to new content.
 		a := obj.GetAnnotations()
 		if a == nil {
 			a = map[string]string{}
 		}
 		a[contract.RolloutAnnotation] = rec.String()
-		delete(a, contract.HaltAnnotation)
+		liftHalts(a, rec.Read)
 		obj.SetAnnotations(a)
 	}
 	// The re-stamp that ends a flap hold ends it on the workload too, in
@@ -41,4 +40,27 @@ func (r *reconciler) patch(ctx context.Context, obj client.Object, t workload.Te
 		return fmt.Errorf("patching stamp: %w", err)
 	}
 	return nil
+}
+
+// liftHalts drops from a's halt record the changes whose source now reads
+// other content than the halted one (read): the workload goes to that new
+// content. A halted change of a source that has not changed stays, and the
+// record goes only when none is left. A record that cannot be read, or
+// "released", goes with the re-stamp.
+func liftHalts(a map[string]string, read []contract.Change) {
+	v, ok := a[contract.HaltAnnotation]
+	if !ok {
+		return
+	}
+	h, err := contract.ParseHalt(v)
+	if err != nil {
+		delete(a, contract.HaltAnnotation)
+		return
+	}
+	h.Changes = slices.DeleteFunc(h.Changes, func(c contract.Change) bool { return !slices.Contains(read, c) })
+	if len(h.Changes) == 0 {
+		delete(a, contract.HaltAnnotation)
+		return
+	}
+	a[contract.HaltAnnotation] = h.String()
 }
