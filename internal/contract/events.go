@@ -21,7 +21,8 @@ const (
 	// holds (--max-source-keys); not re-stamped.
 	ReasonSourceTooLarge = "SourceTooLarge"
 	// ReasonInvalidAnnotation (Warning): the workload's
-	// CoalesceWindowAnnotation cannot be used as it is.
+	// CoalesceWindowAnnotation or RolloutOrderAnnotation cannot be used as
+	// it is.
 	ReasonInvalidAnnotation = "InvalidAnnotation"
 	// ReasonKindNotWatched (Warning), on confighash's own pod: the hook
 	// refuses to watch a custom kind whose template path leads nowhere in
