@@ -37,17 +37,11 @@ flags:
 
 // PreviewOptions are the flags of `confighash preview`.
 type PreviewOptions struct {
-	Kubeconfig string
-	Context    string
-	Namespace  string
-	Output     string
+	ClusterFlags
+	Namespace string
+	Output    string
 	// File is -f: a path, or "-" for stdin.
 	File string
-	// ConfighashNamespace, ConfighashNamespaces and WorkloadKinds say how
-	// confighash was installed, as for status.
-	ConfighashNamespace  string
-	ConfighashNamespaces []string
-	WorkloadKinds        []string
 	// MaxWaveSize and MaxSourceKeys are the hook's --max-wave-size and
 	// --max-source-keys.
 	MaxWaveSize   int
@@ -57,19 +51,15 @@ type PreviewOptions struct {
 // DefaultPreviewOptions are the flag defaults.
 func DefaultPreviewOptions() PreviewOptions {
 	serve := DefaultOptions()
-	return PreviewOptions{Output: OutputTable, ConfighashNamespace: serve.Namespace,
+	return PreviewOptions{ClusterFlags: defaultClusterFlags(), Output: OutputTable,
 		MaxWaveSize: serve.Hook.MaxWaveSize, MaxSourceKeys: serve.MaxSourceKeys}
 }
 
 func (o *PreviewOptions) bind(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.File, "filename", "f", o.File, `the changed ConfigMap or Secret, YAML or JSON; "-" reads stdin`)
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "path to a kubeconfig; empty means $KUBECONFIG, ~/.kube/config, then in-cluster config")
-	fs.StringVar(&o.Context, "context", o.Context, "kubeconfig context to use; empty means the current one")
+	o.ClusterFlags.bind(fs)
 	fs.StringVarP(&o.Namespace, "namespace", "n", o.Namespace, "namespace of an object that names none; empty means the kubeconfig context's, else default")
 	fs.StringVarP(&o.Output, "output", "o", o.Output, `output format: "table" or "json"`)
-	fs.StringVar(&o.ConfighashNamespace, "namespace-of-confighash", o.ConfighashNamespace, "namespace confighash runs in; it never rolls workloads there")
-	fs.StringSliceVar(&o.ConfighashNamespaces, "namespaces-of-confighash", o.ConfighashNamespaces, "the --namespaces of a namespaced-mode confighash: the only namespaces it serves")
-	fs.StringArrayVar(&o.WorkloadKinds, "workload-kind", o.WorkloadKinds, "a --workload-kind of confighash, to look at that kind too (same syntax; repeatable)")
 	fs.IntVar(&o.MaxWaveSize, "max-wave-size", o.MaxWaveSize, "the hook's --max-wave-size: the largest wave")
 	fs.IntVar(&o.MaxSourceKeys, "max-source-keys", o.MaxSourceKeys, "the hook's --max-source-keys")
 }

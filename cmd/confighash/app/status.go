@@ -40,22 +40,14 @@ flags:
 
 // StatusOptions are the flags of `confighash status`.
 type StatusOptions struct {
-	Kubeconfig    string
-	Context       string
+	ClusterFlags
 	Namespace     string
 	AllNamespaces bool
 	Output        string
 	CheckInstall  bool
-	// WebhookConfigName and ConfighashNamespace say how confighash was
-	// installed; they mean what --webhook-config-name and --namespace mean
-	// to serve.
-	WebhookConfigName   string
-	ConfighashNamespace string
-	// ConfighashNamespaces is a namespaced-mode confighash's --namespaces.
-	ConfighashNamespaces []string
-	// WorkloadKinds are confighash's --workload-kind values, so that
-	// status reports on those kinds too.
-	WorkloadKinds []string
+	// WebhookConfigName says how confighash was installed; it means what
+	// --webhook-config-name means to serve.
+	WebhookConfigName string
 }
 
 // Output formats.
@@ -68,23 +60,19 @@ const (
 func DefaultStatusOptions() StatusOptions {
 	serve := DefaultOptions()
 	return StatusOptions{
-		Output:              OutputTable,
-		WebhookConfigName:   serve.WebhookConfigName,
-		ConfighashNamespace: serve.Namespace,
+		ClusterFlags:      defaultClusterFlags(),
+		Output:            OutputTable,
+		WebhookConfigName: serve.WebhookConfigName,
 	}
 }
 
 func (o *StatusOptions) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "path to a kubeconfig; empty means $KUBECONFIG, ~/.kube/config, then in-cluster config")
-	fs.StringVar(&o.Context, "context", o.Context, "kubeconfig context to use; empty means the current one")
+	o.ClusterFlags.bind(fs)
 	fs.StringVarP(&o.Namespace, "namespace", "n", o.Namespace, "namespace to look in; empty means the kubeconfig context's, else default")
 	fs.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "look in every namespace")
 	fs.StringVarP(&o.Output, "output", "o", o.Output, `output format: "table" or "json"`)
 	fs.BoolVar(&o.CheckInstall, "check-install", o.CheckInstall, "check the webhook configuration and that the webhook can be reached, instead of reporting on workloads")
 	fs.StringVar(&o.WebhookConfigName, "webhook-config-name", o.WebhookConfigName, "MutatingWebhookConfiguration confighash is registered in")
-	fs.StringVar(&o.ConfighashNamespace, "namespace-of-confighash", o.ConfighashNamespace, "namespace confighash runs in; its webhook never stamps workloads there")
-	fs.StringSliceVar(&o.ConfighashNamespaces, "namespaces-of-confighash", o.ConfighashNamespaces, "the --namespaces of a namespaced-mode confighash: the only namespaces it serves")
-	fs.StringArrayVar(&o.WorkloadKinds, "workload-kind", o.WorkloadKinds, "a --workload-kind of confighash, to report on that kind too (same syntax; repeatable)")
 }
 
 // statusArgs is a validated `confighash status` command line.
