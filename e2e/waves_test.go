@@ -110,18 +110,7 @@ func TestWavesHaltAtTheProgressDeadline(t *testing.T) {
 	}
 	before := env.StampOf(t, ds[0])
 	env.Update(t, cm, func() { cm.Data["v"] = "2" })
-	var halted string
-	err := wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		got := &appsv1.Deployment{}
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(ds[0]), got); err != nil {
-			return false, err
-		}
-		halted = got.Annotations[contract.HaltAnnotation]
-		return halted != "", nil
-	})
-	if err != nil {
-		t.Fatalf("r0 (the canary) was not halted")
-	}
+	halted := waitHalted(t, ds[0])
 	h, err := contract.ParseHalt(halted)
 	if err != nil || h.Reason != "ProgressDeadlineExceeded" {
 		t.Fatalf("halt %q: %+v %v", halted, h, err)
@@ -188,20 +177,29 @@ func TestWavesCatchUpAfterDowntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Confighash.Stop(context.Background()) })
-	err := wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		got := &appsv1.Deployment{}
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(ds[0]), got); err != nil {
-			return false, err
-		}
-		return got.Annotations[contract.HaltAnnotation] != "", nil
-	})
-	if err != nil {
-		t.Fatal("the canary of the change made while down was not halted")
-	}
+	waitHalted(t, ds[0])
 	time.Sleep(3 * time.Second)
 	for _, d := range ds[1:] {
 		if env.StampOf(t, d) != before {
 			t.Errorf("%s was re-stamped at start-up although the change's canary failed", d.Name)
 		}
 	}
+}
+
+// waitHalted waits for d to carry a halt record, and returns it.
+func waitHalted(t *testing.T, d *appsv1.Deployment) string {
+	t.Helper()
+	var halted string
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		got := &appsv1.Deployment{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(d), got); err != nil {
+			return false, err
+		}
+		halted = got.Annotations[contract.HaltAnnotation]
+		return halted != "", nil
+	})
+	if err != nil {
+		t.Fatalf("%s (the canary) was not halted", d.Name)
+	}
+	return halted
 }
