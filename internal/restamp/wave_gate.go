@@ -140,6 +140,7 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 		logger.V(1).Info("change halted; keeping the stamp", "change", by.change.String())
 		return false, nil, reconcile.Result{RequeueAfter: waitRecheck}, nil, nil
 	case waitWave:
+		r.planner.wakeBlocked()
 		logger.V(1).Info("waiting for an earlier wave", "change", by.change.String())
 	case waitBound:
 		logger.V(1).Info("waiting for --max-concurrent-rollouts")

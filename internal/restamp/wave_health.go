@@ -66,6 +66,7 @@ func (r *reconciler) judge(ctx context.Context, req Request) error {
 		return nil
 	}
 	v := r.verdict(ctx, req, kind, obj, f)
+	r.planner.looked(id, r.now())
 	logger := log.FromContext(ctx)
 	switch v.State {
 	case rollout.Succeeded:

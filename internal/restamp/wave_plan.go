@@ -42,6 +42,8 @@ type planHalt struct {
 // being judged; it counts against --max-concurrent-rollouts until it ends.
 type flight struct {
 	since time.Time
+	// judged is when its rollout was last looked at (zero: never).
+	judged time.Time
 	// stamp is the stamp written, which the new revision's pods carry.
 	stamp string
 	plans []*plan
@@ -199,6 +201,7 @@ func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Ti
 	for _, pl := range plans {
 		if !pl.due(r, p.maxWave) {
 			p.wait(r, req)
+			p.wakeLater(p.unjudged(pl, now))
 			return waitWave, pl
 		}
 	}
@@ -554,6 +557,42 @@ func (p *planner) wakeBlocked() {
 	p.later = nil
 	p.mu.Unlock()
 	p.wakeAll(rs)
+}
+
+// unjudged lists pl's members in flight whose rollout has not been looked
+// at for a while (a wake that was lost, say): a reader that waits for them
+// wakes them, so that no wave waits on a rollout nobody judges. Callers
+// hold mu.
+func (p *planner) unjudged(pl *plan, now time.Time) []Request {
+	var rs []Request
+	for _, m := range pl.members {
+		f, ok := p.flights[m]
+		if !ok {
+			continue
+		}
+		last := f.since
+		if f.judged.After(last) {
+			last = f.judged
+		}
+		if now.Sub(last) > staleJudgement {
+			f.judged = now // one wake per while
+			rs = append(rs, m)
+		}
+	}
+	return rs
+}
+
+// staleJudgement is how long a rollout in flight may go unjudged before a
+// waiting reader wakes it: several of its polls.
+const staleJudgement = 5 * rolloutPoll
+
+// looked notes that r's rollout was judged at now.
+func (p *planner) looked(r Request, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if f, ok := p.flights[r]; ok {
+		f.judged = now
+	}
 }
 
 // wakeLater queues wakes decided under mu; wakeBlocked sends them.

@@ -358,3 +358,23 @@ func TestRebuildSkipsJudgedRollouts(t *testing.T) {
 		t.Fatal("a rollout judged already was put in flight again")
 	}
 }
+
+// A rollout in flight that nobody judged for a while (its wake was lost)
+// is woken by a reader that waits for it.
+func TestWaitersWakeAnUnjudgedFlight(t *testing.T) {
+	var woken []string
+	p := newPlanner(8, 0, func(r Request) { woken = append(woken, r.Name) })
+	pl := p.install(shared, change1, members(2), wavesT0, 0)
+	r0, r1 := reader("r00"), reader("r01")
+	p.admit(r0, r0, []*plan{pl}, "s", wavesT0)
+	p.admit(r1, r1, []*plan{pl}, "s", wavesT0.Add(time.Second))
+	p.wakeBlocked()
+	if len(woken) != 0 {
+		t.Fatalf("woke %v while the canary was judged recently", woken)
+	}
+	p.admit(r1, r1, []*plan{pl}, "s", wavesT0.Add(time.Minute))
+	p.wakeBlocked()
+	if !slices.Equal(woken, []string{"r00"}) {
+		t.Fatalf("woke %v, want the unjudged canary", woken)
+	}
+}
