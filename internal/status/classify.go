@@ -2,8 +2,9 @@ package status
 
 import (
 	"fmt"
-	"github.com/confighash/confighash/internal/contract"
 	"strings"
+
+	"github.com/confighash/confighash/internal/contract"
 )
 
 // CheckInstallHint is appended to reasons that point at the installation.
