@@ -167,8 +167,9 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 		// Nothing to re-stamp. If it waited in a wave and its stamp went
 		// to the new content without the hook (the webhook stamped a
 		// template change), its rollout is judged as if the hook had
-		// written it; else it waits no more.
-		if current == "" || !r.planner.adopt(identity(req), current, r.now()) {
+		// written it; else (a stamp kept on purpose: another key, an
+		// ignore toggle) it waits no more.
+		if current != res.Checksum || !r.planner.adopt(identity(req), current, r.now()) {
 			r.planner.settled(identity(req))
 		}
 		return reconcile.Result{}, forget, nil

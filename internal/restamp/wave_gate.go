@@ -113,10 +113,13 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 	}
 	var plans []*plan
 	for _, c := range rec.Changes {
+		key := planKey{namespace: req.Namespace, source: c.Source}
 		if r.sourceWavesOff(ctx, req.Namespace, c.Source) {
+			// Every reader at once: a halt of this source's plan holds
+			// nothing back any more.
+			r.planner.drop(key)
 			continue
 		}
-		key := planKey{namespace: req.Namespace, source: c.Source}
 		pl, ok := r.planner.current(key, c)
 		if !ok {
 			if pl, err = r.buildPlan(ctx, key, c); err != nil {
@@ -201,17 +204,30 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 			ms = append(ms, m)
 			return
 		}
+		pending := r.changes.since(m.req)
+		if reads.Template.Checksum() == "" && len(pending) == 0 {
+			// Never stamped and no change seen live: left alone until
+			// its config changes (a replay never stamps it), so it would
+			// never ask for its wave.
+			return
+		}
+		if r.flaps != nil && r.flaps.holding(keyOf(m.req)) {
+			// Held: it takes the content when its hold ends, by itself.
+			return
+		}
 		res, err := hasher.Checksum(r.key, key.namespace, reads.Refs, lookup)
 		if err != nil {
 			// Cannot tell: a member, so that it cannot go outside the waves.
 			ms = append(ms, m)
 			return
 		}
-		if res.Checksum == reads.Template.Checksum() {
+		if res.Checksum == reads.Template.Checksum() || len(res.Missing) > 0 {
+			// Current; or missing a required source, which keeps its
+			// stamp until the source exists.
 			return
 		}
 		ids, err := r.contentIDs(key.namespace, reads.Refs, lookup)
-		if err != nil || slices.Contains(changedSources(o, ids, r.changes.since(m.req)), c.Source) {
+		if err != nil || slices.Contains(changedSources(o, ids, pending), c.Source) {
 			ms = append(ms, m)
 		}
 	})

@@ -54,7 +54,18 @@ func (r *reconciler) judge(ctx context.Context, req Request) error {
 		return nil
 	}
 	if obj.GetAnnotations()[contract.HaltAnnotation] == contract.HaltReleased {
-		r.planner.release(id)
+		// Honoured for a halt this leader holds (a new leader counts a
+		// released member done as it builds the plan); a leftover one
+		// skips no judgement.
+		if cs, _ := r.planner.haltsBy(id); len(cs) > 0 {
+			r.planner.release(id)
+			return nil
+		}
+	}
+	if inFlight && (wavesOff(obj) || obj.GetDeletionTimestamp() != nil) {
+		// Opted out meanwhile, or going: no wave waits for it, and it
+		// halts nothing.
+		r.planner.succeededFlight(id, f)
 		return nil
 	}
 	if !inFlight {
@@ -70,10 +81,10 @@ func (r *reconciler) judge(ctx context.Context, req Request) error {
 	logger := log.FromContext(ctx)
 	switch v.State {
 	case rollout.Succeeded:
-		r.planner.succeeded(id)
+		r.planner.succeededFlight(id, f)
 		logger.V(1).Info("rolled out", "reason", v.Reason)
 	case rollout.Failed:
-		if halted := r.planner.failed(id, v.Reason); len(halted) > 0 {
+		if halted := r.planner.failedFlight(id, v.Reason, f); len(halted) > 0 {
 			return r.halt(ctx, req, obj, halted, v)
 		}
 	}
@@ -81,7 +92,7 @@ func (r *reconciler) judge(ctx context.Context, req Request) error {
 }
 
 // verdict judges obj's rollout in flight f, from its status and its pods.
-func (r *reconciler) verdict(ctx context.Context, req Request, kind workload.Kind, obj client.Object, f flight) rollout.Verdict {
+func (r *reconciler) verdict(ctx context.Context, req Request, kind workload.Kind, obj client.Object, f *flight) rollout.Verdict {
 	stamp := f.stamp
 	if stamp == "" {
 		// A new leader's flight, rebuilt from the objects: the stamp is

@@ -30,6 +30,9 @@ type plan struct {
 	// halt is set when a member's rollout failed: the change goes to no
 	// further member.
 	halt *planHalt
+	// finished is when every member had succeeded or settled; zero
+	// while the waves go.
+	finished time.Time
 }
 
 // planHalt says which member halted a plan, and why.
@@ -75,13 +78,15 @@ type planner struct {
 	previous map[Request]*flight
 	// later holds wakes decided under mu, sent once it is released.
 	later []Request
+	// now is the clock (time.Now unless a test sets it).
+	now func() time.Time
 	// wake queues a reader again; called without mu held.
 	wake func(Request)
 }
 
 func newPlanner(maxWave, maxInFlight int, wake func(Request)) *planner {
 	return &planner{maxWave: maxWave, maxInFlight: maxInFlight, plans: map[planKey]*plan{},
-		flights: map[Request]*flight{}, blocked: map[Request]bool{}, waiting: map[Request]Request{}, judged: map[Request]time.Time{}, previous: map[Request]*flight{}, wake: wake}
+		flights: map[Request]*flight{}, blocked: map[Request]bool{}, waiting: map[Request]Request{}, judged: map[Request]time.Time{}, previous: map[Request]*flight{}, wake: wake, now: time.Now}
 }
 
 // member is a reader of a change as the plan is built: its place in the
@@ -147,9 +152,18 @@ func (p *planner) install(key planKey, change contract.Change, ms []member, now 
 		}
 	}
 	p.plans[key] = pl
+	keep := timeout
+	if keep <= 0 {
+		keep = DefaultOptions().RolloutTimeout
+	}
 	for r, since := range p.judged {
-		if timeout > 0 && now.Sub(since) > timeout {
+		if now.Sub(since) > keep {
 			delete(p.judged, r)
+		}
+	}
+	for k, old := range p.plans {
+		if !old.finished.IsZero() && now.Sub(old.finished) > keep {
+			delete(p.plans, k)
 		}
 	}
 	p.mu.Unlock()
@@ -184,17 +198,33 @@ const (
 func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Time) (verdict, *plan) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	haltsOne := false
+	for _, cur := range p.plans {
+		if cur.halt != nil && cur.halt.by == r {
+			haltsOne = true
+		}
+	}
 	for _, pl := range plans {
-		if pl.halt != nil {
+		if pl.halt != nil || haltsOne {
+			// Halted, or r is the reader whose rollout halted another
+			// change: re-stamping it would only fail again, and halt this
+			// one too.
+			if pl.halt == nil {
+				pl = nil
+			}
 			p.wait(r, req)
 			var next []Request
 			for _, other := range plans {
 				if other.halt == nil && !other.gone[r] && !other.done[r] {
+					// Settled there: it holds up none of their waves.
 					other.done[r] = true
 					next = append(next, other.dueMembers(p.maxWave, p.waiting)...)
 				}
 			}
 			p.wakeLater(next)
+			if pl == nil {
+				pl = plans[0]
+			}
 			return waitHalt, pl
 		}
 	}
@@ -268,6 +298,12 @@ func (p *planner) abort(r Request, plans []*plan) {
 		return
 	}
 	p.mu.Lock()
+	if f, ok := p.flights[r]; !ok || !slices.Equal(f.plans[:min(len(plans), len(f.plans))], plans) {
+		// Not the flight this admit made: another request of the same
+		// workload went meanwhile, and its flight stays.
+		p.mu.Unlock()
+		return
+	}
 	prev, had := p.previous[r]
 	delete(p.previous, r)
 	if had {
@@ -300,23 +336,30 @@ func (p *planner) written(r Request) {
 }
 
 // inFlight returns r's flight, if its rollout is being judged.
-func (p *planner) inFlight(r Request) (flight, bool) {
+func (p *planner) inFlight(r Request) (*flight, bool) {
 	if p == nil {
-		return flight{}, false
+		return nil, false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	f, ok := p.flights[r]
-	if !ok {
-		return flight{}, false
-	}
-	return *f, true
+	return f, ok
 }
 
 // succeeded ends r's flight: its plans' next waves may go.
-func (p *planner) succeeded(r Request) {
+func (p *planner) succeeded(r Request) { p.succeededFlight(r, nil) }
+
+// succeededFlight ends r's flight judged succeeded, if it is still only (a
+// nil only: whichever it is): a verdict on a flight that a newer re-stamp
+// replaced meanwhile (two requests of one workload run at once) ends
+// nothing.
+func (p *planner) succeededFlight(r Request, only *flight) {
 	p.mu.Lock()
 	f, ok := p.flights[r]
+	if ok && only != nil && f != only {
+		p.mu.Unlock()
+		return
+	}
 	delete(p.flights, r)
 	if ok {
 		p.judged[r] = f.since
@@ -346,7 +389,13 @@ func (p *planner) forgetIfDone(pl *plan) {
 			return
 		}
 	}
-	delete(p.plans, pl.key)
+	// Kept as finished until --rollout-timeout has passed (install drops
+	// it then), not dropped at once: a member that asks later (its hold
+	// ended) finds its wave due, where a plan rebuilt from the objects
+	// would count as members readers that settled already and never ask.
+	if pl.finished.IsZero() {
+		pl.finished = p.now()
+	}
 }
 
 // wait remembers req as the request to wake r with: a live change wins
@@ -397,8 +446,11 @@ func (p *planner) settle(r Request) {
 		}
 	}
 	delete(p.waiting, r)
+	delete(p.blocked, r)
 	p.mu.Unlock()
 	p.wakeAll(next)
+	// A slot it was woken for, if any, goes to another blocked reader.
+	p.wakeBlocked()
 }
 
 // adopt puts r in flight for the current plans it is a member of and has
@@ -423,6 +475,7 @@ func (p *planner) adopt(r Request, stamp string, now time.Time) bool {
 		return false
 	}
 	delete(p.waiting, r)
+	delete(p.blocked, r)
 	if f := p.flights[r]; f != nil {
 		f.plans = append(f.plans, plans...)
 		return true
@@ -483,9 +536,16 @@ func (p *planner) release(r Request) {
 
 // failed ends r's flight and halts its plans that are still current (a
 // superseded one halts nothing). It returns the plans it halted.
-func (p *planner) failed(r Request, reason string) []*plan {
+func (p *planner) failed(r Request, reason string) []*plan { return p.failedFlight(r, reason, nil) }
+
+// failedFlight is failed for the flight judged, as succeededFlight.
+func (p *planner) failedFlight(r Request, reason string, only *flight) []*plan {
 	p.mu.Lock()
 	f, ok := p.flights[r]
+	if ok && only != nil && f != only {
+		p.mu.Unlock()
+		return nil
+	}
 	delete(p.flights, r)
 	var halted []*plan
 	if ok {
@@ -557,6 +617,18 @@ func (p *planner) wakeBlocked() {
 	p.later = nil
 	p.mu.Unlock()
 	p.wakeAll(rs)
+}
+
+// drop forgets the plan of key: its source's readers go at once now
+// (contract.WavesAnnotation on the source), so its halt, if any, holds
+// nothing back.
+func (p *planner) drop(key planKey) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	delete(p.plans, key)
+	p.mu.Unlock()
 }
 
 // unjudged lists pl's members in flight whose rollout has not been looked

@@ -378,3 +378,84 @@ func TestWaitersWakeAnUnjudgedFlight(t *testing.T) {
 		t.Fatalf("woke %v, want the unjudged canary", woken)
 	}
 }
+
+// A verdict on a flight that a newer re-stamp replaced ends nothing.
+func TestStaleVerdictEndsNoNewerFlight(t *testing.T) {
+	p := newPlanner(8, 0, nil)
+	pl := p.install(shared, change1, members(2), wavesT0, 0)
+	r0 := reader("r00")
+	p.admit(r0, r0, []*plan{pl}, "s1", wavesT0)
+	old, _ := p.inFlight(r0)
+	pl2 := p.install(shared, change2, members(2), wavesT0, 0)
+	p.admit(r0, r0, []*plan{pl2}, "s2", wavesT0)
+	p.succeededFlight(r0, old)
+	if f, ok := p.inFlight(r0); !ok || f.stamp != "s2" {
+		t.Fatalf("the verdict on s1 ended the flight of s2 (%v)", ok)
+	}
+	if halted := p.failedFlight(r0, "NonZeroExit", old); len(halted) != 0 {
+		t.Fatalf("a failure of s1 halted %d plans", len(halted))
+	}
+}
+
+// The reader that halted one change waits on another change of its, and
+// holds up none of that change's waves.
+func TestHalterWaitsOnItsOtherChanges(t *testing.T) {
+	p := newPlanner(8, 0, nil)
+	s := p.install(shared, change1, members(2), wavesT0, 0)
+	r0 := reader("r00")
+	p.admit(r0, r0, []*plan{s}, "s1", wavesT0)
+	p.failed(r0, "NonZeroExit")
+	ct := contract.Change{Source: "configmap/t", Content: "0000000000000007"}
+	tp := p.install(planKey{namespace: "ns", source: ct.Source}, ct, members(3), wavesT0, 0)
+	if v, _ := p.admit(r0, r0, []*plan{tp}, "s2", wavesT0); v != waitHalt {
+		t.Fatalf("the halting reader: %v for another change, want waitHalt", v)
+	}
+	if got := admitAll(p, tp, 3); !slices.Equal(got, []string{"r01", "r02"}) {
+		t.Fatalf("T's waves admitted %v, want them to go on without r00", got)
+	}
+}
+
+// A blocked reader that settles gives its slot to another.
+func TestSettledBlockedReaderPassesItsSlot(t *testing.T) {
+	var woken []string
+	p := newPlanner(8, 1, func(r Request) { woken = append(woken, r.Name) })
+	var plans []*plan
+	for i := range 3 {
+		c := contract.Change{Source: fmt.Sprintf("configmap/c%d", i), Content: "0000000000000001"}
+		plans = append(plans, p.install(planKey{namespace: "ns", source: c.Source}, c,
+			[]member{{req: reader(fmt.Sprintf("r%02d", i))}}, wavesT0, 0))
+	}
+	for i, pl := range plans {
+		r := reader(fmt.Sprintf("r%02d", i))
+		p.admit(r, r, []*plan{pl}, "s", wavesT0)
+	}
+	p.succeeded(reader("r00"))
+	if len(woken) != 1 {
+		t.Fatalf("one slot woke %v", woken)
+	}
+	first := woken[0]
+	p.settled(reader(first))
+	if len(woken) != 2 || woken[1] == first {
+		t.Fatalf("the woken reader settled, and the slot went to %v", woken)
+	}
+}
+
+// A finished plan is kept, so that a member that asks late (its hold
+// ended) finds its wave due instead of a rebuilt plan waiting on readers
+// that settled.
+func TestFinishedPlanIsKept(t *testing.T) {
+	p := newPlanner(8, 0, nil)
+	pl := p.install(shared, change1, members(3), wavesT0, 0)
+	p.settled(reader("r00"))
+	p.settled(reader("r02"))
+	r1 := reader("r01")
+	p.admit(r1, r1, []*plan{pl}, "s", wavesT0)
+	p.succeeded(r1)
+	if got, ok := p.current(shared, change1); !ok || got != pl {
+		t.Fatal("the finished plan was dropped")
+	}
+	r2 := reader("r02")
+	if v, _ := p.admit(r2, r2, []*plan{pl}, "s", wavesT0); v != admitted {
+		t.Fatalf("a late member: %v, want admitted", v)
+	}
+}
