@@ -14,6 +14,7 @@ import (
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/rollout"
 	"github.com/confighash/confighash/internal/sources"
 	"github.com/confighash/confighash/internal/waves"
 	"github.com/confighash/confighash/internal/workload"
@@ -131,7 +132,9 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 	if len(plans) == 0 {
 		return true, nil, reconcile.Result{}, rec, nil
 	}
-	v, by := r.planner.admit(identity(req), req, plans, fresh, now)
+	kind, _ := r.kinds.get(req.KindName)
+	_, light := rollout.NothingToRun(kind, obj)
+	v, by := r.planner.admitAs(identity(req), req, plans, fresh, now, light)
 	logger := log.FromContext(ctx)
 	switch v {
 	case admitted:
@@ -139,11 +142,11 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 	case waitHalt:
 		// Woken when the halt is released; the source's next change
 		// brings it back too. The requeue covers a lost wake.
-		r.planner.wakeBlocked()
+		r.planner.flushLater()
 		logger.V(1).Info("change halted; keeping the stamp", "change", by.change.String())
 		return false, nil, reconcile.Result{RequeueAfter: waitRecheck}, nil, nil
 	case waitWave:
-		r.planner.wakeBlocked()
+		r.planner.flushLater()
 		logger.V(1).Info("waiting for an earlier wave", "change", by.change.String())
 	case waitBound:
 		logger.V(1).Info("waiting for --max-concurrent-rollouts")

@@ -196,6 +196,13 @@ const (
 // them would take it to the halted content too, so it waits, but settled
 // there.
 func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Time) (verdict, *plan) {
+	return p.admitAs(r, req, plans, stamp, now, false)
+}
+
+// admitAs is admit; light says the re-stamp starts no pod
+// (rollout.NothingToRun), so it takes no slot of --max-concurrent-rollouts:
+// it can cause no storm, and its flight ends as soon as it is written.
+func (p *planner) admitAs(r, req Request, plans []*plan, stamp string, now time.Time, light bool) (verdict, *plan) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	haltsOne := false
@@ -235,7 +242,7 @@ func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Ti
 			return waitWave, pl
 		}
 	}
-	if _, again := p.flights[r]; !again && p.maxInFlight > 0 && len(p.flights) >= p.maxInFlight {
+	if _, again := p.flights[r]; !again && !light && p.maxInFlight > 0 && len(p.flights) >= p.maxInFlight {
 		p.blocked[r] = true
 		p.wait(r, req)
 		return waitBound, nil
@@ -667,10 +674,22 @@ func (p *planner) looked(r Request, now time.Time) {
 	}
 }
 
-// wakeLater queues wakes decided under mu; wakeBlocked sends them.
-// Callers hold mu.
+// wakeLater queues wakes decided under mu; flushLater (or wakeBlocked)
+// sends them. Callers hold mu.
 func (p *planner) wakeLater(rs []Request) {
 	p.later = append(p.later, rs...)
+}
+
+// flushLater sends the wakes wakeLater queued, and no other.
+func (p *planner) flushLater() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	rs := p.later
+	p.later = nil
+	p.mu.Unlock()
+	p.wakeAll(rs)
 }
 
 // wakeAll queues rs again, each with the request it waited with.

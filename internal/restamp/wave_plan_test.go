@@ -459,3 +459,19 @@ func TestFinishedPlanIsKept(t *testing.T) {
 		t.Fatalf("a late member: %v, want admitted", v)
 	}
 }
+
+// A reader that starts no pod takes no slot of the bound.
+func TestLightReaderTakesNoSlot(t *testing.T) {
+	p := newPlanner(8, 1, nil)
+	a := p.install(shared, change1, members(1), wavesT0, 0)
+	cb := contract.Change{Source: "configmap/b", Content: "0000000000000005"}
+	b := p.install(planKey{namespace: "ns", source: cb.Source}, cb, []member{{req: reader("r01")}}, wavesT0, 0)
+	r0, r1 := reader("r00"), reader("r01")
+	p.admit(r0, r0, []*plan{a}, "s", wavesT0)
+	if v, _ := p.admitAs(r1, r1, []*plan{b}, "s", wavesT0, true); v != admitted {
+		t.Fatalf("a reader with nothing to run: %v with the one slot taken, want admitted", v)
+	}
+	if v, _ := p.admitAs(r1, r1, []*plan{b}, "s", wavesT0, false); v != admitted {
+		t.Fatalf("again: %v", v)
+	}
+}
