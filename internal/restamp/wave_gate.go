@@ -235,7 +235,11 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("finding the readers of %s: %w", c.Source, err)
+		// A kind that cannot be listed (a custom kind whose index is not
+		// there yet) is left out, as the enqueuer leaves it out: its
+		// readers are not members, and go when they ask. The plan is
+		// made of the readers found, rather than none at all.
+		log.FromContext(ctx).Error(err, "finding the readers of a change; planning with those found", "source", c.Source)
 	}
 	pl := r.planner.install(key, c, ms, r.now(), r.rollouts.timeout)
 	for _, o := range obsolete {
