@@ -25,7 +25,11 @@ import (
 
 // reconciler re-checks one workload's stamp.
 type reconciler struct {
-	client  client.Client // cached reads, live writes
+	client client.Client // cached reads, live writes
+	// readers lists the readers of a source through the field index: the
+	// manager's cache itself, which also holds the unstructured kinds that
+	// client reads live (and so without the index).
+	readers client.Reader
 	live    client.Reader // confirms a re-check before it writes; nil: unconfirmed
 	maxKeys int           // the key bound of live reads (sources.Reader.MaxKeys)
 	key     []byte

@@ -36,7 +36,7 @@ func testReconciler(t *testing.T, c client.Client, flaps *flapGuard, now func() 
 	kinds := newWatched(workload.Kinds().Mutable()...)
 	rec := events.NewFakeRecorder(10)
 	return &reconciler{
-		client: c, key: hookKey, kinds: kinds, budget: rate.NewLimiter(rate.Inf, 1),
+		client: c, readers: c, key: hookKey, kinds: kinds, budget: rate.NewLimiter(rate.Inf, 1),
 		flaps: flaps, changes: newChanges(), events: rec, metrics: m, now: now,
 	}, rec
 }

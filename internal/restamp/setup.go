@@ -112,6 +112,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
 	}
 	r := &reconciler{
 		client:   mgr.GetClient(),
+		readers:  mgr.GetCache(),
 		live:     mgr.GetAPIReader(),
 		maxKeys:  o.MaxSourceKeys,
 		key:      o.Key,

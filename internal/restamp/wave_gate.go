@@ -180,7 +180,7 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 	lookup := sources.Reader{Cache: r.client}.Lookup(ctx, key.namespace)
 	var ms []member
 	var obsolete []client.Object
-	err = listReaders(ctx, r.client, r.kinds, key.namespace, src, func(k workload.Kind, o client.Object) {
+	err = listReaders(ctx, r.readers, r.kinds, key.namespace, src, func(k workload.Kind, o client.Object) {
 		reads := workload.ReadsOf(k, o)
 		if reads.Skip != workload.NotSkipped || wavesOff(o) || o.GetDeletionTimestamp() != nil {
 			return
