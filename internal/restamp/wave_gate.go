@@ -109,9 +109,6 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 	if wavesOff(obj) {
 		return true, nil, reconcile.Result{}, rec, nil
 	}
-	if _, err := waves.OrderOf(obj.GetAnnotations()); err != nil {
-		r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonInvalidAnnotation, "Restamp", "%s; it goes as 0", err.Error())
-	}
 	var plans []*plan
 	for _, c := range rec.Changes {
 		key := planKey{namespace: req.Namespace, source: c.Source}
@@ -134,10 +131,14 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 	}
 	kind, _ := r.kinds.get(req.KindName)
 	_, light := rollout.NothingToRun(kind, obj)
-	v, by := r.planner.admitAs(identity(req), req, plans, fresh, now, light)
+	v, by := r.planner.admit(identity(req), req, plans, fresh, now, light)
 	logger := log.FromContext(ctx)
 	switch v {
 	case admitted:
+		// Said once per re-stamp, not on each look while it waits.
+		if _, err := waves.OrderOf(obj.GetAnnotations()); err != nil {
+			r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonInvalidAnnotation, "Restamp", "%s; it goes as 0", err.Error())
+		}
 		return true, plans, reconcile.Result{}, rec, nil
 	case waitHalt:
 		// Woken when the halt is released; the source's next change

@@ -46,6 +46,12 @@ func (r *reconciler) judge(ctx context.Context, req Request) error {
 		return nil
 	}
 	f, inFlight := r.planner.inFlight(id)
+	halts, reason := r.planner.haltsBy(id)
+	if !inFlight && len(halts) == 0 {
+		// Nothing of its to judge or to record: the reconcile that
+		// follows reads the workload itself.
+		return nil
+	}
 	obj := kind.New()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -57,7 +63,7 @@ func (r *reconciler) judge(ctx context.Context, req Request) error {
 		// Honoured for a halt this leader holds (a new leader counts a
 		// released member done as it builds the plan); a leftover one
 		// skips no judgement.
-		if cs, _ := r.planner.haltsBy(id); len(cs) > 0 {
+		if len(halts) > 0 {
 			r.planner.release(id)
 			return nil
 		}
@@ -71,8 +77,8 @@ func (r *reconciler) judge(ctx context.Context, req Request) error {
 	if !inFlight {
 		// A halt this leader holds, whose record is missing (its write
 		// failed, or a sync removed it): written again.
-		if cs, reason := r.planner.haltsBy(id); len(cs) > 0 && !recorded(obj, cs) {
-			return r.writeHalt(ctx, req, obj, contract.Halt{Since: r.now().UTC().Truncate(time.Second), Changes: cs, Reason: reason})
+		if !recorded(obj, halts) {
+			return r.writeHalt(ctx, req, obj, contract.Halt{Since: r.now().UTC().Truncate(time.Second), Changes: halts, Reason: reason})
 		}
 		return nil
 	}

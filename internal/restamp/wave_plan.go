@@ -194,15 +194,10 @@ const (
 // and if so puts it in flight for all of them, with stamp. A reader waiting
 // on a halted plan holds up none of its other plans: re-stamping it for
 // them would take it to the halted content too, so it waits, but settled
-// there.
-func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Time) (verdict, *plan) {
-	return p.admitAs(r, req, plans, stamp, now, false)
-}
-
-// admitAs is admit; light says the re-stamp starts no pod
-// (rollout.NothingToRun), so it takes no slot of --max-concurrent-rollouts:
-// it can cause no storm, and its flight ends as soon as it is written.
-func (p *planner) admitAs(r, req Request, plans []*plan, stamp string, now time.Time, light bool) (verdict, *plan) {
+// there. light says the re-stamp starts no pod (rollout.NothingToRun), so
+// it takes no slot of --max-concurrent-rollouts: it can cause no storm, and
+// its flight ends as soon as it is written.
+func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Time, light bool) (verdict, *plan) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	haltsOne := false

@@ -40,7 +40,7 @@ func admitAll(p *planner, pl *plan, n int) []string {
 		if pl.gone[r] || pl.done[r] {
 			continue
 		}
-		if v, _ := p.admit(r, r, []*plan{pl}, "stamp", wavesT0); v == admitted {
+		if v, _ := p.admit(r, r, []*plan{pl}, "stamp", wavesT0, false); v == admitted {
 			got = append(got, r.Name)
 		}
 	}
@@ -84,7 +84,7 @@ func TestHaltStopsTheWaves(t *testing.T) {
 	}
 	for i := 1; i < 6; i++ {
 		r := reader(fmt.Sprintf("r%02d", i))
-		if v, by := p.admit(r, r, []*plan{pl}, "stamp", wavesT0); v != waitHalt || by != pl {
+		if v, by := p.admit(r, r, []*plan{pl}, "stamp", wavesT0, false); v != waitHalt || by != pl {
 			t.Fatalf("%s: %v, want waitHalt", r.Name, v)
 		}
 	}
@@ -110,7 +110,7 @@ func TestReleaseLetsTheWavesGoOn(t *testing.T) {
 	p.failed(reader("r00"), "CrashLoopBackOff")
 	for i := 1; i < 4; i++ {
 		r := reader(fmt.Sprintf("r%02d", i))
-		p.admit(r, r, []*plan{pl}, "stamp", wavesT0)
+		p.admit(r, r, []*plan{pl}, "stamp", wavesT0, false)
 	}
 	p.release(reader("r00"))
 	if !slices.Equal(woken, []string{"r01", "r02"}) {
@@ -173,7 +173,7 @@ func TestBoundAcrossChanges(t *testing.T) {
 	var admittedN int
 	for i, pl := range plans {
 		r := reader(fmt.Sprintf("r%02d", i))
-		v, _ := p.admit(r, r, []*plan{pl}, "stamp", wavesT0)
+		v, _ := p.admit(r, r, []*plan{pl}, "stamp", wavesT0, false)
 		if v == admitted {
 			admittedN++
 		} else if v != waitBound {
@@ -229,7 +229,7 @@ func TestSettledMembersHoldUpNoWave(t *testing.T) {
 	pl := p.install(shared, change1, members(4), wavesT0, 0)
 	for i := 1; i < 4; i++ {
 		r := reader(fmt.Sprintf("r%02d", i))
-		if v, _ := p.admit(r, r, []*plan{pl}, "stamp", wavesT0); v != waitWave {
+		if v, _ := p.admit(r, r, []*plan{pl}, "stamp", wavesT0, false); v != waitWave {
 			t.Fatalf("%s: %v before the canary went, want waitWave", r.Name, v)
 		}
 	}
@@ -257,8 +257,8 @@ func TestOnlyWaitersAreWoken(t *testing.T) {
 	p := newPlanner(8, 0, func(r Request) { woken = append(woken, r.Name) })
 	pl := p.install(shared, change1, members(3), wavesT0, 0)
 	r0, r2 := reader("r00"), reader("r02")
-	p.admit(r0, r0, []*plan{pl}, "stamp", wavesT0)
-	p.admit(r2, r2, []*plan{pl}, "stamp", wavesT0)
+	p.admit(r0, r0, []*plan{pl}, "stamp", wavesT0, false)
+	p.admit(r2, r2, []*plan{pl}, "stamp", wavesT0, false)
 	p.succeeded(r0)
 	if !slices.Equal(woken, []string{"r02"}) {
 		t.Fatalf("woke %v, want r02 only (r01 never asked)", woken)
@@ -273,8 +273,8 @@ func TestRestampKeepsTheOtherPlansFlight(t *testing.T) {
 	cy := contract.Change{Source: "configmap/y", Content: "0000000000000009"}
 	y := p.install(planKey{namespace: "ns", source: cy.Source}, cy, members(1), wavesT0, 0)
 	r0 := reader("r00")
-	p.admit(r0, r0, []*plan{x}, "s1", wavesT0)
-	if v, _ := p.admit(r0, r0, []*plan{y}, "s2", wavesT0); v != admitted {
+	p.admit(r0, r0, []*plan{x}, "s1", wavesT0, false)
+	if v, _ := p.admit(r0, r0, []*plan{y}, "s2", wavesT0, false); v != admitted {
 		t.Fatalf("Y's canary: %v", v)
 	}
 	if got := admitAll(p, x, 3); len(got) != 0 {
@@ -291,9 +291,9 @@ func TestAbortPutsTheRunningFlightBack(t *testing.T) {
 	p := newPlanner(8, 1, nil)
 	pl := p.install(shared, change1, members(2), wavesT0, 0)
 	r0 := reader("r00")
-	p.admit(r0, r0, []*plan{pl}, "s1", wavesT0)
+	p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
 	pl2 := p.install(shared, change2, members(2), wavesT0, 0)
-	p.admit(r0, r0, []*plan{pl2}, "s2", wavesT0)
+	p.admit(r0, r0, []*plan{pl2}, "s2", wavesT0, false)
 	p.abort(r0, []*plan{pl2})
 	f, ok := p.inFlight(r0)
 	if !ok || f.stamp != "s1" {
@@ -313,10 +313,10 @@ func TestHaltOfOneSourceStallsNoOther(t *testing.T) {
 	cy := contract.Change{Source: "configmap/y", Content: "0000000000000009"}
 	y := p.install(planKey{namespace: "ns", source: cy.Source}, cy, []member{{req: reader("r01")}, {req: reader("r02")}}, wavesT0, 0)
 	r0, r1, r2 := reader("r00"), reader("r01"), reader("r02")
-	p.admit(r0, r0, []*plan{x}, "s", wavesT0)
+	p.admit(r0, r0, []*plan{x}, "s", wavesT0, false)
 	p.failed(r0, "NonZeroExit")
-	p.admit(r2, r2, []*plan{y}, "s", wavesT0) // waits for r01, Y's canary
-	if v, _ := p.admit(r1, r1, []*plan{x, y}, "s", wavesT0); v != waitHalt {
+	p.admit(r2, r2, []*plan{y}, "s", wavesT0, false) // waits for r01, Y's canary
+	if v, _ := p.admit(r1, r1, []*plan{x, y}, "s", wavesT0, false); v != waitHalt {
 		t.Fatalf("r01: %v, want waitHalt", v)
 	}
 	p.wakeBlocked()
@@ -348,7 +348,7 @@ func TestRebuildSkipsJudgedRollouts(t *testing.T) {
 	p := newPlanner(8, 0, nil)
 	pl := p.install(shared, change1, members(2), wavesT0, 0)
 	r0 := reader("r00")
-	p.admit(r0, r0, []*plan{pl}, "s", wavesT0)
+	p.admit(r0, r0, []*plan{pl}, "s", wavesT0, false)
 	p.succeeded(r0)
 	delete(p.plans, shared) // forgotten, as a finished plan is
 	ms := members(2)
@@ -366,13 +366,13 @@ func TestWaitersWakeAnUnjudgedFlight(t *testing.T) {
 	p := newPlanner(8, 0, func(r Request) { woken = append(woken, r.Name) })
 	pl := p.install(shared, change1, members(2), wavesT0, 0)
 	r0, r1 := reader("r00"), reader("r01")
-	p.admit(r0, r0, []*plan{pl}, "s", wavesT0)
-	p.admit(r1, r1, []*plan{pl}, "s", wavesT0.Add(time.Second))
+	p.admit(r0, r0, []*plan{pl}, "s", wavesT0, false)
+	p.admit(r1, r1, []*plan{pl}, "s", wavesT0.Add(time.Second), false)
 	p.wakeBlocked()
 	if len(woken) != 0 {
 		t.Fatalf("woke %v while the canary was judged recently", woken)
 	}
-	p.admit(r1, r1, []*plan{pl}, "s", wavesT0.Add(time.Minute))
+	p.admit(r1, r1, []*plan{pl}, "s", wavesT0.Add(time.Minute), false)
 	p.wakeBlocked()
 	if !slices.Equal(woken, []string{"r00"}) {
 		t.Fatalf("woke %v, want the unjudged canary", woken)
@@ -384,10 +384,10 @@ func TestStaleVerdictEndsNoNewerFlight(t *testing.T) {
 	p := newPlanner(8, 0, nil)
 	pl := p.install(shared, change1, members(2), wavesT0, 0)
 	r0 := reader("r00")
-	p.admit(r0, r0, []*plan{pl}, "s1", wavesT0)
+	p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
 	old, _ := p.inFlight(r0)
 	pl2 := p.install(shared, change2, members(2), wavesT0, 0)
-	p.admit(r0, r0, []*plan{pl2}, "s2", wavesT0)
+	p.admit(r0, r0, []*plan{pl2}, "s2", wavesT0, false)
 	p.succeededFlight(r0, old)
 	if f, ok := p.inFlight(r0); !ok || f.stamp != "s2" {
 		t.Fatalf("the verdict on s1 ended the flight of s2 (%v)", ok)
@@ -403,11 +403,11 @@ func TestHalterWaitsOnItsOtherChanges(t *testing.T) {
 	p := newPlanner(8, 0, nil)
 	s := p.install(shared, change1, members(2), wavesT0, 0)
 	r0 := reader("r00")
-	p.admit(r0, r0, []*plan{s}, "s1", wavesT0)
+	p.admit(r0, r0, []*plan{s}, "s1", wavesT0, false)
 	p.failed(r0, "NonZeroExit")
 	ct := contract.Change{Source: "configmap/t", Content: "0000000000000007"}
 	tp := p.install(planKey{namespace: "ns", source: ct.Source}, ct, members(3), wavesT0, 0)
-	if v, _ := p.admit(r0, r0, []*plan{tp}, "s2", wavesT0); v != waitHalt {
+	if v, _ := p.admit(r0, r0, []*plan{tp}, "s2", wavesT0, false); v != waitHalt {
 		t.Fatalf("the halting reader: %v for another change, want waitHalt", v)
 	}
 	if got := admitAll(p, tp, 3); !slices.Equal(got, []string{"r01", "r02"}) {
@@ -427,7 +427,7 @@ func TestSettledBlockedReaderPassesItsSlot(t *testing.T) {
 	}
 	for i, pl := range plans {
 		r := reader(fmt.Sprintf("r%02d", i))
-		p.admit(r, r, []*plan{pl}, "s", wavesT0)
+		p.admit(r, r, []*plan{pl}, "s", wavesT0, false)
 	}
 	p.succeeded(reader("r00"))
 	if len(woken) != 1 {
@@ -449,13 +449,13 @@ func TestFinishedPlanIsKept(t *testing.T) {
 	p.settled(reader("r00"))
 	p.settled(reader("r02"))
 	r1 := reader("r01")
-	p.admit(r1, r1, []*plan{pl}, "s", wavesT0)
+	p.admit(r1, r1, []*plan{pl}, "s", wavesT0, false)
 	p.succeeded(r1)
 	if got, ok := p.current(shared, change1); !ok || got != pl {
 		t.Fatal("the finished plan was dropped")
 	}
 	r2 := reader("r02")
-	if v, _ := p.admit(r2, r2, []*plan{pl}, "s", wavesT0); v != admitted {
+	if v, _ := p.admit(r2, r2, []*plan{pl}, "s", wavesT0, false); v != admitted {
 		t.Fatalf("a late member: %v, want admitted", v)
 	}
 }
@@ -467,11 +467,11 @@ func TestLightReaderTakesNoSlot(t *testing.T) {
 	cb := contract.Change{Source: "configmap/b", Content: "0000000000000005"}
 	b := p.install(planKey{namespace: "ns", source: cb.Source}, cb, []member{{req: reader("r01")}}, wavesT0, 0)
 	r0, r1 := reader("r00"), reader("r01")
-	p.admit(r0, r0, []*plan{a}, "s", wavesT0)
-	if v, _ := p.admitAs(r1, r1, []*plan{b}, "s", wavesT0, true); v != admitted {
+	p.admit(r0, r0, []*plan{a}, "s", wavesT0, false)
+	if v, _ := p.admit(r1, r1, []*plan{b}, "s", wavesT0, true); v != admitted {
 		t.Fatalf("a reader with nothing to run: %v with the one slot taken, want admitted", v)
 	}
-	if v, _ := p.admitAs(r1, r1, []*plan{b}, "s", wavesT0, false); v != admitted {
+	if v, _ := p.admit(r1, r1, []*plan{b}, "s", wavesT0, false); v != admitted {
 		t.Fatalf("again: %v", v)
 	}
 }
