@@ -200,35 +200,35 @@ const (
 func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Time, light bool) (verdict, *plan) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	haltsOne := false
-	for _, cur := range p.plans {
-		if cur.halt != nil && cur.halt.by == r {
-			haltsOne = true
+	// Halted, or r is the reader whose rollout halted another change:
+	// re-stamping it would only fail again, and halt this one too.
+	var halted *plan
+	for _, pl := range plans {
+		if pl.halt != nil {
+			halted = pl
+			break
 		}
 	}
-	for _, pl := range plans {
-		if pl.halt != nil || haltsOne {
-			// Halted, or r is the reader whose rollout halted another
-			// change: re-stamping it would only fail again, and halt this
-			// one too.
-			if pl.halt == nil {
-				pl = nil
+	if halted == nil {
+		for _, cur := range p.plans {
+			if cur.halt != nil && cur.halt.by == r {
+				halted = plans[0]
+				break
 			}
-			p.wait(r, req)
-			var next []Request
-			for _, other := range plans {
-				if other.halt == nil && !other.gone[r] && !other.done[r] {
-					// Settled there: it holds up none of their waves.
-					other.done[r] = true
-					next = append(next, other.dueMembers(p.maxWave, p.waiting)...)
-				}
-			}
-			p.wakeLater(next)
-			if pl == nil {
-				pl = plans[0]
-			}
-			return waitHalt, pl
 		}
+	}
+	if halted != nil {
+		p.wait(r, req)
+		var next []Request
+		for _, other := range plans {
+			if other.halt == nil && !other.gone[r] && !other.done[r] {
+				// Settled there: it holds up none of their waves.
+				other.done[r] = true
+				next = append(next, other.dueMembers(p.maxWave, p.waiting)...)
+			}
+		}
+		p.wakeLater(next)
+		return waitHalt, halted
 	}
 	for _, pl := range plans {
 		if !pl.due(r, p.maxWave) {
