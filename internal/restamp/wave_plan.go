@@ -24,6 +24,8 @@ type plan struct {
 	key     planKey
 	change  contract.Change
 	members []Request // sorted as waves.Plan sorts them
+	// index is each member's place in members.
+	index map[Request]int
 	// gone are the members re-stamped for the change, done those whose
 	// rollout succeeded (or was released by hand).
 	gone, done map[Request]bool
@@ -126,8 +128,9 @@ func (p *planner) install(key planKey, change contract.Change, ms []member, now 
 	slices.SortFunc(ms, func(a, b member) int {
 		return waves.Compare(memberOf(a.req, a.order), memberOf(b.req, b.order))
 	})
-	pl := &plan{key: key, change: change, gone: map[Request]bool{}, done: map[Request]bool{}}
+	pl := &plan{key: key, change: change, gone: map[Request]bool{}, done: map[Request]bool{}, index: map[Request]int{}}
 	for _, m := range ms {
+		pl.index[m.req] = len(pl.members)
 		pl.members = append(pl.members, m.req)
 		switch {
 		case m.released:
@@ -270,12 +273,18 @@ func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Ti
 	return admitted, nil
 }
 
+// has reports whether r is a member of pl.
+func (pl *plan) has(r Request) bool {
+	_, ok := pl.index[r]
+	return ok
+}
+
 // due reports whether r's wave may go: every member of every earlier wave
 // has succeeded. A reader that is not a member (it began to read the source
 // after the plan was made) is due at once.
 func (pl *plan) due(r Request, maxWave int) bool {
-	i := slices.Index(pl.members, r)
-	if i < 0 {
+	i, ok := pl.index[r]
+	if !ok {
 		return true
 	}
 	start := 0
@@ -441,7 +450,7 @@ func (p *planner) settledRecheck(req Request) {
 func (p *planner) settle(r Request) {
 	var next []Request
 	for _, pl := range p.plans {
-		if slices.Contains(pl.members, r) && !pl.gone[r] && !pl.done[r] {
+		if pl.has(r) && !pl.gone[r] && !pl.done[r] {
 			pl.done[r] = true
 			next = append(next, pl.dueMembers(p.maxWave, p.waiting)...)
 			p.forgetIfDone(pl)
@@ -468,7 +477,7 @@ func (p *planner) adopt(r Request, stamp string, now time.Time) bool {
 	defer p.mu.Unlock()
 	var plans []*plan
 	for _, pl := range p.plans {
-		if slices.Contains(pl.members, r) && !pl.gone[r] && !pl.done[r] && pl.halt == nil {
+		if pl.has(r) && !pl.gone[r] && !pl.done[r] && pl.halt == nil {
 			pl.gone[r] = true
 			plans = append(plans, pl)
 		}
