@@ -59,8 +59,8 @@ func TestBenchFairness(t *testing.T) {
 	victim.Spec.Replicas = ptr.To[int32](0)
 	env.Create(t, victim)
 
-	w, stamps := watchStamps(t, flood, floodReaders)
-	defer w.Stop()
+	w := watchStamps(t, flood, floodReaders)
+	defer w.stop()
 	time.Sleep(settle)
 
 	var victimLat, floodLat []time.Duration
@@ -93,17 +93,10 @@ func TestBenchFairness(t *testing.T) {
 		done := 0
 		timeout := time.After(2 * time.Minute)
 		for done < floodReaders {
-			select {
-			case ev := <-w.ResultChan():
-				if d, ok := ev.Object.(*appsv1.Deployment); ok {
-					if s := d.Spec.Template.Annotations[contract.ChecksumAnnotation]; s != stamps[d.Name] {
-						stamps[d.Name] = s
-						done++
-					}
-				}
-			case <-timeout:
+			if _, ok := w.changed(timeout); !ok {
 				t.Fatalf("round %d: only %d of %d flood readers re-stamped", round, done, floodReaders)
 			}
+			done++
 		}
 		floodLat = append(floodLat, time.Since(start))
 		<-poll

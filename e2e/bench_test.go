@@ -19,12 +19,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/internal/contract"
 )
 
 // The hook's figures on the local control plane. They run only under
@@ -139,29 +136,6 @@ func benchLatency(t *testing.T, window string, n, bystanders int) {
 		label, pct(stampLat, 50), pct(stampLat, 99), pct(rsLat, 50), pct(rsLat, 99), cpu*1000)
 }
 
-// watchStamps watches the Deployments of ns and returns the stamps of the
-// n it holds, from the watch's initial ADDED events. Watch rather than poll:
-// listing hundreds of Deployments in a loop would load the 2 cores a
-// benchmark measures on, and a watch sees each re-stamp as it lands.
-func watchStamps(t *testing.T, ns string, n int) (watch.Interface, map[string]string) {
-	t.Helper()
-	cs, err := kubernetes.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := cs.AppsV1().Deployments(ns).Watch(env.SpecContext(t), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stamps := make(map[string]string, n)
-	for range n {
-		ev := <-w.ResultChan()
-		d := ev.Object.(*appsv1.Deployment)
-		stamps[d.Name] = d.Spec.Template.Annotations[contract.ChecksumAnnotation]
-	}
-	return w, stamps
-}
-
 func pct(d []time.Duration, p int) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
@@ -186,22 +160,19 @@ func benchFanOut(t *testing.T, how string, args ...string) {
 		wg.Go(func() { env.Create(t, d) })
 	}
 	wg.Wait()
-	w, before := watchStamps(t, ns, readers)
-	defer w.Stop()
+	w := watchStamps(t, ns, readers)
+	defer w.stop()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}}
 	start := time.Now()
 	env.Update(t, cm, func() { cm.Data["k"] = "2" })
 	done := map[string]bool{}
 	timeout := time.After(time.Minute)
 	for len(done) < readers {
-		select {
-		case ev := <-w.ResultChan():
-			if d, ok := ev.Object.(*appsv1.Deployment); ok && d.Spec.Template.Annotations[contract.ChecksumAnnotation] != before[d.Name] {
-				done[d.Name] = true
-			}
-		case <-timeout:
+		name, ok := w.changed(timeout)
+		if !ok {
 			t.Fatalf("only %d of %d re-stamped after a minute", len(done), readers)
 		}
+		done[name] = true
 	}
 	elapsed := time.Since(start)
 	fmt.Printf("| one ConfigMap read by %d Deployments of 0 replicas, %s: all re-stamped | %s | ≤ 5 s |\n", readers, how, elapsed.Round(time.Millisecond))

@@ -19,14 +19,16 @@
 //	             the trailing window; the settler holds the request until
 //	             the window ends; round-robin over namespaces
 //	reconcile  reconcile.go
-//	             takes the pending entry once; served? template? sources
+//	             takes the pending entry once; the cache behind our own
+//	             last write (write_expect.go)? served? template? sources
 //	             read, checksum, missing sources
 //	check      check_hold.go, check_flap.go, check_hold_annotation.go,
 //	           check_stamp.go, check_priors.go, check_ignored.go
 //	             held? stale, or kept (other key, ignore toggle)? a
 //	             re-check confirmed live?
-//	write      write_stamp.go, write_hold.go
-//	             the stamp, with the optimistic lock; the hold annotation
+//	write      write_stamp.go, write_expect.go, write_hold.go
+//	             the stamp, with the optimistic lock, and the copy it was
+//	             patched from remembered; the hold annotation
 //
 // Readers are found through a field index over the workload kinds (keys from
 // the hasher's reference discovery), never by listing a namespace. Events are

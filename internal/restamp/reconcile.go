@@ -46,6 +46,9 @@ type reconciler struct {
 	// which re-stamps every reader at once.
 	planner  *planner
 	rollouts rolloutOptions
+	// written holds the re-stamps whose write the cache has not shown yet
+	// (write_expect.go); nil: none are tracked.
+	written *expectations
 }
 
 // Reconcile takes req's pending changes, once, and puts them back only when
@@ -95,6 +98,12 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 			r.planner.settled(identity(req))
 		}
 		return reconcile.Result{}, forget, client.IgnoreNotFound(err)
+	}
+	if r.written.lagging(identity(req), obj.GetResourceVersion()) {
+		// The copy our own re-stamp replaced: decide again once the cache
+		// has the write. Its changes are kept for that run.
+		logger.V(1).Info("cache behind our own re-stamp; looking again shortly")
+		return reconcile.Result{RequeueAfter: cacheLagRetry}, keep, nil
 	}
 	// The same policy as the webhook's: readers in a namespace confighash
 	// does not serve (a labelled kube-system, say) are never re-stamped.
@@ -200,10 +209,12 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 		}
 		return reconcile.Result{}, forget, nil
 	}
+	from := obj.GetResourceVersion()
 	if err := r.patch(ctx, obj, t, res.Checksum, rec); err != nil {
 		r.planner.abort(identity(req), plans)
 		return reconcile.Result{}, keep, err
 	}
+	r.written.wrote(identity(req), from)
 	r.planner.written(identity(req))
 	why, nothingToRun := rollout.NothingToRun(kind, obj)
 	// The flap guard counts a re-stamp that went through no wave, or whose

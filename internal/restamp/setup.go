@@ -127,6 +127,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
 		now:      time.Now,
 		planner:  waves,
 		rollouts: rolloutOptions{timeout: o.RolloutTimeout, soak: o.RolloutSoak, poll: rolloutPoll},
+		written:  newExpectations(MaxWriteExpectations, time.Now),
 	}
 	s := &settler{next: r, changes: ch, cache: mgr.GetCache(), kinds: w,
 		window: o.CoalesceWindow, coalesceMax: o.CoalesceMax, events: r.events, now: time.Now}
