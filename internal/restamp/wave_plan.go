@@ -52,6 +52,29 @@ type flight struct {
 	// stamp is the stamp written, which the new revision's pods carry.
 	stamp string
 	plans []*plan
+	// before is what its plans recorded of the reader before the admit
+	// that made this flight, which abort puts back.
+	before []membership
+}
+
+// membership is what one plan records of one reader.
+type membership struct {
+	pl         *plan
+	gone, done bool
+}
+
+// restore puts m back into its plan for r.
+func (m membership) restore(r Request) {
+	setOrDelete(m.pl.gone, r, m.gone)
+	setOrDelete(m.pl.done, r, m.done)
+}
+
+func setOrDelete(set map[Request]bool, r Request, on bool) {
+	if on {
+		set[r] = true
+	} else {
+		delete(set, r)
+	}
 }
 
 // planner keeps the waves of every change in progress. It is the leader's
@@ -267,6 +290,7 @@ func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Ti
 	}
 	p.flights[r] = f
 	for _, pl := range plans {
+		f.before = append(f.before, membership{pl: pl, gone: pl.gone[r], done: pl.done[r]})
 		pl.gone[r] = true
 		delete(pl.done, r)
 	}
@@ -309,27 +333,25 @@ func (p *planner) abort(r Request, plans []*plan) {
 		return
 	}
 	p.mu.Lock()
-	if f, ok := p.flights[r]; !ok || !slices.Equal(f.plans[:min(len(plans), len(f.plans))], plans) {
+	f, ok := p.flights[r]
+	if !ok || !slices.Equal(f.plans[:min(len(plans), len(f.plans))], plans) {
 		// Not the flight this admit made: another request of the same
 		// workload went meanwhile, and its flight stays.
 		p.mu.Unlock()
 		return
+	}
+	// Each plan is as it was before the admit: a reader already re-stamped
+	// there (gone, or done) stays so, whatever this second try did.
+	for _, m := range f.before {
+		m.restore(r)
 	}
 	prev, had := p.previous[r]
 	delete(p.previous, r)
 	if had {
 		// The rollout that was going goes on: it is still to be judged.
 		p.flights[r] = prev
-		for _, pl := range plans {
-			if !slices.Contains(prev.plans, pl) {
-				delete(pl.gone, r)
-			}
-		}
 	} else {
 		delete(p.flights, r)
-		for _, pl := range plans {
-			delete(pl.gone, r)
-		}
 	}
 	p.mu.Unlock()
 	p.wakeBlocked()

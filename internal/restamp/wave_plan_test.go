@@ -304,6 +304,29 @@ func TestAbortPutsTheRunningFlightBack(t *testing.T) {
 	}
 }
 
+// A second try for a reader whose re-stamp already succeeded (a reconcile
+// on an old copy of it) that is aborted leaves it done: the next wave does
+// not wait for it again.
+func TestAbortAfterSuccessKeepsTheReaderDone(t *testing.T) {
+	p := newPlanner(8, 0, nil)
+	pl := p.install(shared, change1, members(3), wavesT0, 0)
+	r0 := reader("r00")
+	if v, _ := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false); v != admitted {
+		t.Fatalf("canary: %v, want admitted", v)
+	}
+	p.succeeded(r0)
+	if v, _ := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false); v != admitted {
+		t.Fatalf("second try: %v, want admitted", v)
+	}
+	p.abort(r0, []*plan{pl})
+	if !pl.done[r0] || !pl.gone[r0] {
+		t.Errorf("after the aborted second try: done %v, gone %v, want both", pl.done[r0], pl.gone[r0])
+	}
+	if got := admitAll(p, pl, 3); !slices.Equal(got, []string{"r01", "r02"}) {
+		t.Errorf("second wave admitted %v, want [r01 r02]", got)
+	}
+}
+
 // A reader waiting on a halted plan of X is settled in Y's plan, whose
 // later waves do not wait for it.
 func TestHaltOfOneSourceStallsNoOther(t *testing.T) {
