@@ -14,7 +14,7 @@ build:
 controlplane:
 	$(GO) run ./e2e/cmd/cluster build
 
-## test: lint, unit tests, fuzzing, then the e2e specs on a local control plane and node (built on first run, ~20 min, and the Argo Rollouts controller, ~5 min more; root)
+## test: lint, unit tests, fuzzing, then the e2e specs on a local control plane and node (built on first run: ~5 min on 2 idle cores, much longer on a busy machine, and the Argo Rollouts controller, ~5 min more; root)
 test: lint unit fuzz e2e
 
 unit:

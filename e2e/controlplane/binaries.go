@@ -57,7 +57,7 @@ func binaryGroups(repoRoot string) []binaryGroup {
 			version:  EtcdVersion,
 			toolsDir: filepath.Join(repoRoot, "e2e", "controlplane", "tools", "etcd"),
 			outDir:   filepath.Join(repoRoot, "bin", "etcd-"+EtcdVersion),
-			estimate: "about 3 minutes on 2 cores",
+			estimate: "about a minute on 2 cores",
 			targets:  []buildTarget{{"go.etcd.io/etcd/server/v3", "etcd"}},
 		},
 		{
@@ -65,7 +65,7 @@ func binaryGroups(repoRoot string) []binaryGroup {
 			version:  KubernetesVersion,
 			toolsDir: filepath.Join(repoRoot, "e2e", "controlplane", "tools", "kube"),
 			outDir:   filepath.Join(repoRoot, "bin", "kubernetes-"+KubernetesVersion),
-			estimate: "about 20 minutes on 2 cores",
+			estimate: "about 4 minutes on 2 idle cores, much longer on a busy machine",
 			ldflags:  kubeVersionLDFlags(),
 			targets: []buildTarget{
 				{"k8s.io/kubernetes/cmd/kube-apiserver", "kube-apiserver"},
@@ -114,8 +114,9 @@ func binariesIn(repoRoot string) Binaries {
 
 // EnsureBinaries returns the cached control-plane binaries under
 // <repoRoot>/bin, building the missing ones from the Go module proxy first.
-// The first build takes about 15 minutes on 2 cores, so it reports progress
-// to progress (nil discards it); with everything cached it prints nothing.
+// The first build takes minutes (about 5 on 2 idle cores, half an hour on a
+// busy machine), so it reports progress to progress (nil discards it); with
+// everything cached it prints nothing.
 // Concurrent callers (parallel test packages) wait for a single build.
 func EnsureBinaries(ctx context.Context, repoRoot string, progress io.Writer) (Binaries, error) {
 	if progress == nil {

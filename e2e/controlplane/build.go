@@ -118,7 +118,7 @@ func lastLines(s string, n int) string {
 }
 
 // lockBuild takes an exclusive flock on binDir/.build.lock so that parallel
-// test packages do not each spend 15 minutes building the same binaries.
+// test packages do not each spend minutes building the same binaries.
 // It polls instead of blocking so that ctx can interrupt the wait.
 func lockBuild(ctx context.Context, binDir string, progress io.Writer) (unlock func(), err error) {
 	if err := os.MkdirAll(binDir, 0o755); err != nil {

@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 }
 
 // controlPlane starts the local control plane on first use, building its
-// binaries first if they are not cached (about 15 minutes, once).
+// binaries first if they are not cached (minutes, once).
 func controlPlane(t *testing.T) *controlplane.ControlPlane {
 	t.Helper()
 	cpOnce.Do(func() {

@@ -33,7 +33,7 @@ func TestNetworkPolicyAdmitsOnlyTheServedPorts(t *testing.T) {
 				t.Fatalf("rules open ports %v, want exactly the webhook port %d and the metrics port %d", keys(rules), webhookPort, metricsPort)
 			}
 			// The apiserver cannot be selected portably: the default admits
-			// any source on the webhook port (README: what it protects).
+			// any source on the webhook port (docs/operations.md, NetworkPolicy).
 			if from := rules[webhookPort].From; len(from) != 0 {
 				t.Errorf("webhook port admits only %v by default; most apiservers would be locked out", from)
 			}

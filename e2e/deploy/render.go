@@ -78,7 +78,7 @@ func (p Paths) Overlay(name string) string {
 
 // FindPaths finds the repository root and the kubectl that e2e/controlplane
 // builds into bin/ (its kustomize is the one these manifests are tested
-// with). It does not build kubectl: that takes about 15 minutes.
+// with). It does not build kubectl: that takes minutes.
 func FindPaths() (Paths, error) {
 	root, err := controlplane.RepoRoot()
 	if err != nil {

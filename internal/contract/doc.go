@@ -6,10 +6,10 @@
 //
 // Users' manifests, GitOps settings (docs/argocd.md), Event filters and
 // alerts spell these names. Renaming or re-spelling anything here breaks
-// users: add, never change. README.md's Reference tables list every key
-// and every reason here (with the type and objects EventOf gives it), and
-// TestReadmeReference fails when the two differ, on a duplicated row, or on
-// a table in that section it does not know.
+// users: add, never change. README.md's annotation table lists every key,
+// and docs/operations.md's Event table every reason here (with the type and
+// objects EventOf gives it); TestReadmeReference fails when they differ, on
+// a duplicated row, or on a table in those sections it does not know.
 //
 // The package imports nothing of confighash's, so that every package can
 // use it (hasher, which stays a pure function, included), and it holds no

@@ -61,7 +61,7 @@ const (
 )
 
 // EventOf returns the type ("Normal" or "Warning") of the Events with
-// reason and the objects they are on, as README.md's Event reasons table
+// reason and the objects they are on, as docs/operations.md's Event table
 // shows them; ok is false for a reason not declared here.
 func EventOf(reason string) (eventType, on string, ok bool) {
 	switch reason {

@@ -1,7 +1,6 @@
 package contract
 
 import (
-	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -14,13 +13,18 @@ import (
 	"testing"
 )
 
-// Tables of README.md's Reference section, by their header row.
+// The tables this test holds to the package: each in its file and section,
+// by its header row.
 const (
-	keysHeader    = "| what | where | values |"
-	reasonsHeader = "| reason | type | on | means |"
+	keysFile       = "README.md"
+	keysSection    = "## Annotations"
+	keysHeader     = "| what | where | values |"
+	reasonsFile    = "docs/operations.md"
+	reasonsSection = "## Events"
+	reasonsHeader  = "| reason | type | on | means |"
 )
 
-// valueOf names the key whose value each switch constant is; the README row
+// valueOf names the key whose value each switch constant is; the documented row
 // of that key must show it.
 func valueOf(name string) string {
 	return map[string]string{
@@ -41,18 +45,22 @@ func whereOf(name string) string {
 	}[name]
 }
 
-// TestReadmeReference holds README.md's Reference tables to this package:
-// every key, switch value, name and Event reason declared here has its row,
-// and every row names something declared here.
+// TestReadmeReference holds README.md's annotation table and
+// docs/operations.md's Event table to this package: every key, switch
+// value, name and Event reason declared here has its row, and every row
+// names something declared here.
 func TestReadmeReference(t *testing.T) {
 	consts := declared(t)
-	tables := referenceTables(t, readme(t))
-	keys, reasons := tables[keysHeader], tables[reasonsHeader]
-	if len(keys) == 0 || len(reasons) == 0 {
-		t.Fatalf("README.md's Reference section has no %q or no %q table", keysHeader, reasonsHeader)
+	keys := sectionTables(t, keysFile, keysSection, keysHeader)[keysHeader]
+	reasons := sectionTables(t, reasonsFile, reasonsSection, reasonsHeader)[reasonsHeader]
+	if len(keys) == 0 {
+		t.Fatalf("%s's %s section has no %q table", keysFile, keysSection, keysHeader)
+	}
+	if len(reasons) == 0 {
+		t.Fatalf("%s's %s section has no %q table", reasonsFile, reasonsSection, reasonsHeader)
 	}
 
-	// From the package to the README.
+	// From the package to the docs.
 	keyRows := map[string]bool{}    // "what|where" the package accounts for
 	reasonRows := map[string]bool{} // reasons the package declares
 	for _, name := range slices.Sorted(maps.Keys(consts)) {
@@ -62,7 +70,7 @@ func TestReadmeReference(t *testing.T) {
 			reasonRows[value] = true
 			row := findRow(reasons, value, "")
 			if row == nil {
-				t.Errorf("%s = %q has no row in README.md's Event reasons table", name, value)
+				t.Errorf("%s = %q has no row in %s's Event table", name, value, reasonsFile)
 				continue
 			}
 			eventType, on, ok := EventOf(value)
@@ -71,7 +79,7 @@ func TestReadmeReference(t *testing.T) {
 				continue
 			}
 			if row[1] != eventType || row[2] != on {
-				t.Errorf("README.md's Event reasons table says %s is %s on %s; EventOf says %s on %s", row[0], row[1], row[2], eventType, on)
+				t.Errorf("%s's Event table says %s is %s on %s; EventOf says %s on %s", reasonsFile, row[0], row[1], row[2], eventType, on)
 			}
 		case strings.HasSuffix(name, "Annotation"), strings.HasSuffix(name, "Label"):
 			where := "annotation"
@@ -80,14 +88,14 @@ func TestReadmeReference(t *testing.T) {
 			}
 			row := findRow(keys, value, where)
 			if row == nil {
-				t.Errorf("%s = %q has no row in README.md's Reference table whose where column says %q", name, value, where)
+				t.Errorf("%s = %q has no row in %s's annotation table whose where column says %q", name, value, keysFile, where)
 				continue
 			}
 			keyRows[row[0]+"|"+row[1]] = true
 		case whereOf(name) != "":
 			row := findRow(keys, value, whereOf(name))
 			if row == nil {
-				t.Errorf("%s = %q has no row in README.md's Reference table whose where column says %q", name, value, whereOf(name))
+				t.Errorf("%s = %q has no row in %s's annotation table whose where column says %q", name, value, keysFile, whereOf(name))
 				continue
 			}
 			keyRows[row[0]+"|"+row[1]] = true
@@ -102,22 +110,22 @@ func TestReadmeReference(t *testing.T) {
 				continue // reported for the key
 			}
 			if v := row[2]; !strings.Contains(v, "`"+value+"`") && !strings.Contains(v, strconv.Quote(value)) {
-				t.Errorf("%s = %q: README.md's row of %s (%s) does not show the value", name, value, key, consts[key])
+				t.Errorf("%s = %q: %s's row of %s (%s) does not show the value", name, value, keysFile, key, consts[key])
 			}
 		default:
-			t.Errorf("%s = %q: not a key, a switch value or a reason; say in this test which README row documents it", name, value)
+			t.Errorf("%s = %q: not a key, a switch value or a reason; say in this test which documented row it is", name, value)
 		}
 	}
 
-	// From the README to the package.
+	// From the docs to the package.
 	seenKeys := map[string]bool{}
 	for _, row := range keys {
 		k := row[0] + "|" + row[1]
 		if !keyRows[k] {
-			t.Errorf("README.md's Reference table documents %s (%s), which package contract does not declare", row[0], row[1])
+			t.Errorf("%s's annotation table documents %s (%s), which package contract does not declare", keysFile, row[0], row[1])
 		}
 		if seenKeys[k] {
-			t.Errorf("README.md's Reference table documents %s (%s) twice", row[0], row[1])
+			t.Errorf("%s's annotation table documents %s (%s) twice", keysFile, row[0], row[1])
 		}
 		seenKeys[k] = true
 	}
@@ -125,10 +133,10 @@ func TestReadmeReference(t *testing.T) {
 	for _, row := range reasons {
 		r := unquote(row[0])
 		if !reasonRows[r] {
-			t.Errorf("README.md's Event reasons table documents %s, which package contract does not declare", row[0])
+			t.Errorf("%s's Event table documents %s, which package contract does not declare", reasonsFile, row[0])
 		}
 		if seen[r] {
-			t.Errorf("README.md's Event reasons table documents %s twice", row[0])
+			t.Errorf("%s's Event table documents %s twice", reasonsFile, row[0])
 		}
 		seen[r] = true
 	}
@@ -148,7 +156,7 @@ func findRow(rows [][]string, value, where string) []string {
 func unquote(cell string) string { return strings.Trim(cell, "`") }
 
 // declared returns the exported constants of this package, read from its
-// source so that a new one cannot be left out of the README by forgetting a
+// source so that a new one cannot be left out of the docs by forgetting a
 // list here.
 func declared(t *testing.T) map[string]string {
 	t.Helper()
@@ -200,21 +208,23 @@ func declared(t *testing.T) map[string]string {
 	return consts
 }
 
-// referenceTables returns the rows of each table in the "## Reference"
-// section of text, by header row, without the header and separator, as
-// trimmed cells.
-func referenceTables(t *testing.T, text string) map[string][][]string {
+// sectionTables returns the rows of each table in the section of file (a
+// path from the repository's root) that begins with the heading line
+// section, by header row, without the header and separator, as trimmed
+// cells. A table in that section other than the one with header want fails
+// the test: check it here or move it out of the section.
+func sectionTables(t *testing.T, file, section, want string) map[string][][]string {
 	t.Helper()
-	_, section, ok := strings.Cut(text, "\n## Reference\n")
+	_, text, ok := strings.Cut(repoFile(t, file), "\n"+section+"\n")
 	if !ok {
-		t.Fatal(`README.md has no "## Reference" section`)
+		t.Fatalf("%s has no %q section", file, section)
 	}
-	if i := strings.Index(section, "\n## "); i >= 0 {
-		section = section[:i]
+	if i := strings.Index(text, "\n## "); i >= 0 {
+		text = text[:i]
 	}
 	tables := map[string][][]string{}
 	header := ""
-	for line := range strings.Lines(section) {
+	for line := range strings.Lines(text) {
 		line = strings.TrimSpace(line)
 		switch {
 		case !strings.HasPrefix(line, "|"):
@@ -228,22 +238,22 @@ func referenceTables(t *testing.T, text string) map[string][][]string {
 				cells = append(cells, strings.TrimSpace(c))
 			}
 			if len(cells) < 3 {
-				t.Fatalf("README.md's Reference table row %q has fewer than 3 cells", line)
+				t.Fatalf("%s: a row of %s's table has fewer than 3 cells: %q", file, section, line)
 			}
 			tables[header] = append(tables[header], cells)
 		}
 	}
 	for header := range tables {
-		if header != keysHeader && header != reasonsHeader {
-			t.Errorf("README.md's Reference section has a table this test does not know, with header %q: check it here or move it out of the section", header)
+		if header != want {
+			t.Errorf("%s's %s section has a table this test does not know, with header %q: check it here or move it out of the section", file, section, header)
 		}
 	}
 	return tables
 }
 
-// readme reads README.md at the root of the repository (the directory of
-// the go.mod above this package).
-func readme(t *testing.T) string {
+// repoFile reads file at the root of the repository (the directory of the
+// go.mod above this package).
+func repoFile(t *testing.T, file string) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
@@ -251,7 +261,7 @@ func readme(t *testing.T) string {
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			b, err := os.ReadFile(filepath.Join(dir, "README.md"))
+			b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(file)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -259,7 +269,7 @@ func readme(t *testing.T) string {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal(errors.New("README.md: not inside the confighash repository"))
+			t.Fatalf("%s: not inside the confighash repository", file)
 		}
 		dir = parent
 	}
