@@ -42,54 +42,80 @@ func waveReader(ns, name string, replicas int32) *appsv1.Deployment {
 	return d
 }
 
-// TestWavesGoInOrder: five readers of 0 replicas (whose rollouts end as
-// soon as the Deployment controller has seen them) in waves of at most 2.
-// The one ordered first goes first, alone; every reader is re-stamped
-// once, with its rollout record.
+// waveDaemonSet is a DaemonSet reading configmap/shared. On a control plane
+// without a node it schedules no pod, so its rollout ends as soon as the
+// DaemonSet controller has observed it, yet it is no reader that "starts no
+// pod" by its spec (rollout.NothingToRun): it goes in the waves.
+func waveDaemonSet(ns, name string) *appsv1.DaemonSet {
+	labels := map[string]string{"app": name}
+	return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+				Name: "app", Image: "registry.k8s.io/pause:3.10",
+				EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "shared"}}}},
+			}}}}}}
+}
+
+// TestWavesGoInOrder: five DaemonSets (whose rollouts end as soon as their
+// controller has seen them) in waves of at most 2, and a Deployment of 0
+// replicas. The DaemonSet ordered first goes first, alone; the Deployment,
+// which starts no pod, is in no wave and is re-stamped at once, ahead of
+// the waves' last readers. Every reader is re-stamped once, with its
+// rollout record.
 func TestWavesGoInOrder(t *testing.T) {
 	startWithWaves(t, "--max-wave-size=2", "--rollout-soak=0s")
 	ns := env.NewNamespace(t, true)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}, Data: map[string]string{"v": "1"}}
 	env.Create(t, cm)
 	names := []string{"a", "b", "c", "d", "staging"}
-	var ds []*appsv1.Deployment
+	var objs []client.Object
 	for _, n := range names {
-		d := waveReader(ns, n, 0)
+		d := waveDaemonSet(ns, n)
 		if n == "staging" {
 			d.Annotations = map[string]string{contract.RolloutOrderAnnotation: "-1"}
 		}
 		env.Create(t, d)
-		ds = append(ds, d)
+		objs = append(objs, d)
 	}
-	before := env.StampOf(t, ds[0])
+	idle := waveReader(ns, "idle", 0)
+	idle.Annotations = map[string]string{contract.RolloutOrderAnnotation: "10"}
+	env.Create(t, idle)
+	objs = append(objs, idle)
+	before := map[string]string{}
+	for _, o := range objs {
+		before[o.GetName()] = env.StampOf(t, o)
+	}
 	env.Update(t, cm, func() { cm.Data["v"] = "2" })
 	var order []string
 	err := wait.PollUntilContextTimeout(env.SpecContext(t), 20*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		for _, d := range ds {
-			if !slices.Contains(order, d.Name) && env.StampOf(t, d) != before {
-				order = append(order, d.Name)
+		for _, o := range objs {
+			if !slices.Contains(order, o.GetName()) && env.StampOf(t, o) != before[o.GetName()] {
+				order = append(order, o.GetName())
 			}
 		}
-		return len(order) == len(ds), nil
+		return len(order) == len(objs), nil
 	})
 	if err != nil {
-		t.Fatalf("re-stamped %v of %v", order, names)
+		t.Fatalf("re-stamped %v of %v and idle", order, names)
 	}
 	t.Logf("re-stamped in the order %v", order)
-	if order[0] != "staging" {
-		t.Errorf("first re-stamped %q, want staging (%s: -1)", order[0], contract.RolloutOrderAnnotation)
+	if i := slices.Index(order, "staging"); i < 0 || slices.ContainsFunc(order[:i], func(n string) bool { return n != "idle" }) {
+		t.Errorf("re-stamped %v: staging (%s: -1) must be the first DaemonSet", order, contract.RolloutOrderAnnotation)
 	}
-	for _, d := range ds {
-		got := &appsv1.Deployment{}
-		if err := env.Client.Get(env.SpecContext(t), client.ObjectKeyFromObject(d), got); err != nil {
+	if i := slices.Index(order, "idle"); i >= len(order)-2 {
+		t.Errorf("re-stamped %v: idle (0 replicas, order 10) waited for the waves", order)
+	}
+	for _, o := range objs {
+		got := o.DeepCopyObject().(client.Object)
+		if err := env.Client.Get(env.SpecContext(t), client.ObjectKeyFromObject(o), got); err != nil {
 			t.Fatal(err)
 		}
-		rec, err := contract.ParseRollout(got.Annotations[contract.RolloutAnnotation])
+		rec, err := contract.ParseRollout(got.GetAnnotations()[contract.RolloutAnnotation])
 		if err != nil || len(rec.Changes) != 1 || rec.Changes[0].Source != "configmap/shared" {
-			t.Errorf("%s: rollout record %q: %v", d.Name, got.Annotations[contract.RolloutAnnotation], err)
+			t.Errorf("%s: rollout record %q: %v", o.GetName(), got.GetAnnotations()[contract.RolloutAnnotation], err)
 		}
-		expectRevision(t, ns, d.Name, 2)
 	}
+	expectRevision(t, ns, idle.Name, 2)
 }
 
 // TestWavesHaltAtTheProgressDeadline: on a control plane without a node no

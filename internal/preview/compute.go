@@ -64,8 +64,10 @@ func Compute(f *Facts, key []byte, maxWaveSize int) (*Report, error) {
 			continue
 		}
 		// --max-wave-size=0 is the hook without waves: everyone at once.
-		roll := Rolling{Workload: w, Keys: keys, Reason: reason,
-			AtOnce: rep.MaxWaveSize == 0 || f.New.WavesOff || r.Annotations[contract.WavesAnnotation] == contract.WavesOff}
+		// A reader that starts no pod is in no wave either (as the hook's
+		// planner has it).
+		roll := Rolling{Workload: w, Keys: keys, Reason: reason, NoPod: r.NoPod,
+			AtOnce: rep.MaxWaveSize == 0 || f.New.WavesOff || r.Annotations[contract.WavesAnnotation] == contract.WavesOff || r.NoPod != ""}
 		if roll.Keys == nil {
 			roll.Keys = []KeyChange{}
 		}

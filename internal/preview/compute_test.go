@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
@@ -399,5 +400,40 @@ func TestComputeUnstamped(t *testing.T) {
 	}
 	if len(rep.Rolling) != 0 {
 		t.Errorf("an unchanged source rolls %v", rollingOf(rep))
+	}
+}
+
+// A reader that starts no pod rolls at once, as the hook has it, and the
+// waves are cut from the others: the first reader with pods is wave 1.
+func TestComputeReadersThatStartNoPod(t *testing.T) {
+	live := cmState(t, map[string]string{"a": "1"}, nil)
+	next := cmState(t, map[string]string{"a": "2"}, nil)
+	idle := deployment("a-idle", nil, envKey("a"))
+	idle.Spec.Replicas = ptr.To[int32](0)
+	paused := deployment("b-paused", nil, envKey("a"))
+	paused.Spec.Paused = true
+	f := facts(t, &live, next, nil, idle, paused, deployment("c-web", nil, envKey("a")), deployment("d-api", nil, envKey("a")))
+	rep, err := Compute(f, testKey, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []rolled{
+		{"deployment/a-idle", 0, true, "changed: a"},
+		{"deployment/b-paused", 0, true, "changed: a"},
+		{"deployment/c-web", 1, false, "changed: a"},
+		{"deployment/d-api", 2, false, "changed: a"},
+	}
+	if got := rollingOf(rep); !reflect.DeepEqual(got, want) {
+		t.Errorf("rolling:\n got %v\nwant %v", got, want)
+	}
+	if rep.Rolling[0].NoPod != "NoReplicas" || rep.Rolling[1].NoPod != "Paused" {
+		t.Errorf("noPod = %q, %q; want NoReplicas, Paused", rep.Rolling[0].NoPod, rep.Rolling[1].NoPod)
+	}
+	var out strings.Builder
+	if err := WriteTable(&out, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "at once (NoReplicas)") {
+		t.Errorf("the table does not say why a-idle rolls at once:\n%s", out.String())
 	}
 }

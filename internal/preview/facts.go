@@ -76,6 +76,9 @@ type Reader struct {
 	// NotWatched, when set, is why the hook refuses to watch the
 	// workload's kind (a custom kind whose template path leads nowhere).
 	NotWatched string
+	// NoPod, when set, is why a re-stamp of it starts no pod
+	// (rollout.NothingToRun): the hook puts such a reader in no wave.
+	NoPod string
 }
 
 // StateOf digests a source (a *corev1.ConfigMap or *corev1.Secret, live or

@@ -15,6 +15,7 @@ import (
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/injection"
 	"github.com/confighash/confighash/internal/kindcheck"
+	"github.com/confighash/confighash/internal/rollout"
 	"github.com/confighash/confighash/internal/status"
 	"github.com/confighash/confighash/internal/workload"
 )
@@ -137,6 +138,7 @@ func readerOf(k workload.Kind, obj client.Object, src hasher.Source) (Reader, bo
 	r := Reader{KindName: k.Name(), Name: obj.GetName(), Annotations: obj.GetAnnotations(),
 		Refs: reads.Refs, Skip: reads.Skip, Deleting: obj.GetDeletionTimestamp() != nil,
 		Stamp: reads.Template.Checksum()}
+	r.NoPod, _ = rollout.NothingToRun(k, obj)
 	if slices.ContainsFunc(reads.Refs, func(ref hasher.Reference) bool { return ref.Source == src }) {
 		return r, true
 	}

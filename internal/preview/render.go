@@ -54,6 +54,9 @@ func WriteTable(out io.Writer, r *Report) error {
 			if w.AtOnce {
 				wave = "at once"
 			}
+			if w.NoPod != "" {
+				wave = "at once (" + w.NoPod + ")"
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", wave, w.Ref, w.Order, describeRead(w))
 		}
 		if err := tw.Flush(); err != nil {

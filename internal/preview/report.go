@@ -55,8 +55,12 @@ type Rolling struct {
 	// Wave counts from 1; 0 when AtOnce.
 	Wave int `json:"wave"`
 	// AtOnce: the reader or the source carries confighash.dev/waves=off,
-	// so it is re-stamped at once, outside the waves.
+	// or the reader starts no pod (NoPod), so it is re-stamped at once,
+	// outside the waves.
 	AtOnce bool `json:"atOnce"`
+	// NoPod, when set, is why a re-stamp of it starts no pod (NoReplicas,
+	// Paused, CronJob, OnDelete, ...).
+	NoPod string `json:"noPod,omitempty"`
 	// Keys are the keys it reads that change; empty when only the
 	// source's existence does (it is created), or when it rolls for Reason.
 	Keys []KeyChange `json:"keys"`

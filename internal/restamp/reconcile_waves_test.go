@@ -229,3 +229,41 @@ func TestReconcileWavesOfNothingToRun(t *testing.T) {
 		t.Fatalf("re-stamped %v, want all four without any status", got)
 	}
 }
+
+// A reader that starts no pod is in no wave: it is re-stamped at once, and
+// the canary is the first reader that runs pods. (Were it a member, a
+// 0-replica canary would pass at once and let the next wave of readers with
+// pods go unproven.)
+func TestReconcileWavesLeaveOutReadersWithNothingToRun(t *testing.T) {
+	t.Run("light first", func(t *testing.T) {
+		f := newWavesFixture(t, 4)
+		f.scale(t, "d0", 0)
+		for i := range 4 {
+			f.reconcile(t, fmt.Sprintf("d%d", i))
+		}
+		if got := f.restamped(t, 4); !slices.Equal(got, []string{"d0", "d1"}) {
+			t.Errorf("re-stamped %v, want [d0 d1]: d0 at once, d1 the canary", got)
+		}
+	})
+	t.Run("light after the canary", func(t *testing.T) {
+		f := newWavesFixture(t, 4)
+		for _, name := range []string{"d1", "d2", "d3"} {
+			f.scale(t, name, 0)
+		}
+		for i := range 4 {
+			f.reconcile(t, fmt.Sprintf("d%d", i))
+		}
+		if got := f.restamped(t, 4); len(got) != 4 {
+			t.Errorf("re-stamped %v, want all four: the canary d0 in flight, the others at once", got)
+		}
+	})
+}
+
+func (f *wavesFixture) scale(t *testing.T, name string, replicas int32) {
+	t.Helper()
+	d := f.get(t, name)
+	d.Spec.Replicas = ptr.To(replicas)
+	if err := f.c.Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+}

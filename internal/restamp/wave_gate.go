@@ -208,6 +208,13 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 			ms = append(ms, m)
 			return
 		}
+		if _, light := rollout.NothingToRun(k, o); light {
+			// It starts no pod: no canary (its rollout says nothing of the
+			// change's health), and holding its stamp back protects
+			// nothing, since a pod it starts later reads the config as it
+			// is then. Not a member: it goes at once (admit finds it due).
+			return
+		}
 		pending := r.changes.since(m.req)
 		if reads.Template.Checksum() == "" && len(pending) == 0 {
 			// Never stamped and no change seen live: left alone until

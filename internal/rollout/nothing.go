@@ -12,10 +12,11 @@ import (
 // it starts no pod: a CronJob (only its future Jobs get the stamp), a
 // Deployment or StatefulSet of 0 replicas, a paused Deployment, a
 // StatefulSet or DaemonSet that updates pods only when they are deleted.
-// Such a reader can break nothing, so a wave need not wait for its
-// controller to observe the write: the hook counts it as rolled out once
-// written, which keeps waves of such readers as fast as no waves. Judge
-// says the same of them, later, once the controller has observed it.
+// Such a reader can break nothing, and its rollout tells nothing of a
+// change's health: the hook puts it in no wave (it is re-stamped at once,
+// never a canary, and takes no slot of the bound), and counts it as rolled
+// out once written. Judge says the same of it, later, once the controller
+// has observed it.
 func NothingToRun(kind workload.Kind, obj client.Object) (reason string, ok bool) {
 	if isCronJob(kind) {
 		return "CronJob", true
