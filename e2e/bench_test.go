@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
 )
 
 // The hook's figures on the local control plane. They run only under
@@ -69,8 +68,12 @@ func TestBenchHook(t *testing.T) {
 	fmt.Printf("| figure | measured | target |\n|---|---|---|\n")
 	t.Run("latency window 1s", func(t *testing.T) { benchLatency(t, "1s", 20, 0) })
 	t.Run("latency window 0", func(t *testing.T) { benchLatency(t, "0s", 20, 0) })
-	t.Run("fan-out 200", func(t *testing.T) { benchFanOut(t, "all at once") })
-	t.Run("fan-out 200 in waves", func(t *testing.T) { benchFanOut(t, "in waves", "--max-wave-size=16") })
+	t.Run("fan-out 200", func(t *testing.T) { benchFanOut(t, idleDeployments(), "all at once") })
+	t.Run("fan-out 200 in waves", func(t *testing.T) { benchFanOut(t, idleDeployments(), "in waves", "--max-wave-size=16") })
+	t.Run("fan-out 200 daemonsets", func(t *testing.T) { benchFanOut(t, nodelessDaemonSets(), "all at once") })
+	t.Run("fan-out 200 daemonsets in waves", func(t *testing.T) {
+		benchFanOut(t, nodelessDaemonSets(), "in waves", "--max-wave-size=16", "--rollout-soak=0s")
+	})
 	t.Run("bystanders 1000", func(t *testing.T) { benchLatency(t, "0s", 10, 1000) })
 	t.Run("rss 2000 secrets", benchRSS)
 }
@@ -142,11 +145,41 @@ func pct(d []time.Duration, p int) time.Duration {
 	return s[len(s)*p/100].Round(time.Millisecond)
 }
 
-// benchFanOut times one change reaching 200 readers of 0 replicas, whose
-// rollouts end as soon as the Deployment controller has seen them: all at
-// once (the node-less harness's default, --max-wave-size=0), or in waves
-// (args), which then cost only their round trips.
-func benchFanOut(t *testing.T, how string, args ...string) {
+// fanOutReaders is what the fan-out benchmarks re-stamp.
+type fanOutReaders struct {
+	what     string // for the figure's line
+	resource string // apps/v1 resource
+	make     func(ns, name string, spec corev1.PodSpec) client.Object
+}
+
+// idleDeployments start no pod (rollout.NothingToRun), so the hook puts
+// them in no wave: with or without waves, one change reaches them all at
+// once.
+func idleDeployments() fanOutReaders {
+	return fanOutReaders{what: "Deployments of 0 replicas", resource: "deployments",
+		make: func(ns, name string, spec corev1.PodSpec) client.Object {
+			d := deploymentOf(ns, name, spec)
+			d.Spec.Replicas = ptr.To[int32](0)
+			return d
+		}}
+}
+
+// nodelessDaemonSets go in the waves, and on a control plane without a node
+// schedule no pod: each rollout ends as soon as the DaemonSet controller
+// has observed it, so waves of them cost only the hook's round trips.
+func nodelessDaemonSets() fanOutReaders {
+	return fanOutReaders{what: "DaemonSets (no node)", resource: "daemonsets",
+		make: func(ns, name string, spec corev1.PodSpec) client.Object {
+			labels := map[string]string{"app": name}
+			return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+				Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+					Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}}}
+		}}
+}
+
+// benchFanOut times one change reaching 200 readers: all at once (the
+// node-less harness's default, --max-wave-size=0), or in waves (args).
+func benchFanOut(t *testing.T, rs fanOutReaders, how string, args ...string) {
 	restartWith(t, args...)
 	ns := env.NewNamespace(t, true)
 	env.Create(t, configMap(ns, "shared", map[string]string{"k": "1"}))
@@ -155,12 +188,11 @@ func benchFanOut(t *testing.T, how string, args ...string) {
 	const readers = 200
 	var wg sync.WaitGroup
 	for i := range readers {
-		d := deploymentOf(ns, fmt.Sprintf("reader-%d", i), spec)
-		d.Spec.Replicas = ptr.To[int32](0)
-		wg.Go(func() { env.Create(t, d) })
+		o := rs.make(ns, fmt.Sprintf("reader-%d", i), spec)
+		wg.Go(func() { env.Create(t, o) })
 	}
 	wg.Wait()
-	w := watchStamps(t, ns, readers)
+	w := watchStampsOf(t, rs.resource, ns, readers)
 	defer w.stop()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}}
 	start := time.Now()
@@ -175,7 +207,7 @@ func benchFanOut(t *testing.T, how string, args ...string) {
 		done[name] = true
 	}
 	elapsed := time.Since(start)
-	fmt.Printf("| one ConfigMap read by %d Deployments of 0 replicas, %s: all re-stamped | %s | ≤ 5 s |\n", readers, how, elapsed.Round(time.Millisecond))
+	fmt.Printf("| one ConfigMap read by %d %s, %s: all re-stamped | %s | ≤ 5 s |\n", readers, rs.what, how, elapsed.Round(time.Millisecond))
 	if elapsed > 5*time.Second {
 		t.Errorf("fan-out took %s, target 5 s", elapsed)
 	}
