@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // Re-stamp reasons, as the reason label of confighash_hook_restamps_total
@@ -103,6 +105,28 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		return nil, fmt.Errorf("registering hook metrics: %w", err)
 	}
 	return m, nil
+}
+
+// zero creates every counter's child for kinds at 0, so that each series
+// exists from the start: an alert on increase() then sees the first event
+// (a series born at 1 shows no increase), and a dashboard has series to
+// show before anything happened.
+func (m *Metrics) zero(kinds []workload.Kind) {
+	if m == nil {
+		return
+	}
+	for _, k := range kinds {
+		kind := k.Name()
+		for _, reason := range []string{restampChanged, restampFirstStamp, restampRecheck} {
+			m.Restamps.WithLabelValues(kind, reason)
+		}
+		for _, reason := range []string{keptOtherKey, keptCacheBehind, keptIgnoreToggled, keptIgnoredSource} {
+			m.Kept.WithLabelValues(kind, reason)
+		}
+		m.Holds.WithLabelValues(kind)
+		m.Missing.WithLabelValues(kind)
+		m.Halted.WithLabelValues(kind)
+	}
 }
 
 // A hook without metrics counts nothing.

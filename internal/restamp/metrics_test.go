@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // The series are registered on the caller's registry, once: a second
@@ -42,4 +45,56 @@ func TestLabelValuesArePublic(t *testing.T) {
 			t.Errorf("label value %q, want %q", tc.got, tc.want)
 		}
 	}
+}
+
+// TestCountersStartAtZero: every counter has its children for each kind
+// from the start, at 0, so that an alert on increase() sees the first event.
+func TestCountersStartAtZero(t *testing.T) {
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds, err := workload.NewRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.zero(kinds.Mutable())
+	n := len(kinds.Mutable())
+	for name, tc := range map[string]struct {
+		c    prometheus.Collector
+		want int
+	}{
+		"restamps": {m.Restamps, 3 * n},
+		"kept":     {m.Kept, 4 * n},
+		"holds":    {m.Holds, n},
+		"missing":  {m.Missing, n},
+		"halted":   {m.Halted, n},
+	} {
+		if got := testutil.CollectAndCount(tc.c); got != tc.want || testutil.ToFloat64(sumOf(t, tc.c)) != 0 {
+			t.Errorf("%s: %d series, want %d, all 0", name, got, tc.want)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no kinds")
+	}
+	var nilMetrics *Metrics
+	nilMetrics.zero(kinds.Mutable())
+}
+
+// sumOf is a gauge holding the sum of c's samples.
+func sumOf(t *testing.T, c prometheus.Collector) prometheus.Gauge {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "sum"})
+	for _, f := range families {
+		for _, s := range f.GetMetric() {
+			g.Add(s.GetCounter().GetValue())
+		}
+	}
+	return g
 }

@@ -92,6 +92,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
 		if m, err = NewMetrics(o.Metrics); err != nil {
 			return err
 		}
+		m.zero(o.Kinds.Mutable())
 	}
 	ch := newChanges()
 	tg := newToggles(MaxToggleEntries)
