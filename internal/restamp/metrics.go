@@ -64,8 +64,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		Restamps: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "confighash_hook_restamps_total",
-			Help: "Workload pod templates re-stamped by the config-update hook, by kind and reason: changed, first_stamp, recheck.",
-		}, []string{"kind", "reason"}),
+			Help: "Workload pod templates re-stamped by the config-update hook, by kind, the workload's namespace, and reason: changed, first_stamp, recheck.",
+		}, []string{"kind", "namespace", "reason"}),
 		Holds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "confighash_hook_flap_holds_total",
 			Help: "Re-stamps withheld because the workload was re-stamped too often (flap hold), by kind.",
@@ -107,7 +107,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
-// zero creates every counter's child for kinds at 0, so that each series
+// zero creates every counter's child for kinds at 0 (but the re-stamps',
+// whose namespaces are not known in advance), so that each series
 // exists from the start: an alert on increase() then sees the first event
 // (a series born at 1 shows no increase), and a dashboard has series to
 // show before anything happened.
@@ -117,9 +118,6 @@ func (m *Metrics) zero(kinds []workload.Kind) {
 	}
 	for _, k := range kinds {
 		kind := k.Name()
-		for _, reason := range []string{restampChanged, restampFirstStamp, restampRecheck} {
-			m.Restamps.WithLabelValues(kind, reason)
-		}
 		for _, reason := range []string{keptOtherKey, keptCacheBehind, keptIgnoreToggled, keptIgnoredSource} {
 			m.Kept.WithLabelValues(kind, reason)
 		}
@@ -131,9 +129,9 @@ func (m *Metrics) zero(kinds []workload.Kind) {
 
 // A hook without metrics counts nothing.
 
-func (m *Metrics) restamped(kind, reason string) {
+func (m *Metrics) restamped(kind, namespace, reason string) {
 	if m != nil {
-		m.Restamps.WithLabelValues(kind, reason).Inc()
+		m.Restamps.WithLabelValues(kind, namespace, reason).Inc()
 	}
 }
 

@@ -21,7 +21,7 @@ func TestNewMetricsRegistersOnce(t *testing.T) {
 	}
 	// A hook without metrics counts nothing, and does not panic.
 	var m *Metrics
-	m.restamped("Deployment", restampChanged)
+	m.restamped("Deployment", "default", restampChanged)
 	m.held("Deployment")
 	m.checksum()
 	m.missing("Deployment")
@@ -64,11 +64,10 @@ func TestCountersStartAtZero(t *testing.T) {
 		c    prometheus.Collector
 		want int
 	}{
-		"restamps": {m.Restamps, 3 * n},
-		"kept":     {m.Kept, 4 * n},
-		"holds":    {m.Holds, n},
-		"missing":  {m.Missing, n},
-		"halted":   {m.Halted, n},
+		"kept":    {m.Kept, 4 * n},
+		"holds":   {m.Holds, n},
+		"missing": {m.Missing, n},
+		"halted":  {m.Halted, n},
 	} {
 		if got := testutil.CollectAndCount(tc.c); got != tc.want || testutil.ToFloat64(sumOf(t, tc.c)) != 0 {
 			t.Errorf("%s: %d series, want %d, all 0", name, got, tc.want)
