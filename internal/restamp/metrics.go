@@ -3,8 +3,10 @@ package restamp
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
 
 	"github.com/confighash/confighash/internal/workload"
 )
@@ -56,6 +58,10 @@ type Metrics struct {
 	Halted        *prometheus.CounterVec
 	HaltedChanges prometheus.Gauge
 	InFlight      prometheus.Gauge
+	// Budget is what the write budget allows at once now, read from the
+	// limiter setBudget hands it at each scrape (0 before).
+	Budget prometheus.GaugeFunc
+	budget atomic.Pointer[rate.Limiter]
 }
 
 // NewMetrics creates the series and registers them on reg. A second
@@ -99,12 +105,28 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Config-triggered rollouts in progress, which --max-concurrent-rollouts bounds, on this replica (the leader).",
 		}),
 	}
-	if err := errors.Join(reg.Register(m.Restamps), reg.Register(m.Holds), reg.Register(m.Checksums),
+	m.Budget = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "confighash_hook_write_budget_available",
+		Help: "Re-stamps the global write budget allows at once now (--writes-burst at most, refilled at --writes-per-second), on this replica.",
+	}, func() float64 {
+		if l := m.budget.Load(); l != nil {
+			return l.Tokens()
+		}
+		return 0
+	})
+	if err := errors.Join(reg.Register(m.Budget), reg.Register(m.Restamps), reg.Register(m.Holds), reg.Register(m.Checksums),
 		reg.Register(m.Missing), reg.Register(m.Kept), reg.Register(m.KindRefused),
 		reg.Register(m.Halted), reg.Register(m.HaltedChanges), reg.Register(m.InFlight)); err != nil {
 		return nil, fmt.Errorf("registering hook metrics: %w", err)
 	}
 	return m, nil
+}
+
+// setBudget is the limiter Budget reports on.
+func (m *Metrics) setBudget(l *rate.Limiter) {
+	if m != nil {
+		m.budget.Store(l)
+	}
 }
 
 // zero creates every counter's child for kinds at 0 (but the re-stamps',

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"golang.org/x/time/rate"
 
 	"github.com/confighash/confighash/internal/workload"
 )
@@ -96,4 +97,30 @@ func sumOf(t *testing.T, c prometheus.Collector) prometheus.Gauge {
 		}
 	}
 	return g
+}
+
+// TestBudgetGauge: the gauge reports the limiter's tokens: 0 before one is
+// set, the burst when full, one less after a write.
+func TestBudgetGauge(t *testing.T) {
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ToFloat64(m.Budget); got != 0 {
+		t.Errorf("before a limiter: %v", got)
+	}
+	// No refill, so the count is exact.
+	l := rate.NewLimiter(0, 7)
+	m.setBudget(l)
+	if got := testutil.ToFloat64(m.Budget); got != 7 {
+		t.Errorf("full budget: %v, want 7", got)
+	}
+	if !l.Allow() {
+		t.Fatal("no token")
+	}
+	if got := testutil.ToFloat64(m.Budget); got != 6 {
+		t.Errorf("after one write: %v, want 6", got)
+	}
+	var nilMetrics *Metrics
+	nilMetrics.setBudget(l)
 }

@@ -129,6 +129,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
 		planner:  waves,
 		rollouts: rolloutOptions{timeout: o.RolloutTimeout, soak: o.RolloutSoak, poll: rolloutPoll},
 	}
+	m.setBudget(r.budget)
 	s := &settler{next: r, changes: ch, cache: mgr.GetCache(), kinds: w,
 		window: o.CoalesceWindow, coalesceMax: o.CoalesceMax, events: r.events, now: time.Now}
 	b := builder.TypedControllerManagedBy[Request](mgr).
