@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/confighash/confighash/e2e/controlplane"
+	"github.com/confighash/confighash/webhook"
 )
 
 // monitoringDoc holds a runbook per alert.
@@ -372,6 +373,33 @@ func TestMonitoringValues(t *testing.T) {
 	} {
 		if _, err := HelmTemplate(p.Chart(), Namespace, values); err == nil {
 			t.Errorf("%s: %v rendered without error", name, values)
+		}
+	}
+}
+
+// TestMonitoringNamesTheWebhook: the apiserver's admission series are
+// selected by the webhook's name in the code's configuration, in the rules
+// and in the dashboard alike.
+func TestMonitoringNamesTheWebhook(t *testing.T) {
+	_, p := allRenders(t)
+	selector := regexp.MustCompile(`apiserver_admission_webhook_[a-z_]+\{name="([^"]*)"`)
+	for _, path := range []string{p.RulesPath(), p.DashboardPath()} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.ReplaceAll(string(data), `\"`, `"`)
+		found := selector.FindAllStringSubmatch(text, -1)
+		if len(found) == 0 {
+			t.Errorf("%s selects no apiserver admission series by webhook name", path)
+		}
+		for _, m := range found {
+			if m[1] != webhook.Name {
+				t.Errorf("%s selects webhook %q; the code's is %q", path, m[1], webhook.Name)
+			}
+		}
+		if n := strings.Count(text, "apiserver_admission_webhook_"); n != len(found) {
+			t.Errorf("%s: %d apiserver admission selectors, %d of them by webhook name", path, n, len(found))
 		}
 	}
 }
