@@ -69,6 +69,14 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if err := errors.Join(reg.Register(m.Checksums), reg.Register(m.Answers), reg.Register(m.Refused)); err != nil {
 		return nil, fmt.Errorf("registering webhook metrics: %w", err)
 	}
+	// Every child exists from the start at 0: an alert on increase() sees
+	// the first event only if the series was there before it.
+	for _, o := range []outcome{answerStamped, answerRestored, answerUnchanged, answerError, answerUnauthenticated} {
+		m.Answers.WithLabelValues(string(o))
+	}
+	for _, r := range []string{refusedTooLarge, refusedBusy, refusedNoBuffer, refusedIncomplete, refusedConnections} {
+		m.Refused.WithLabelValues(r)
+	}
 	return m, nil
 }
 

@@ -32,11 +32,17 @@ func hostNeeds() []hostNeed {
 	}
 }
 
+// prometheusNeeds are what the monitoring specs run: Debian's prometheus
+// package has both the server and promtool.
+func prometheusNeeds() []hostNeed {
+	return []hostNeed{{"prometheus", "prometheus"}, {"promtool", "prometheus"}}
+}
+
 // missingPackages lists the packages whose commands or files are absent.
-func missingPackages() []string {
+func missingPackages(needs []hostNeed) []string {
 	seen := map[string]bool{}
 	var missing []string
-	for _, n := range hostNeeds() {
+	for _, n := range needs {
 		var err error
 		if filepath.IsAbs(n.path) {
 			_, err = os.Stat(n.path)
@@ -56,17 +62,43 @@ func missingPackages() []string {
 // creates a bridge and mounts pod volumes). With everything present it does
 // nothing and prints nothing.
 func EnsureNodePackages(ctx context.Context, progress io.Writer) error {
-	if progress == nil {
-		progress = io.Discard
-	}
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("the local node needs root (it runs containerd and a kubelet, creates the %s bridge and mounts pod volumes)", bridgeName)
 	}
-	missing := missingPackages()
+	return ensurePackages(ctx, progress, "the local node", hostNeeds())
+}
+
+// EnsurePrometheus installs Debian's prometheus package (prometheus and
+// promtool) when either command is absent, and returns their paths. With
+// both present it does nothing and prints nothing; installing needs root.
+// The package's service is not used: the specs run their own server.
+func EnsurePrometheus(ctx context.Context, progress io.Writer) (server, promtool string, err error) {
+	if err := ensurePackages(ctx, progress, "the monitoring specs", prometheusNeeds()); err != nil {
+		return "", "", err
+	}
+	if server, err = exec.LookPath("prometheus"); err != nil {
+		return "", "", fmt.Errorf("finding prometheus: %w", err)
+	}
+	if promtool, err = exec.LookPath("promtool"); err != nil {
+		return "", "", fmt.Errorf("finding promtool: %w", err)
+	}
+	return server, promtool, nil
+}
+
+// ensurePackages apt-gets the packages of needs that are missing, for
+// purpose (named in the progress message and errors).
+func ensurePackages(ctx context.Context, progress io.Writer, purpose string, needs []hostNeed) error {
+	if progress == nil {
+		progress = io.Discard
+	}
+	missing := missingPackages(needs)
 	if len(missing) == 0 {
 		return nil
 	}
-	fmt.Fprintf(progress, "installing %s from Debian's packages for the local node (first run only; about a minute)…\n", strings.Join(missing, ", "))
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("%s need %s from Debian's packages, and installing them needs root", purpose, strings.Join(missing, ", "))
+	}
+	fmt.Fprintf(progress, "installing %s from Debian's packages for %s (first run only; about a minute)…\n", strings.Join(missing, ", "), purpose)
 	for _, args := range [][]string{
 		{"update", "-qq"},
 		append([]string{"install", "-y", "-qq", "--no-install-recommends"}, missing...),
@@ -77,7 +109,7 @@ func EnsureNodePackages(ctx context.Context, progress io.Writer) error {
 			return fmt.Errorf("apt-get %s: %w\n%s", strings.Join(args, " "), err, lastLines(string(out), tailLines))
 		}
 	}
-	if still := missingPackages(); len(still) > 0 {
+	if still := missingPackages(needs); len(still) > 0 {
 		return fmt.Errorf("after installing, still missing: %s", strings.Join(still, ", "))
 	}
 	return nil

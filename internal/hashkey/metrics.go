@@ -43,6 +43,11 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if err := errors.Join(reg.Register(m.Checks), reg.Register(m.InUse)); err != nil {
 		return nil, fmt.Errorf("registering hmac key metrics: %w", err)
 	}
+	// Every child exists from the start at 0: an alert on increase() sees
+	// the first restored, changed or invalid only if the series was there.
+	for _, r := range []string{resultSame, resultRestored, resultChanged, resultInvalid, resultError} {
+		m.Checks.WithLabelValues(r)
+	}
 	return m, nil
 }
 

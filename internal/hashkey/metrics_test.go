@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // The series are registered on the caller's registry, once: a second
@@ -36,5 +37,18 @@ func TestLabelValuesArePublic(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("label value %q, want %q", tc.got, tc.want)
 		}
+	}
+}
+
+// TestChecksStartAtZero: every check result has its series from the start,
+// so that an alert on increase() sees the first restored, changed or
+// invalid.
+func TestChecksStartAtZero(t *testing.T) {
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.CollectAndCount(m.Checks); got != 5 {
+		t.Errorf("%d check series at start, want 5", got)
 	}
 }

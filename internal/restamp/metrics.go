@@ -3,8 +3,12 @@ package restamp
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // Re-stamp reasons, as the reason label of confighash_hook_restamps_total
@@ -54,6 +58,10 @@ type Metrics struct {
 	Halted        *prometheus.CounterVec
 	HaltedChanges prometheus.Gauge
 	InFlight      prometheus.Gauge
+	// Budget is what the write budget allows at once now, read from the
+	// limiter setBudget hands it at each scrape (0 before).
+	Budget prometheus.GaugeFunc
+	budget atomic.Pointer[rate.Limiter]
 }
 
 // NewMetrics creates the series and registers them on reg. A second
@@ -62,8 +70,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		Restamps: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "confighash_hook_restamps_total",
-			Help: "Workload pod templates re-stamped by the config-update hook, by kind and reason: changed, first_stamp, recheck.",
-		}, []string{"kind", "reason"}),
+			Help: "Workload pod templates re-stamped by the config-update hook, by kind, the workload's namespace, and reason: changed, first_stamp, recheck.",
+		}, []string{"kind", "namespace", "reason"}),
 		Holds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "confighash_hook_flap_holds_total",
 			Help: "Re-stamps withheld because the workload was re-stamped too often (flap hold), by kind.",
@@ -97,7 +105,16 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Config-triggered rollouts in progress, which --max-concurrent-rollouts bounds, on this replica (the leader).",
 		}),
 	}
-	if err := errors.Join(reg.Register(m.Restamps), reg.Register(m.Holds), reg.Register(m.Checksums),
+	m.Budget = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "confighash_hook_write_budget_available",
+		Help: "Re-stamps the global write budget allows at once now (--writes-burst at most, refilled at --writes-per-second), on this replica.",
+	}, func() float64 {
+		if l := m.budget.Load(); l != nil {
+			return l.Tokens()
+		}
+		return 0
+	})
+	if err := errors.Join(reg.Register(m.Budget), reg.Register(m.Restamps), reg.Register(m.Holds), reg.Register(m.Checksums),
 		reg.Register(m.Missing), reg.Register(m.Kept), reg.Register(m.KindRefused),
 		reg.Register(m.Halted), reg.Register(m.HaltedChanges), reg.Register(m.InFlight)); err != nil {
 		return nil, fmt.Errorf("registering hook metrics: %w", err)
@@ -105,11 +122,38 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
+// setBudget is the limiter Budget reports on.
+func (m *Metrics) setBudget(l *rate.Limiter) {
+	if m != nil {
+		m.budget.Store(l)
+	}
+}
+
+// zero creates every counter's child for kinds at 0 (but the re-stamps',
+// whose namespaces are not known in advance), so that each series
+// exists from the start: an alert on increase() then sees the first event
+// (a series born at 1 shows no increase), and a dashboard has series to
+// show before anything happened.
+func (m *Metrics) zero(kinds []workload.Kind) {
+	if m == nil {
+		return
+	}
+	for _, k := range kinds {
+		kind := k.Name()
+		for _, reason := range []string{keptOtherKey, keptCacheBehind, keptIgnoreToggled, keptIgnoredSource} {
+			m.Kept.WithLabelValues(kind, reason)
+		}
+		m.Holds.WithLabelValues(kind)
+		m.Missing.WithLabelValues(kind)
+		m.Halted.WithLabelValues(kind)
+	}
+}
+
 // A hook without metrics counts nothing.
 
-func (m *Metrics) restamped(kind, reason string) {
+func (m *Metrics) restamped(kind, namespace, reason string) {
 	if m != nil {
-		m.Restamps.WithLabelValues(kind, reason).Inc()
+		m.Restamps.WithLabelValues(kind, namespace, reason).Inc()
 	}
 }
 

@@ -234,7 +234,7 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 	if req.Recheck {
 		reason = restampRecheck
 	}
-	r.metrics.restamped(req.KindName, reason)
+	r.metrics.restamped(req.KindName, req.Namespace, reason)
 	changed := p.withSources(r.changes.since(req)).names()
 	r.events.Eventf(obj, nil, corev1.EventTypeNormal, contract.ReasonConfigChanged, "Restamp",
 		"config changed (%s); re-stamped pod template", strings.Join(changed, ", "))

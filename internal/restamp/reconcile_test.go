@@ -259,7 +259,7 @@ func TestReconcile(t *testing.T) {
 			expectOneEvent(t, rec, tc.wantEvent)
 
 			for _, reason := range []string{restampChanged, restampFirstStamp, restampRecheck} {
-				if got := counterValue(t, metrics.Restamps.WithLabelValues("Deployment", reason)); got != tc.wantRestamps[reason] {
+				if got := counterValue(t, metrics.Restamps.WithLabelValues("Deployment", tc.req.Namespace, reason)); got != tc.wantRestamps[reason] {
 					t.Errorf("restamps{reason=%s} = %v, want %v", reason, got, tc.wantRestamps[reason])
 				}
 			}

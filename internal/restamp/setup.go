@@ -92,6 +92,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
 		if m, err = NewMetrics(o.Metrics); err != nil {
 			return err
 		}
+		m.zero(o.Kinds.Mutable())
 	}
 	ch := newChanges()
 	tg := newToggles(MaxToggleEntries)
@@ -129,6 +130,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
 		rollouts: rolloutOptions{timeout: o.RolloutTimeout, soak: o.RolloutSoak, poll: rolloutPoll},
 		written:  newExpectations(MaxWriteExpectations, time.Now),
 	}
+	m.setBudget(r.budget)
 	s := &settler{next: r, changes: ch, cache: mgr.GetCache(), kinds: w,
 		window: o.CoalesceWindow, coalesceMax: o.CoalesceMax, events: r.events, now: time.Now}
 	b := builder.TypedControllerManagedBy[Request](mgr).

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/confighash/confighash/certs"
 	"github.com/confighash/confighash/internal/hashkey"
 	"github.com/confighash/confighash/internal/restamp"
 	"github.com/confighash/confighash/webhook"
@@ -85,6 +86,9 @@ func registeredSeries(t *testing.T) map[string]series {
 		t.Fatal(err)
 	}
 	if _, err := hashkey.NewMetrics(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := certs.NewMetrics(rec, certs.New(nil, certs.Options{})); err != nil {
 		t.Fatal(err)
 	}
 	if rec.err != nil {

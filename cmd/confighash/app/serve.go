@@ -122,6 +122,9 @@ func Serve(ctx context.Context, o Options) error {
 		}
 	}
 	if certManager != nil {
+		if err := certs.NewMetrics(reg, certManager); err != nil {
+			return err
+		}
 		if err := mgr.Add(certManager); err != nil {
 			return fmt.Errorf("adding certificate manager: %w", err)
 		}
