@@ -56,10 +56,17 @@ func (sc *sourceCache) byObject(ignoreHelmReleases bool) map[client.Object]cache
 }
 
 // newClient is the manager's NewClient: its cached reads, the hook's,
-// see filled placeholders.
+// see filled placeholders. Unstructured objects (Argo Rollouts and the
+// --workload-kind kinds) are read from the cache too, as the typed kinds
+// are: controller-runtime's client reads them live unless told otherwise,
+// and the hook has no get on workloads (see Permissions), so in a cluster
+// every read of a Rollout was refused and no Rollout was ever re-stamped.
+// The hook reads a custom kind only once it watches it, so its informer
+// is there.
 func (sc *sourceCache) newClient(cfg *rest.Config, opts client.Options) (client.Client, error) {
 	if opts.Cache != nil && opts.Cache.Reader != nil {
 		opts.Cache.Reader = sc.fills.Reader(opts.Cache.Reader)
+		opts.Cache.Unstructured = true
 	}
 	return client.New(cfg, opts)
 }
