@@ -13,6 +13,7 @@ import (
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	cmclient "github.com/cert-manager/cert-manager/pkg/client/clientset/versioned"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -216,6 +217,34 @@ func TestCertManagerControllerIssuesAndRenews(t *testing.T) {
 		if got, ok := podsAfter[uid]; !ok || got != restarts {
 			t.Errorf("pod %s: restarts %d before, %d after (present after: %v)", uid, restarts, got, ok)
 		}
+	}
+
+	// The counter is live: with no webhook pod to call, one create fails
+	// open, and the apiserver counts it.
+	var zero int32
+	if _, err := admin.AppsV1().Deployments(framework.Namespace).UpdateScale(ctx, "confighash", &autoscalingv1.Scale{
+		ObjectMeta: metav1.ObjectMeta{Namespace: framework.Namespace, Name: "confighash"},
+		Spec:       autoscalingv1.ScaleSpec{Replicas: zero},
+	}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		return len(confighashPods(ctx, t, admin)) == 0, nil
+	})
+	if err != nil {
+		t.Fatalf("confighash's pods did not go: %v", err)
+	}
+	unserved := probeDeployment(ns, "unserved", "cfg")
+	env.Create(t, unserved)
+	if stamp, err := framework.TemplateStamp(unserved); err != nil || stamp != "" {
+		t.Errorf("created with no webhook pod, yet stamped %q (%v)", stamp, err)
+	}
+	down, err := readWebhookAdmissions(ctx, admin, r.MWC.Webhooks[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if down.FailOpen-after.FailOpen < 1 {
+		t.Errorf("a create with no webhook pod counted %.0f fail-opens, want at least 1: the counter this spec reads is not live", down.FailOpen-after.FailOpen)
 	}
 	t.Logf("spec took %s", time.Since(specBegin).Round(time.Second))
 }
