@@ -79,8 +79,8 @@ func readServedCerts(ctx context.Context, admin kubernetes.Interface, svc *corev
 	return out, nil
 }
 
-// podPort is the port of the pod's first container that the Service's
-// target port names or numbers.
+// podPort is the container port of the pod that the Service's target
+// port names or numbers.
 func podPort(p corev1.Pod, target intstr.IntOrString) (int32, bool) {
 	for i := range p.Spec.Containers {
 		if port, ok := containerPort(&p.Spec.Containers[i], target); ok {
