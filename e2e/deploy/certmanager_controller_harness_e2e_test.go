@@ -20,14 +20,13 @@ import (
 	"github.com/cert-manager/cert-manager/pkg/controller/certificates/revisionmanager"
 	"github.com/cert-manager/cert-manager/pkg/controller/certificates/trigger"
 	"github.com/cert-manager/cert-manager/pkg/controller/issuers"
-	logf "github.com/cert-manager/cert-manager/pkg/logs"
-	"github.com/go-logr/logr/funcr"
-
 	// The Issuer kinds the overlay uses: each registers its setup (the
 	// issuers controller's Ready check) with cert-manager's issuer
 	// registry when imported, as cert-manager's binary imports them.
 	_ "github.com/cert-manager/cert-manager/pkg/issuer/ca"
 	_ "github.com/cert-manager/cert-manager/pkg/issuer/selfsigned"
+	logf "github.com/cert-manager/cert-manager/pkg/logs"
+	"github.com/go-logr/logr/funcr"
 )
 
 // certManagerControllers are the controllers of cert-manager's controller
