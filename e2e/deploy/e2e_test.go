@@ -58,14 +58,10 @@ var (
 func installCertManagerCRDs(ctx context.Context, t *testing.T) {
 	t.Helper()
 	crdsOnce.Do(func() {
-		list := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "github.com/cert-manager/cert-manager")
-		list.Env = append(os.Environ(), "GOWORK=off")
-		out, err := list.Output()
-		if err != nil {
-			crdsErr = fmt.Errorf("locating the cert-manager module: %w", err)
+		var dir string
+		if dir, crdsErr = certManagerCRDDir(ctx); crdsErr != nil {
 			return
 		}
-		dir := filepath.Join(strings.TrimSpace(string(out)), "deploy", "crds")
 		if _, _, crdsErr = kubectl(ctx, t, nil, "apply", "--server-side", "--field-manager=confighash-deploy-e2e", "-f", dir); crdsErr != nil {
 			return
 		}
@@ -74,6 +70,18 @@ func installCertManagerCRDs(ctx context.Context, t *testing.T) {
 	if crdsErr != nil {
 		t.Fatal(crdsErr)
 	}
+}
+
+// certManagerCRDDir is the directory of the CRDs shipped in the
+// cert-manager module this module requires.
+func certManagerCRDDir(ctx context.Context) (string, error) {
+	list := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "github.com/cert-manager/cert-manager")
+	list.Env = append(os.Environ(), "GOWORK=off")
+	out, err := list.Output()
+	if err != nil {
+		return "", fmt.Errorf("locating the cert-manager module: %w", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "deploy", "crds"), nil
 }
 
 // apply server-side applies objects, for real or as a server dry run, and
