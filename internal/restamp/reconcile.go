@@ -191,19 +191,19 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 	// Whether its previous re-stamp's rollout was still going: the flap
 	// guard counts only such re-stamps, or content that came back.
 	_, wasRolling := r.planner.inFlight(identity(req))
-	admitted, plans, result, rec, err := r.gate(ctx, req, obj, refs, lookup, res.Checksum, p.withSources(r.changes.since(req)).names())
+	admitted, fl, result, rec, err := r.gate(ctx, req, obj, refs, lookup, res.Checksum, p.withSources(r.changes.since(req)).names())
 	if err != nil || !admitted {
 		// Waiting for its wave, the bound or a halt: the changes are kept
 		// for the re-stamp that comes when it may go.
 		return result, keep, err
 	}
 	if err := r.budget.Wait(ctx); err != nil {
-		r.planner.abort(identity(req), plans)
+		r.planner.abort(identity(req), fl)
 		return reconcile.Result{}, keep, fmt.Errorf("waiting for write budget: %w", err)
 	}
 	confirmed, err := r.confirmLive(ctx, req, refs, res.Checksum)
 	if err != nil || !confirmed {
-		r.planner.abort(identity(req), plans)
+		r.planner.abort(identity(req), fl)
 		if err != nil {
 			return reconcile.Result{}, keep, err
 		}
@@ -211,21 +211,21 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 	}
 	from := obj.GetResourceVersion()
 	if err := r.patch(ctx, obj, t, res.Checksum, rec); err != nil {
-		r.planner.abort(identity(req), plans)
+		r.planner.abort(identity(req), fl)
 		return reconcile.Result{}, keep, err
 	}
 	r.written.wrote(identity(req), from)
-	r.planner.written(identity(req))
+	r.planner.written(fl)
 	why, nothingToRun := rollout.NothingToRun(kind, obj)
 	// The flap guard counts a re-stamp that went through no wave, or whose
 	// rollout there is nothing to wait for, as it did before waves; one in
 	// waves only while its previous rollout was still going.
-	r.flaps.restampedTo(keyOf(req), r.now(), res.Checksum, len(plans) == 0 || nothingToRun || wasRolling)
-	if len(plans) > 0 && nothingToRun {
+	r.flaps.restampedTo(keyOf(req), r.now(), res.Checksum, fl == nil || nothingToRun || wasRolling)
+	if fl != nil && nothingToRun {
 		// It starts no pod, so it can break nothing: its wave need not
 		// wait for its controller (rollout.NothingToRun).
 		logger.V(1).Info("nothing to roll out", "reason", why)
-		r.planner.succeeded(identity(req))
+		r.planner.succeededFlight(identity(req), fl)
 	}
 	reason := restampChanged
 	if current == "" {

@@ -87,9 +87,9 @@ func wavesOff(obj client.Object) bool {
 }
 
 // gate is the wave stage: may obj, whose stamp is stale, be re-stamped now
-// to fresh? ok with the plans it goes in (none: no waves for it); or not,
+// to fresh? ok with the flight it goes in (nil: no waves for it); or not,
 // with the result to return. p names the changes pending for it.
-func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, refs []hasher.Reference, lookup hasher.Lookup, fresh string, named []string) (bool, []*plan, reconcile.Result, *contract.Rollout, error) {
+func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, refs []hasher.Reference, lookup hasher.Lookup, fresh string, named []string) (bool, *flight, reconcile.Result, *contract.Rollout, error) {
 	if r.planner == nil {
 		return true, nil, reconcile.Result{}, nil, nil
 	}
@@ -131,7 +131,7 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 	}
 	kind, _ := r.kinds.get(req.KindName)
 	_, light := rollout.NothingToRun(kind, obj)
-	v, by := r.planner.admit(identity(req), req, plans, fresh, now, light)
+	v, by, f := r.planner.admit(identity(req), req, plans, fresh, now, light)
 	logger := log.FromContext(ctx)
 	switch v {
 	case admitted:
@@ -139,7 +139,7 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 		if _, err := waves.OrderOf(obj.GetAnnotations()); err != nil {
 			r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonInvalidAnnotation, "Restamp", "%s; it goes as 0", err.Error())
 		}
-		return true, plans, reconcile.Result{}, rec, nil
+		return true, f, reconcile.Result{}, rec, nil
 	case waitHalt:
 		// Woken when the halt is released; the source's next change
 		// brings it back too. The requeue covers a lost wake.

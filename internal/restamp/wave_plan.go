@@ -55,6 +55,9 @@ type flight struct {
 	// before is what its plans recorded of the reader before the admit
 	// that made this flight, which abort puts back.
 	before []membership
+	// prev is the rollout that was going when this flight was admitted:
+	// abort puts it back. nil once this flight's re-stamp is written.
+	prev *flight
 }
 
 // membership is what one plan records of one reader.
@@ -98,9 +101,6 @@ type planner struct {
 	// revert) does not judge it again. Entries older than the rollout
 	// timeout are dropped as plans are built.
 	judged map[Request]time.Time
-	// previous keeps the flight an admit replaced until its write is done
-	// (written) or undone (abort puts it back).
-	previous map[Request]*flight
 	// later holds wakes decided under mu, sent once it is released.
 	later []Request
 	// now is the clock (time.Now unless a test sets it).
@@ -111,7 +111,7 @@ type planner struct {
 
 func newPlanner(maxWave, maxInFlight int, wake func(Request)) *planner {
 	return &planner{maxWave: maxWave, maxInFlight: maxInFlight, plans: map[planKey]*plan{},
-		flights: map[Request]*flight{}, blocked: map[Request]bool{}, waiting: map[Request]Request{}, judged: map[Request]time.Time{}, previous: map[Request]*flight{}, wake: wake, now: time.Now}
+		flights: map[Request]*flight{}, blocked: map[Request]bool{}, waiting: map[Request]Request{}, judged: map[Request]time.Time{}, wake: wake, now: time.Now}
 }
 
 // member is a reader of a change as the plan is built: its place in the
@@ -217,13 +217,16 @@ const (
 )
 
 // admit asks whether r (identity(req)) may be re-stamped now for plans,
-// and if so puts it in flight for all of them, with stamp. A reader waiting
+// and if so puts it in flight for all of them, with stamp, and returns
+// that flight: the caller reports its write (written) or its failure
+// (abort) for exactly this flight, since two requests of one workload (a
+// change and a re-check) can be admitted at the same time. A reader waiting
 // on a halted plan holds up none of its other plans: re-stamping it for
 // them would take it to the halted content too, so it waits, but settled
 // there. light says the re-stamp starts no pod (rollout.NothingToRun), so
 // it takes no slot of --max-concurrent-rollouts: it can cause no storm, and
 // its flight ends as soon as it is written.
-func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Time, light bool) (verdict, *plan) {
+func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Time, light bool) (verdict, *plan, *flight) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// Halted, or r is the reader whose rollout halted another change:
@@ -254,19 +257,19 @@ func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Ti
 			}
 		}
 		p.wakeLater(next)
-		return waitHalt, halted
+		return waitHalt, halted, nil
 	}
 	for _, pl := range plans {
 		if !pl.due(r, p.maxWave) {
 			p.wait(r, req)
 			p.wakeLater(p.unjudged(pl, now))
-			return waitWave, pl
+			return waitWave, pl, nil
 		}
 	}
 	if _, again := p.flights[r]; !again && !light && p.maxInFlight > 0 && len(p.flights) >= p.maxInFlight {
 		p.blocked[r] = true
 		p.wait(r, req)
-		return waitBound, nil
+		return waitBound, nil, nil
 	}
 	delete(p.blocked, r)
 	delete(p.waiting, r)
@@ -286,7 +289,7 @@ func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Ti
 				pl.done[r] = true
 			}
 		}
-		p.previous[r] = old
+		f.prev = old
 	}
 	p.flights[r] = f
 	for _, pl := range plans {
@@ -294,7 +297,7 @@ func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Ti
 		pl.gone[r] = true
 		delete(pl.done, r)
 	}
-	return admitted, nil
+	return admitted, nil, f
 }
 
 // has reports whether r is a member of pl.
@@ -326,30 +329,42 @@ func (pl *plan) due(r Request, maxWave int) bool {
 	return true
 }
 
-// abort takes r out of flight after a re-stamp that was admitted but not
-// written, so that it waits again.
-func (p *planner) abort(r Request, plans []*plan) {
-	if p == nil || len(plans) == 0 {
+// abort takes r out of flight f after a re-stamp that was admitted but not
+// written, so that it waits again: each of f's plans records r as it did
+// before the admit, and the rollout f replaced, if any, goes on. A flight
+// another admit has replaced since is only taken out of that one's way
+// back.
+func (p *planner) abort(r Request, f *flight) {
+	if p == nil || f == nil {
 		return
 	}
 	p.mu.Lock()
-	f, ok := p.flights[r]
-	if !ok || !slices.Equal(f.plans[:min(len(plans), len(f.plans))], plans) {
-		// Not the flight this admit made: another request of the same
-		// workload went meanwhile, and its flight stays.
+	cur := p.flights[r]
+	if cur != f {
+		for g := cur; g != nil; g = g.prev {
+			if g.prev == f {
+				// g was admitted over f: what it would put back is what
+				// was there before f.
+				g.prev = f.prev
+				for i, m := range g.before {
+					for _, fm := range f.before {
+						if fm.pl == m.pl {
+							g.before[i] = fm
+						}
+					}
+				}
+				break
+			}
+		}
 		p.mu.Unlock()
 		return
 	}
-	// Each plan is as it was before the admit: a reader already re-stamped
-	// there (gone, or done) stays so, whatever this second try did.
 	for _, m := range f.before {
 		m.restore(r)
 	}
-	prev, had := p.previous[r]
-	delete(p.previous, r)
-	if had {
+	if f.prev != nil {
 		// The rollout that was going goes on: it is still to be judged.
-		p.flights[r] = prev
+		p.flights[r] = f.prev
 	} else {
 		delete(p.flights, r)
 	}
@@ -357,14 +372,13 @@ func (p *planner) abort(r Request, plans []*plan) {
 	p.wakeBlocked()
 }
 
-// written says the re-stamp admit let go was written: the flight it
-// replaced is over.
-func (p *planner) written(r Request) {
-	if p == nil {
+// written says f's re-stamp was written: the flight it replaced is over.
+func (p *planner) written(f *flight) {
+	if p == nil || f == nil {
 		return
 	}
 	p.mu.Lock()
-	delete(p.previous, r)
+	f.prev = nil
 	p.mu.Unlock()
 }
 

@@ -40,7 +40,7 @@ func admitAll(p *planner, pl *plan, n int) []string {
 		if pl.gone[r] || pl.done[r] {
 			continue
 		}
-		if v, _ := p.admit(r, r, []*plan{pl}, "stamp", wavesT0, false); v == admitted {
+		if v, _, _ := p.admit(r, r, []*plan{pl}, "stamp", wavesT0, false); v == admitted {
 			got = append(got, r.Name)
 		}
 	}
@@ -84,7 +84,7 @@ func TestHaltStopsTheWaves(t *testing.T) {
 	}
 	for i := 1; i < 6; i++ {
 		r := reader(fmt.Sprintf("r%02d", i))
-		if v, by := p.admit(r, r, []*plan{pl}, "stamp", wavesT0, false); v != waitHalt || by != pl {
+		if v, by, _ := p.admit(r, r, []*plan{pl}, "stamp", wavesT0, false); v != waitHalt || by != pl {
 			t.Fatalf("%s: %v, want waitHalt", r.Name, v)
 		}
 	}
@@ -173,7 +173,7 @@ func TestBoundAcrossChanges(t *testing.T) {
 	var admittedN int
 	for i, pl := range plans {
 		r := reader(fmt.Sprintf("r%02d", i))
-		v, _ := p.admit(r, r, []*plan{pl}, "stamp", wavesT0, false)
+		v, _, _ := p.admit(r, r, []*plan{pl}, "stamp", wavesT0, false)
 		if v == admitted {
 			admittedN++
 		} else if v != waitBound {
@@ -229,7 +229,7 @@ func TestSettledMembersHoldUpNoWave(t *testing.T) {
 	pl := p.install(shared, change1, members(4), wavesT0, 0)
 	for i := 1; i < 4; i++ {
 		r := reader(fmt.Sprintf("r%02d", i))
-		if v, _ := p.admit(r, r, []*plan{pl}, "stamp", wavesT0, false); v != waitWave {
+		if v, _, _ := p.admit(r, r, []*plan{pl}, "stamp", wavesT0, false); v != waitWave {
 			t.Fatalf("%s: %v before the canary went, want waitWave", r.Name, v)
 		}
 	}
@@ -274,7 +274,7 @@ func TestRestampKeepsTheOtherPlansFlight(t *testing.T) {
 	y := p.install(planKey{namespace: "ns", source: cy.Source}, cy, members(1), wavesT0, 0)
 	r0 := reader("r00")
 	p.admit(r0, r0, []*plan{x}, "s1", wavesT0, false)
-	if v, _ := p.admit(r0, r0, []*plan{y}, "s2", wavesT0, false); v != admitted {
+	if v, _, _ := p.admit(r0, r0, []*plan{y}, "s2", wavesT0, false); v != admitted {
 		t.Fatalf("Y's canary: %v", v)
 	}
 	if got := admitAll(p, x, 3); len(got) != 0 {
@@ -293,11 +293,14 @@ func TestAbortPutsTheRunningFlightBack(t *testing.T) {
 	r0 := reader("r00")
 	p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
 	pl2 := p.install(shared, change2, members(2), wavesT0, 0)
-	p.admit(r0, r0, []*plan{pl2}, "s2", wavesT0, false)
-	p.abort(r0, []*plan{pl2})
+	_, _, second := p.admit(r0, r0, []*plan{pl2}, "s2", wavesT0, false)
+	p.abort(r0, second)
 	f, ok := p.inFlight(r0)
-	if !ok || f.stamp != "s1" {
-		t.Fatalf("after the abort: in flight %v with %q, want the first rollout back", ok, f.stamp)
+	if !ok {
+		t.Fatal("after the abort: not in flight, want the first rollout back")
+	}
+	if f.stamp != "s1" {
+		t.Fatalf("after the abort: in flight with %q, want the first rollout back", f.stamp)
 	}
 	if n, _ := p.counts(); n != 1 {
 		t.Fatalf("%d in flight, want 1", n)
@@ -311,19 +314,61 @@ func TestAbortAfterSuccessKeepsTheReaderDone(t *testing.T) {
 	p := newPlanner(8, 0, nil)
 	pl := p.install(shared, change1, members(3), wavesT0, 0)
 	r0 := reader("r00")
-	if v, _ := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false); v != admitted {
+	if v, _, _ := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false); v != admitted {
 		t.Fatalf("canary: %v, want admitted", v)
 	}
 	p.succeeded(r0)
-	if v, _ := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false); v != admitted {
+	v, _, second := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
+	if v != admitted {
 		t.Fatalf("second try: %v, want admitted", v)
 	}
-	p.abort(r0, []*plan{pl})
+	p.abort(r0, second)
 	if !pl.done[r0] || !pl.gone[r0] {
 		t.Errorf("after the aborted second try: done %v, gone %v, want both", pl.done[r0], pl.gone[r0])
 	}
 	if got := admitAll(p, pl, 3); !slices.Equal(got, []string{"r01", "r02"}) {
 		t.Errorf("second wave admitted %v, want [r01 r02]", got)
+	}
+}
+
+// Two requests of one workload (its change and a re-check) admitted at the
+// same time: the first one's write lands, the second loses the optimistic
+// lock to it and is aborted. The written rollout stays in flight, to be
+// judged; the wave does not wait for it forever.
+func TestAbortOfTheLaterAdmitKeepsTheWrittenFlight(t *testing.T) {
+	p := newPlanner(8, 0, nil)
+	pl := p.install(shared, change1, members(3), wavesT0, 0)
+	r0 := reader("r00")
+	_, _, first := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
+	_, _, second := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
+	p.written(first)
+	p.abort(r0, second)
+	f, ok := p.inFlight(r0)
+	if !ok || f != first {
+		t.Fatalf("after the second admit's abort: in flight %v (%p), want the written first flight (%p)", ok, f, first)
+	}
+	p.succeededFlight(r0, f)
+	if got := admitAll(p, pl, 3); !slices.Equal(got, []string{"r01", "r02"}) {
+		t.Errorf("second wave admitted %v, want [r01 r02]", got)
+	}
+}
+
+// The other order: the later admit's write lands, and the earlier one,
+// replaced meanwhile, is aborted. The later flight stays, and no longer
+// goes back to the aborted one if it fails to be written.
+func TestAbortOfAReplacedFlightLeavesTheLaterOne(t *testing.T) {
+	p := newPlanner(8, 0, nil)
+	pl := p.install(shared, change1, members(3), wavesT0, 0)
+	r0 := reader("r00")
+	_, _, first := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
+	_, _, second := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
+	p.abort(r0, first)
+	if f, ok := p.inFlight(r0); !ok || f != second || second.prev != nil {
+		t.Fatalf("after the first admit's abort: in flight %v, the second %v, going back to %p", ok, f == second, second.prev)
+	}
+	p.abort(r0, second)
+	if _, ok := p.inFlight(r0); ok || pl.gone[r0] {
+		t.Errorf("after both aborts: in flight %v, gone %v; want neither", ok, pl.gone[r0])
 	}
 }
 
@@ -339,7 +384,7 @@ func TestHaltOfOneSourceStallsNoOther(t *testing.T) {
 	p.admit(r0, r0, []*plan{x}, "s", wavesT0, false)
 	p.failed(r0, "NonZeroExit")
 	p.admit(r2, r2, []*plan{y}, "s", wavesT0, false) // waits for r01, Y's canary
-	if v, _ := p.admit(r1, r1, []*plan{x, y}, "s", wavesT0, false); v != waitHalt {
+	if v, _, _ := p.admit(r1, r1, []*plan{x, y}, "s", wavesT0, false); v != waitHalt {
 		t.Fatalf("r01: %v, want waitHalt", v)
 	}
 	p.wakeBlocked()
@@ -430,7 +475,7 @@ func TestHalterWaitsOnItsOtherChanges(t *testing.T) {
 	p.failed(r0, "NonZeroExit")
 	ct := contract.Change{Source: "configmap/t", Content: "0000000000000007"}
 	tp := p.install(planKey{namespace: "ns", source: ct.Source}, ct, members(3), wavesT0, 0)
-	if v, _ := p.admit(r0, r0, []*plan{tp}, "s2", wavesT0, false); v != waitHalt {
+	if v, _, _ := p.admit(r0, r0, []*plan{tp}, "s2", wavesT0, false); v != waitHalt {
 		t.Fatalf("the halting reader: %v for another change, want waitHalt", v)
 	}
 	if got := admitAll(p, tp, 3); !slices.Equal(got, []string{"r01", "r02"}) {
@@ -478,7 +523,7 @@ func TestFinishedPlanIsKept(t *testing.T) {
 		t.Fatal("the finished plan was dropped")
 	}
 	r2 := reader("r02")
-	if v, _ := p.admit(r2, r2, []*plan{pl}, "s", wavesT0, false); v != admitted {
+	if v, _, _ := p.admit(r2, r2, []*plan{pl}, "s", wavesT0, false); v != admitted {
 		t.Fatalf("a late member: %v, want admitted", v)
 	}
 }
@@ -491,10 +536,10 @@ func TestLightReaderTakesNoSlot(t *testing.T) {
 	b := p.install(planKey{namespace: "ns", source: cb.Source}, cb, []member{{req: reader("r01")}}, wavesT0, 0)
 	r0, r1 := reader("r00"), reader("r01")
 	p.admit(r0, r0, []*plan{a}, "s", wavesT0, false)
-	if v, _ := p.admit(r1, r1, []*plan{b}, "s", wavesT0, true); v != admitted {
+	if v, _, _ := p.admit(r1, r1, []*plan{b}, "s", wavesT0, true); v != admitted {
 		t.Fatalf("a reader with nothing to run: %v with the one slot taken, want admitted", v)
 	}
-	if v, _ := p.admit(r1, r1, []*plan{b}, "s", wavesT0, false); v != admitted {
+	if v, _, _ := p.admit(r1, r1, []*plan{b}, "s", wavesT0, false); v != admitted {
 		t.Fatalf("again: %v", v)
 	}
 }
