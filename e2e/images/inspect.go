@@ -93,18 +93,26 @@ func inspectImage(img v1.Image) (PlatformImage, error) {
 		return p, err
 	}
 	p.BinaryBytes = int64(len(bin))
-	f, err := elf.NewFile(bytes.NewReader(bin))
-	if err != nil {
-		return p, fmt.Errorf("%s is not an ELF binary: %w", p.Entrypoint[0], err)
-	}
-	defer f.Close()
-	p.Machine, p.Static = f.Machine, true
-	for _, prog := range f.Progs {
-		if prog.Type == elf.PT_INTERP {
-			p.Static = false
-		}
+	if p.Machine, p.Static, err = readELF(bytes.NewReader(bin)); err != nil {
+		return p, fmt.Errorf("%s: %w", p.Entrypoint[0], err)
 	}
 	return p, nil
+}
+
+// readELF reads a binary's ELF header: the machine it is for, and whether
+// it is static (asks for no ELF interpreter, so runs on an empty base).
+func readELF(r io.ReaderAt) (elf.Machine, bool, error) {
+	f, err := elf.NewFile(r)
+	if err != nil {
+		return 0, false, fmt.Errorf("not an ELF binary: %w", err)
+	}
+	defer f.Close()
+	for _, prog := range f.Progs {
+		if prog.Type == elf.PT_INTERP {
+			return f.Machine, false, nil
+		}
+	}
+	return f.Machine, true, nil
 }
 
 // fileInLayer returns the content of the file at path in a layer.
