@@ -17,8 +17,10 @@ controlplane:
 ## test: lint, unit tests, fuzzing, then the e2e specs on a local control plane and node (built on first run, ~20 min, and the Argo Rollouts controller, ~5 min more; root)
 test: lint unit fuzz e2e
 
+# -timeout 20m: e2e/images cross-compiles confighash for arm64, which on a
+# cold build cache takes minutes on 2 cores (go test's default is 10m).
 unit:
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 20m ./...
 
 ## fuzz: each fuzz target for a fixed number of executions (seed corpora in testdata/fuzz/); go test fuzzes one target at a time
 # Counts, not durations: with a duration, Go 1.26's fuzz coordinator can
