@@ -8,12 +8,20 @@
 # e2e/images/dockerfile_test.go builds ./cmd/confighash from exactly this
 # context, and checks that the image the e2e harness builds in Go matches the
 # final stage below (static binary, user, entrypoint).
-FROM golang:1.26 AS build
+#
+# Multi-platform: the build stage runs on the builder's own platform and
+# cross-compiles for the target's (no emulation; the binary has no cgo), e.g.
+#   docker buildx build --platform linux/amd64,linux/arm64 .
+# TARGETOS and TARGETARCH are set by BuildKit for each platform. The e2e
+# image builder compiles the same two platforms into one image index.
+FROM --platform=$BUILDPLATFORM golang:1.26 AS build
+ARG TARGETOS
+ARG TARGETARCH
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags="-s -w" -o /out/confighash ./cmd/confighash
+RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags="-s -w" -o /out/confighash ./cmd/confighash
 
 FROM gcr.io/distroless/static:nonroot
 COPY --from=build /out/confighash /confighash

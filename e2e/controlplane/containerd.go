@@ -29,7 +29,11 @@ const cniBinDir = "/usr/lib/cni"
 //   - sandbox_image: a locally imported image, since nothing can be pulled;
 //   - netns_mounts_under_state_dir: pod network namespaces are mounted under
 //     the node directory, so Stop finds any left behind there instead of in
-//     the machine-wide /var/run/netns.
+//     the machine-wide /var/run/netns;
+//   - registry config_path: how to reach each registry is read from
+//     <node>/registry-hosts/<host>/hosts.toml at every pull, so a registry
+//     that starts after containerd (MirrorRegistry) is found without a
+//     restart, and no machine-wide /etc/containerd/certs.d is touched.
 func containerdConfig(f nodeFiles, sandboxImage string) string {
 	return fmt.Sprintf(`version = 2
 root = %q
@@ -46,8 +50,11 @@ state = %q
 [plugins."io.containerd.grpc.v1.cri".cni]
   bin_dir = %q
   conf_dir = %q
+
+[plugins."io.containerd.grpc.v1.cri".registry]
+  config_path = %q
 `, filepath.Join(f.dir, "containerd-root"), filepath.Join(f.dir, "containerd-state"), f.containerdSock,
-		sandboxImage, cniBinDir, f.cniConfDir)
+		sandboxImage, cniBinDir, f.cniConfDir, f.registryHosts)
 }
 
 // cniConfig is a bridge network on the node's subnet. isGateway gives the
@@ -80,8 +87,10 @@ func cniConfig(f nodeFiles) string {
 
 // writeContainerdFiles writes containerd's config and the CNI network.
 func writeContainerdFiles(f nodeFiles, sandboxImage string) error {
-	if err := os.MkdirAll(f.cniConfDir, 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", f.cniConfDir, err)
+	for _, dir := range []string{f.cniConfDir, f.registryHosts} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("creating %s: %w", dir, err)
+		}
 	}
 	for path, data := range map[string]string{
 		f.containerdConf: containerdConfig(f, sandboxImage),

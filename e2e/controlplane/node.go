@@ -45,6 +45,7 @@ type nodeFiles struct {
 	containerdSock string
 	containerdConf string
 	cniConfDir     string
+	registryHosts  string // containerd's registry config_path
 	kubeletRoot    string
 	kubeletConf    string
 }
@@ -56,6 +57,7 @@ func newNodeFiles(clusterDir string) nodeFiles {
 		containerdSock: filepath.Join(dir, "containerd.sock"),
 		containerdConf: filepath.Join(dir, "containerd.toml"),
 		cniConfDir:     filepath.Join(dir, "cni"),
+		registryHosts:  filepath.Join(dir, "registry-hosts"),
 		kubeletRoot:    filepath.Join(dir, "kubelet"),
 		kubeletConf:    filepath.Join(dir, "kubelet.yaml"),
 	}

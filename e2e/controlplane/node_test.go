@@ -81,7 +81,8 @@ func TestNodeConfigs(t *testing.T) {
 		}
 	}
 
-	for _, want := range []string{"restrict_oom_score_adj = true", "netns_mounts_under_state_dir = true", `sandbox_image = "img"`, f.containerdSock} {
+	for _, want := range []string{"restrict_oom_score_adj = true", "netns_mounts_under_state_dir = true", `sandbox_image = "img"`, f.containerdSock,
+		`config_path = "` + f.registryHosts + `"`} {
 		if !strings.Contains(containerdConfig(f, "img"), want) {
 			t.Errorf("containerd config lacks %s", want)
 		}

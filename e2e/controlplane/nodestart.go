@@ -99,6 +99,21 @@ func (cp *ControlPlane) ImportImage(ctx context.Context, tarball string) error {
 	return importImage(ctx, *cp.node, tarball)
 }
 
+// ImportImageDetached loads an image tarball into the node of the detached
+// cluster (Options.Detached, `cluster up`) whose state directory is dir, from
+// any process.
+func ImportImageDetached(ctx context.Context, dir, tarball string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("resolving %s: %w", dir, err)
+	}
+	f := newNodeFiles(abs)
+	if _, err := os.Stat(f.containerdSock); err != nil {
+		return fmt.Errorf("no node in %s (a cluster started with a node must be up): %w", abs, err)
+	}
+	return importImage(ctx, f, tarball)
+}
+
 // drainNode stops the pods before the node's processes go away, so that the
 // kubelet tears down their mounts and containerd their network namespaces,
 // which a killed kubelet and containerd would leave behind. The controller

@@ -5,12 +5,12 @@ package deploy
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/cli"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -23,11 +23,15 @@ import (
 	"github.com/confighash/confighash/internal/contract"
 )
 
-// TestHelmChartOnANode installs the chart with the Helm SDK, as `helm
-// install` does, onto a local cluster with a real node, with one value
-// changed: the image, built from this tree. Both replicas must become Ready
-// through their probes, and a Deployment in a labelled namespace must be
-// stamped by the webhook the chart deployed.
+// TestHelmChartOnANode installs the chart as a user does, from an OCI
+// registry: it is packaged (`helm package`), pushed to the local registry
+// that SetupNode serves (`helm push`) and installed from its oci://
+// reference with the Helm SDK (`helm install oci://…`), onto a local
+// cluster with a real node, with one value changed: the image, built from
+// this tree, which the node pulls from the same registry. Both replicas must
+// become Ready through their probes, having pulled their image, and a
+// Deployment in a labelled namespace must be stamped by the webhook the
+// chart deployed.
 func TestHelmChartOnANode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
@@ -47,18 +51,34 @@ func TestHelmChartOnANode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	helmDir := t.TempDir()
+	regClient, err := NewOCIRegistryClient(helmDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	published, err := PublishChart(paths.Chart(), helmDir, env.Registry.Host(), regClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("pushed %s:%s (%d bytes packaged)", published.Ref, published.Version, published.Bytes)
+
 	settings := cli.New()
 	settings.KubeConfig = env.Kubeconfig
+	settings.RepositoryCache = filepath.Join(helmDir, "cache")
+	settings.RepositoryConfig = filepath.Join(helmDir, "repositories.yaml")
+	settings.RegistryConfig = filepath.Join(helmDir, "registry-config.json")
 	cfg := new(action.Configuration)
 	if err := cfg.Init(settings.RESTClientGetter(), framework.Namespace, "secret", t.Logf); err != nil {
 		t.Fatalf("initialising Helm: %v", err)
 	}
-	chrt, err := loader.Load(paths.Chart())
+	cfg.RegistryClient = regClient
+	install := action.NewInstall(cfg)
+	install.SetRegistryClient(regClient)
+	chrt, err := published.Pull(install, settings)
 	if err != nil {
 		t.Fatal(err)
 	}
 	repo, tag, _ := strings.Cut(images.Confighash().Ref, ":")
-	install := action.NewInstall(cfg)
 	install.ReleaseName = ReleaseName
 	install.Namespace = framework.Namespace
 	install.CreateNamespace = true
@@ -67,12 +87,13 @@ func TestHelmChartOnANode(t *testing.T) {
 	begin := time.Now()
 	rel, err := install.Run(chrt, map[string]any{"image": map[string]any{"repository": repo, "tag": tag}})
 	if err != nil {
-		t.Fatalf("helm install: %v", err)
+		t.Fatalf("helm install %s: %v", published.Ref, err)
 	}
-	t.Logf("release %s %s in %s", rel.Name, rel.Info.Status, time.Since(begin).Round(time.Millisecond))
+	t.Logf("release %s %s (chart %s-%s) in %s", rel.Name, rel.Info.Status, rel.Chart.Metadata.Name, rel.Chart.Metadata.Version, time.Since(begin).Round(time.Millisecond))
 	if err := env.WaitRollout(ctx, framework.Namespace, "confighash", 3*time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	checkPulled(ctx, t, env, images.Confighash().Ref)
 
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "helm-e2e",
 		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
@@ -99,5 +120,28 @@ func TestHelmChartOnANode(t *testing.T) {
 	}
 	if stamp := d.Spec.Template.Annotations[contract.ChecksumAnnotation]; !strings.Contains(stamp, ":") {
 		t.Fatalf("the chart's webhook did not stamp the Deployment: %q", stamp)
+	}
+}
+
+// checkPulled fails unless the kubelet pulled ref for the pods in confighash's
+// namespace (rather than finding it already on the node), and logs how long
+// each pull took, as the kubelet reports it.
+func checkPulled(ctx context.Context, t *testing.T, env *framework.NodeEnv, ref string) {
+	t.Helper()
+	var events corev1.EventList
+	if err := env.Client.List(ctx, &events, client.InNamespace(framework.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	pulled := 0
+	for _, ev := range events.Items {
+		if ev.Reason == "Pulled" && strings.Contains(ev.Message, ref) {
+			t.Logf("%s: %s", ev.InvolvedObject.Name, ev.Message)
+			if strings.HasPrefix(ev.Message, "Successfully pulled") {
+				pulled++
+			}
+		}
+	}
+	if pulled == 0 {
+		t.Errorf("no pod pulled %s from the registry", ref)
 	}
 }

@@ -20,17 +20,26 @@ import (
 const SelfManagedOverlay = "manifests/overlays/self-managed"
 
 // NodeEnv is a local cluster with a real node, on which confighash runs as a
-// user runs it: from its image, deployed with its own manifests.
+// user runs it: from its image, pulled from a registry, deployed with its own
+// manifests.
 type NodeEnv struct {
 	*Env
 	// ControlPlane is the cluster, for importing more images.
 	ControlPlane *controlplane.ControlPlane
+	// Registry is the registry the node pulls the sample app's and
+	// confighash's images from, served by this process; charts can be
+	// pushed to it too.
+	Registry *images.Registry
 	// Root is the repository root.
 	Root string
 }
 
-// SetupNode starts a control plane with a node, builds the sample app's and
-// confighash's images from this source tree and imports them. It does not
+// SetupNode starts a control plane with a node and a local registry, builds
+// the sample app's and confighash's images from this source tree for every
+// platform of images.Platforms, pushes them, and points the node's
+// containerd at the registry for their domain: pods then pull them, as
+// users' pods pull confighash. Each pushed index is read back and checked
+// to hold a static binary for each platform's architecture. It does not
 // deploy confighash: call Deploy. progress receives build and start-up
 // messages, which on a fresh machine take minutes.
 func SetupNode(ctx context.Context, progress io.Writer) (*NodeEnv, error) {
@@ -55,26 +64,76 @@ func SetupNode(ctx context.Context, progress io.Writer) (*NodeEnv, error) {
 		fmt.Fprintf(progress, "  %-28s %s\n", p.Name, p.Duration.Round(time.Millisecond))
 	}
 	fmt.Fprintf(progress, "cluster with node ready in %s\n", time.Since(begin).Round(time.Millisecond))
-	env, err := newEnv(cp.Kubeconfig, cp.Kubectl, cp.RESTConfig())
+	reg, stop, err := startRegistry(cp)
 	if err != nil {
 		return nil, joinStop(err, cp.Stop)
 	}
-	env.stop = cp.Stop
+	env, err := newEnv(cp.Kubeconfig, cp.Kubectl, cp.RESTConfig())
+	if err != nil {
+		return nil, joinStop(err, stop)
+	}
+	env.stop = stop
 	// Pods on a real node pull, start and roll for real: slower than the
 	// control plane's objects alone.
 	env.SpecTimeout = 5 * time.Minute
-	e := &NodeEnv{Env: env, ControlPlane: cp, Root: root}
+	e := &NodeEnv{Env: env, ControlPlane: cp, Registry: reg, Root: root}
 	for _, spec := range []images.Spec{images.SampleApp(), images.Confighash()} {
-		fmt.Fprintf(progress, "building and importing image %s…\n", spec.Ref)
-		tar, err := images.Build(ctx, root, filepath.Join(cp.Dir, "images"), spec)
-		if err != nil {
-			return nil, joinStop(err, cp.Stop)
-		}
-		if err := cp.ImportImage(ctx, tar); err != nil {
-			return nil, joinStop(err, cp.Stop)
+		if err := e.pushImage(ctx, spec, progress); err != nil {
+			return nil, joinStop(err, stop)
 		}
 	}
 	return e, nil
+}
+
+// startRegistry serves the registry, its request log beside the cluster's
+// logs, and points the node at it for images.Domain. stop stops the cluster,
+// then the registry.
+func startRegistry(cp *controlplane.ControlPlane) (reg *images.Registry, stop func() error, err error) {
+	logPath := filepath.Join(cp.Dir, "logs", "registry.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating %s: %w", logPath, err)
+	}
+	reg, err = images.StartRegistry(logFile)
+	if err != nil {
+		return nil, nil, errors.Join(err, logFile.Close())
+	}
+	stop = func() error { return errors.Join(cp.Stop(), reg.Close(), logFile.Close()) }
+	if err := cp.MirrorRegistry(images.Domain, reg.Endpoint()); err != nil {
+		return nil, nil, joinStop(err, func() error { return errors.Join(reg.Close(), logFile.Close()) })
+	}
+	return reg, stop, nil
+}
+
+// pushImage builds spec's image index, pushes it, and checks what the
+// registry serves back.
+func (e *NodeEnv) pushImage(ctx context.Context, spec images.Spec, progress io.Writer) error {
+	fmt.Fprintf(progress, "building %s for %s and pushing it to the local registry…\n", spec.Ref, images.Platforms())
+	begin := time.Now()
+	idx, err := images.BuildIndex(ctx, e.Root, filepath.Join(e.ControlPlane.Dir, "images"), spec)
+	if err != nil {
+		return err
+	}
+	if err := e.Registry.Push(ctx, spec, idx); err != nil {
+		return err
+	}
+	pulled, err := e.Registry.Index(ctx, spec)
+	if err != nil {
+		return err
+	}
+	imgs, err := images.Inspect(pulled)
+	if err != nil {
+		return err
+	}
+	if err := images.Check(imgs, spec.Binary); err != nil {
+		return fmt.Errorf("the registry's %s: %w", spec.Ref, err)
+	}
+	for _, p := range imgs {
+		fmt.Fprintf(progress, "  %-12s %s layer %d bytes (compressed), binary %d bytes, ELF %s\n",
+			p.Platform, spec.Ref, p.LayerBytes, p.BinaryBytes, p.Machine)
+	}
+	fmt.Fprintf(progress, "  built and pushed in %s\n", time.Since(begin).Round(time.Millisecond))
+	return nil
 }
 
 // Deploy applies a kustomize overlay of this repository with one change, the

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,11 +55,45 @@ func TestDockerfileContextBuilds(t *testing.T) {
 		copied++
 	}
 	t.Logf("build context: %d files", copied)
-	build := exec.Command("go", "build", "-o", filepath.Join(t.TempDir(), "confighash"), "./cmd/confighash")
-	build.Dir = ctxDir
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOWORK=off", "GOFLAGS=-mod=readonly")
-	if b, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("the Dockerfile's build would fail: %v\n%s", err, b)
+	// For each platform the image is built for, as `docker buildx build
+	// --platform` cross-compiles it.
+	for _, p := range Platforms() {
+		// The Dockerfile's flags, which are also the image builder's: the
+		// packages compiled for one are in the build cache for the other.
+		build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(t.TempDir(), "confighash"), "./cmd/confighash")
+		build.Dir = ctxDir
+		build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture, "GOWORK=off", "GOFLAGS=-mod=readonly")
+		if b, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("the Dockerfile's build for %s would fail: %v\n%s", p, err, b)
+		}
+	}
+}
+
+// TestDockerfileCrossBuilds checks that the Dockerfile builds for any target
+// platform as BuildKit passes it: the build stage runs on the builder's own
+// platform and compiles for TARGETOS/TARGETARCH, so one builder makes the
+// image of every platform in Platforms without emulation.
+func TestDockerfileCrossBuilds(t *testing.T) {
+	stages := readDockerfile(t, filepath.Join(repoRoot(t), "Dockerfile"))
+	build := stages[0]
+	if build.platform != "$BUILDPLATFORM" {
+		t.Errorf("the build stage's FROM --platform is %q, want $BUILDPLATFORM", build.platform)
+	}
+	for _, arg := range []string{"TARGETOS", "TARGETARCH"} {
+		if !slices.Contains(build.args, arg) {
+			t.Errorf("the build stage does not declare ARG %s", arg)
+		}
+	}
+	var goBuild string
+	for _, run := range build.runs {
+		if strings.Contains(run, "go build") {
+			goBuild = run
+		}
+	}
+	for _, want := range []string{"CGO_ENABLED=0", "GOOS=$TARGETOS", "GOARCH=$TARGETARCH"} {
+		if !slices.Contains(strings.Fields(goBuild), want) {
+			t.Errorf("the build stage's go build %q does not set %s", goBuild, want)
+		}
 	}
 }
 
@@ -114,6 +149,9 @@ func TestImageMatchesDockerfile(t *testing.T) {
 
 // stage is what the tests need of one Dockerfile stage.
 type stage struct {
+	platform    string   // FROM --platform
+	args        []string // names declared with ARG
+	runs        []string // RUN commands, as written
 	copySources []string // sources of COPY from the build context
 	user        string
 	entrypoint  []string
@@ -141,7 +179,11 @@ func readDockerfile(t *testing.T, file string) []stage {
 		}
 		instr, args := strings.ToUpper(fields[0]), fields[1:]
 		if instr == "FROM" {
-			stages = append(stages, stage{})
+			var st stage
+			if p, ok := strings.CutPrefix(args[0], "--platform="); ok {
+				st.platform = p
+			}
+			stages = append(stages, st)
 			continue
 		}
 		if len(stages) == 0 {
@@ -149,6 +191,11 @@ func readDockerfile(t *testing.T, file string) []stage {
 		}
 		cur := &stages[len(stages)-1]
 		switch instr {
+		case "ARG":
+			arg, _, _ := strings.Cut(args[0], "=")
+			cur.args = append(cur.args, arg)
+		case "RUN":
+			cur.runs = append(cur.runs, strings.TrimSpace(strings.TrimPrefix(sc.Text(), fields[0])))
 		case "COPY":
 			if strings.HasPrefix(args[0], "--from") {
 				continue

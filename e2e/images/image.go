@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // NonrootUser is the user of the distroless nonroot base the Dockerfile
@@ -36,9 +37,10 @@ type Spec struct {
 	Binary string
 }
 
-// Build compiles the spec's package statically and writes the image as a
-// `docker save`-style tarball to outDir/<base of Binary>.tar, returning its
-// path. root is the repository root, the go command's working directory.
+// Build compiles the spec's package statically for this machine's
+// architecture and writes the image as a `docker save`-style tarball to
+// outDir/<base of Binary>.tar, returning its path, for `ctr images import`.
+// root is the repository root, the go command's working directory.
 func Build(ctx context.Context, root, outDir string, spec Spec) (string, error) {
 	ref, err := name.ParseReference(spec.Ref)
 	if err != nil {
@@ -47,15 +49,55 @@ func Build(ctx context.Context, root, outDir string, spec Spec) (string, error) 
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return "", fmt.Errorf("creating %s: %w", outDir, err)
 	}
-	bin, err := compile(ctx, root, outDir, spec.Package)
-	if err != nil {
+	bin := filepath.Join(outDir, "bin-"+filepath.Base(spec.Package))
+	if err := compile(ctx, root, bin, spec.Package, runtime.GOARCH); err != nil {
 		return "", err
 	}
-	img, err := imageOf(bin, spec.Binary)
-	if err != nil {
-		return "", fmt.Errorf("assembling %s: %w", spec.Ref, err)
+	return writeTarball(bin, spec.Binary, runtime.GOARCH, ref, outDir)
+}
+
+// BuildIndex compiles the spec's package for each of Platforms and
+// assembles a multi-platform image index, one image per platform, each the
+// same as Build's but for its architecture. The binaries land in outDir as
+// bin-<package>-<arch>.
+func BuildIndex(ctx context.Context, root, outDir string, spec Spec) (v1.ImageIndex, error) {
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", outDir, err)
 	}
-	out := filepath.Join(outDir, filepath.Base(spec.Binary)+".tar")
+	idx := v1.ImageIndex(empty.Index)
+	for _, p := range Platforms() {
+		bin := filepath.Join(outDir, "bin-"+filepath.Base(spec.Package)+"-"+p.Architecture)
+		if err := compile(ctx, root, bin, spec.Package, p.Architecture); err != nil {
+			return nil, err
+		}
+		img, err := imageOf(bin, spec.Binary, p.Architecture)
+		if err != nil {
+			return nil, fmt.Errorf("assembling %s for %s: %w", spec.Ref, p, err)
+		}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
+			Add:        img,
+			Descriptor: v1.Descriptor{Platform: &p},
+		})
+	}
+	// A Docker manifest list, since its images are Docker manifests (an
+	// empty base's kind); registries and containerd take either.
+	return mutate.IndexMediaType(idx, types.DockerManifestList), nil
+}
+
+// Platforms are the platforms an image index is built for: the two that
+// Kubernetes nodes run on in practice.
+func Platforms() []v1.Platform {
+	return []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}}
+}
+
+// writeTarball puts a built binary in an image named ref and writes it to
+// outDir/<base of path>.tar.
+func writeTarball(bin, path, arch string, ref name.Reference, outDir string) (string, error) {
+	img, err := imageOf(bin, path, arch)
+	if err != nil {
+		return "", fmt.Errorf("assembling %s: %w", ref, err)
+	}
+	out := filepath.Join(outDir, filepath.Base(path)+".tar")
 	if err := tarball.WriteToFile(out, ref, img); err != nil {
 		return "", fmt.Errorf("writing %s: %w", out, err)
 	}
@@ -63,22 +105,23 @@ func Build(ctx context.Context, root, outDir string, spec Spec) (string, error) 
 }
 
 // compile builds pkg the way the Dockerfile does: no cgo (so the binary needs
-// no libc on an empty base), trimmed paths and no symbol tables.
-func compile(ctx context.Context, root, outDir, pkg string) (string, error) {
-	out := filepath.Join(outDir, "bin-"+filepath.Base(pkg))
+// no libc on an empty base, and cross-compiles without a C toolchain),
+// trimmed paths and no symbol tables.
+func compile(ctx context.Context, root, out, pkg, arch string) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building %s: %w\n%s", pkg, err, b)
+		return fmt.Errorf("building %s for linux/%s: %w\n%s", pkg, arch, err, b)
 	}
-	return out, nil
+	return nil
 }
 
 // imageOf puts the binary at path in a single layer on an empty base and sets
-// the entrypoint and user. The platform must be set: containerd imports only
-// images for its own platform, and an empty base declares none.
-func imageOf(bin, path string) (v1.Image, error) {
+// the entrypoint, the user and the platform. The platform must be set:
+// containerd imports and pulls only images for its own platform, and an
+// empty base declares none.
+func imageOf(bin, path, arch string) (v1.Image, error) {
 	layerTar, err := layerWith(bin, path)
 	if err != nil {
 		return nil, err
@@ -98,7 +141,7 @@ func imageOf(bin, path string) (v1.Image, error) {
 		return nil, fmt.Errorf("reading config: %w", err)
 	}
 	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", runtime.GOARCH
+	cfg.OS, cfg.Architecture = "linux", arch
 	cfg.Config.Entrypoint = []string{path}
 	cfg.Config.User = NonrootUser
 	return mutate.ConfigFile(img, cfg)

@@ -3,6 +3,7 @@
 //
 //	go run ./e2e/cmd/cluster build   # only build the binaries into bin/
 //	go run ./e2e/cmd/cluster up      # start a detached cluster in .cluster/
+//	go run ./e2e/cmd/cluster image ./mybinary   # import a static binary into its node as an image
 //	go run ./e2e/cmd/cluster down    # stop it and delete .cluster/
 //	go run ./e2e/cmd/cluster exec -- go test ./...   # run a command against a throwaway cluster with confighash
 package main

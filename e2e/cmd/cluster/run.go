@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/confighash/confighash/e2e/controlplane"
+	"github.com/confighash/confighash/e2e/images"
 )
 
 // stateDirName is the cluster's state directory under the repository root:
@@ -20,7 +21,13 @@ const usage = `usage: cluster <command>
 
 commands:
   build   build the control-plane binaries into bin/ (first run ~15 min)
-  up      start a detached control plane and node (root) with its state in .cluster/
+  up      start a detached control plane and node (root) with its state in .cluster/,
+          with the sample app's and confighash's images imported
+          (confighash.local/sampleapp:e2e, confighash.local/confighash:e2e)
+  image [--ref REF] BINARY
+          import a local static binary into that node as an image: the binary
+          at /<its name>, as the entrypoint, user 65532; REF defaults to
+          confighash.local/<its name>:dev
   down    stop that control plane and node, undo the node's host changes, delete .cluster/
   exec [--rollouts] -- COMMAND [ARG...]
           start a throwaway control plane with confighash running, run
@@ -29,7 +36,7 @@ commands:
           (built on first use, ~5 min)`
 
 func run(ctx context.Context, args []string) error {
-	if len(args) == 0 || (args[0] != "exec" && len(args) != 1) {
+	if len(args) == 0 || (args[0] != "exec" && args[0] != "image" && len(args) != 1) {
 		return errors.New(usage)
 	}
 	root, err := controlplane.RepoRoot()
@@ -45,6 +52,8 @@ func run(ctx context.Context, args []string) error {
 		return up(ctx, root, stateDir, os.Stdout, os.Stderr)
 	case "down":
 		return down(ctx, stateDir, os.Stdout, os.Stderr)
+	case "image":
+		return image(ctx, stateDir, args[1:], os.Stdout)
 	case "exec":
 		argv := args[1:]
 		rollouts := len(argv) > 0 && argv[0] == "--rollouts"
@@ -89,7 +98,21 @@ func up(ctx context.Context, root, stateDir string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "  %-28s %s\n", p.Name, p.Duration.Round(time.Millisecond))
 	}
 	fmt.Fprintf(stderr, "  logs in %s\n", filepath.Join(cp.Dir, "logs"))
+	// Something to run: no registry outlives this process, so the images
+	// are imported into the node, as the sandbox image is.
+	for _, spec := range []images.Spec{images.SampleApp(), images.Confighash()} {
+		fmt.Fprintf(stderr, "building and importing image %s…\n", spec.Ref)
+		tar, err := images.Build(ctx, root, filepath.Join(cp.Dir, "images"), spec)
+		if err != nil {
+			return fmt.Errorf("%w (the cluster is up; `cluster down` stops it)", err)
+		}
+		if err := cp.ImportImage(ctx, tar); err != nil {
+			return fmt.Errorf("%w (the cluster is up; `cluster down` stops it)", err)
+		}
+	}
 	fmt.Fprintf(stdout, "cluster up: export KUBECONFIG=%s\n", cp.Kubeconfig)
+	fmt.Fprintf(stdout, "  images: %s, %s; more with `go run ./e2e/cmd/cluster image BINARY`\n", images.SampleApp().Ref, images.Confighash().Ref)
+	fmt.Fprintf(stdout, "  kubectl: %s\n", cp.Kubectl)
 	return nil
 }
 
