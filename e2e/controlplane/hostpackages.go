@@ -66,19 +66,28 @@ func EnsureNodePackages(ctx context.Context, progress io.Writer) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	fmt.Fprintf(progress, "installing %s from Debian's packages for the local node (first run only; about a minute)…\n", strings.Join(missing, ", "))
+	if err := aptInstall(ctx, progress, missing, "the local node"); err != nil {
+		return err
+	}
+	if still := missingPackages(); len(still) > 0 {
+		return fmt.Errorf("after installing, still missing: %s", strings.Join(still, ", "))
+	}
+	return nil
+}
+
+// aptInstall installs Debian packages with apt-get, for what: the harness's
+// one way of getting a host program that the Go module proxy does not serve.
+func aptInstall(ctx context.Context, progress io.Writer, pkgs []string, what string) error {
+	fmt.Fprintf(progress, "installing %s from Debian's packages for %s (first run only; about a minute)…\n", strings.Join(pkgs, ", "), what)
 	for _, args := range [][]string{
 		{"update", "-qq"},
-		append([]string{"install", "-y", "-qq", "--no-install-recommends"}, missing...),
+		append([]string{"install", "-y", "-qq", "--no-install-recommends"}, pkgs...),
 	} {
 		cmd := exec.CommandContext(ctx, "apt-get", args...)
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("apt-get %s: %w\n%s", strings.Join(args, " "), err, lastLines(string(out), tailLines))
 		}
-	}
-	if still := missingPackages(); len(still) > 0 {
-		return fmt.Errorf("after installing, still missing: %s", strings.Join(still, ", "))
 	}
 	return nil
 }

@@ -72,19 +72,8 @@ func EnsureRollouts(ctx context.Context, progress io.Writer) (Rollouts, error) {
 		return Rollouts{}, err
 	}
 	g := rolloutsGroup(root)
-	if len(g.missing()) > 0 {
-		unlock, err := lockBuild(ctx, filepath.Join(root, "bin"), progress)
-		if err != nil {
-			return Rollouts{}, err
-		}
-		// Check again: whoever held the lock may have built it.
-		if len(g.missing()) > 0 {
-			err = g.build(ctx, progress)
-		}
-		unlock()
-		if err != nil {
-			return Rollouts{}, err
-		}
+	if err := g.ensure(ctx, root, progress); err != nil {
+		return Rollouts{}, err
 	}
 	r := Rollouts{Controller: filepath.Join(g.outDir, g.targets[0].name)}
 	if err := isExecutable(r.Controller); err != nil {
@@ -154,19 +143,7 @@ func (r Rollouts) InstallCRDs(ctx context.Context, kubectl, kubeconfig string) e
 	if err != nil {
 		return err
 	}
-	apply := []string{"--kubeconfig", kubeconfig, "apply", "--server-side", "--field-manager=confighash-e2e"}
-	wait := []string{"--kubeconfig", kubeconfig, "wait", "--for=condition=Established", "--timeout=60s"}
-	for _, f := range files {
-		apply = append(apply, "-f", f)
-		wait = append(wait, "-f", f)
-	}
-	for _, args := range [][]string{apply, wait} {
-		out, err := exec.CommandContext(ctx, kubectl, args...).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args[2:4], " "), err, out)
-		}
-	}
-	return nil
+	return ApplyCRDs(ctx, kubectl, kubeconfig, files)
 }
 
 // StartRollouts runs the controller against the cluster of kubeconfig, with
@@ -223,4 +200,24 @@ func rolloutsArgs(kubeconfig string, healthzPort, metricsPort int) []string {
 		"--metricsPort=" + strconv.Itoa(metricsPort),
 		"--loglevel=info",
 	}
+}
+
+// ApplyCRDs applies CRD manifests with kubectl and waits until the API
+// server serves them. Server-side apply, because large CRDs (the Rollout's,
+// Argo CD's Application) exceed the last-applied annotation of a client-side
+// apply.
+func ApplyCRDs(ctx context.Context, kubectl, kubeconfig string, files []string) error {
+	apply := []string{"--kubeconfig", kubeconfig, "apply", "--server-side", "--field-manager=confighash-e2e"}
+	wait := []string{"--kubeconfig", kubeconfig, "wait", "--for=condition=Established", "--timeout=60s"}
+	for _, f := range files {
+		apply = append(apply, "-f", f)
+		wait = append(wait, "-f", f)
+	}
+	for _, args := range [][]string{apply, wait} {
+		out, err := exec.CommandContext(ctx, kubectl, args...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args[2:4], " "), err, out)
+		}
+	}
+	return nil
 }
