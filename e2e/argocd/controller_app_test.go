@@ -41,6 +41,8 @@ type version struct {
 	// stamp, when set, is a copied confighash.dev/checksum in the pod
 	// template, as a manifest copied from the cluster holds it.
 	stamp string
+	// window, when set, is the Deployment's confighash.dev/coalesce-window.
+	window string
 }
 
 // files renders the application as Git holds it.
@@ -66,6 +68,10 @@ func (v version) files() map[string]string {
 	if v.stamp != "" {
 		annotations = "\n      annotations:\n        confighash.dev/checksum: " + strconv.Quote(v.stamp)
 	}
+	metadata := ""
+	if v.window != "" {
+		metadata = "\n  annotations:\n    confighash.dev/coalesce-window: " + strconv.Quote(v.window)
+	}
 	return map[string]string{
 		appPath + "/configmap.yaml": fmt.Sprintf(`apiVersion: v1
 kind: ConfigMap
@@ -77,7 +83,7 @@ data:
 		appPath + "/deployment.yaml": fmt.Sprintf(`apiVersion: apps/v1
 kind: Deployment
 metadata:
-  name: web
+  name: web%s
 spec:
   replicas: 1
   selector:
@@ -102,7 +108,7 @@ spec:
       - name: config
         configMap:
           name: web-config
-`, annotations, images.SampleApp().Ref, strings.Join(quoted, ", "), env),
+`, metadata, annotations, images.SampleApp().Ref, strings.Join(quoted, ", "), env),
 	}
 }
 

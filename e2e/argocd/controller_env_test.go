@@ -11,10 +11,12 @@ import (
 	"time"
 
 	appclient "github.com/argoproj/argo-cd/v3/pkg/client/clientset/versioned"
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/confighash/confighash/e2e/controlplane"
 	"github.com/confighash/confighash/e2e/framework"
@@ -105,6 +107,9 @@ func newArgoCD(ctx context.Context) (*argoCD, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building Argo CD's clientset: %w", err)
 	}
+	// The client logs nothing the specs need; without a logger it prints
+	// a warning with a stack trace instead.
+	ctrllog.SetLogger(logr.Discard())
 	c, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
 	if err != nil {
 		return nil, fmt.Errorf("building a client: %w", err)

@@ -17,15 +17,23 @@ import (
 // end of the previous heal.
 const editGap = 3 * time.Second
 
-// noSelfHealBackoff is the setting that keeps repeated hand edits from
-// rolling: Argo CD's install sets this variable from argocd-cmd-params-cm's
-// controller.self.heal.backoff.timeout.seconds. At 0 the backoff is off and
-// --self-heal-timeout-seconds (default 0) applies: every heal at once.
+// noSelfHealBackoff turns Argo CD's self-heal backoff off: its install
+// sets this variable from argocd-cmd-params-cm's
+// controller.self.heal.backoff.timeout.seconds. At 0,
+// --self-heal-timeout-seconds (default 0) applies instead: every heal at
+// once.
 const noSelfHealBackoff = "ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_TIMEOUT_SECONDS=0"
+
+// healWindow is the coalescing window that covers a heal: longer than the
+// 0.6 to 1.3 s self-heal took here, shorter than editGap, so that each
+// edit's window ends, reverted, before the next edit comes (a window that
+// never ends runs into --coalesce-max, 10 s, wherever the edits are then).
+const healWindow = "2s"
 
 // handEdit is one hand edit of the ConfigMap and what came of it.
 type handEdit struct {
-	// held is how long the edited value stayed before self-heal reverted it.
+	// held is how long the edited value stayed before self-heal reverted
+	// it, as seen by a poll every 200 ms.
 	held     time.Duration
 	rollouts int
 }
@@ -34,31 +42,33 @@ func (e handEdit) String() string {
 	return fmt.Sprintf("reverted after %s, %d rollouts", e.held.Round(10*time.Millisecond), e.rollouts)
 }
 
-// TestArgoCDControllerSelfHealOfHandEdit is spec d: a hand edit of the
-// ConfigMap in the cluster, reverted by self-heal.
+// TestArgoCDControllerSelfHealOfHandEdit is spec d: hand edits of the
+// ConfigMap in the cluster, each reverted by self-heal, editGap after the
+// previous heal.
 //
 // With Argo CD's default flags the first edit rolls nothing: self-heal
 // reverts it inside confighash's 1 s coalescing window, which restarts on
 // the revert, and at its end the content is what the stamp already says.
 // But self-heal backs off when it must heal again and again: each heal
 // after the first waits 2 s, then 6, 18, 54... (factor 3, cap 300 s) after
-// the previous one, and the count is reset only by a sync to a new
-// revision. Edits editGap apart: the second is reverted at once (2 s <
-// 3 s), the third waits about 3 s more, outside the window, and the
-// Deployment rolls twice (onto the edit and back). No coalescing window
-// keeps up with a backoff that reaches minutes. With the backoff off
-// (noSelfHealBackoff) every edit is reverted at once, and none rolls.
+// the previous one, and only a sync to a new revision resets the count. So
+// the second edit is reverted at once (2 s < editGap), the third waits
+// about 3 s more, and the Deployment rolls twice (onto the edit and back).
+// A wider coalescing window alone does not help for long (the third edit
+// still rolls with healWindow; the window is capped at --coalesce-max,
+// 10 s, and the fourth heal waits 15 s). With the backoff off, every heal
+// comes at once but takes up to about 1.3 s here, past the 1 s default
+// window now and then; with the backoff off and healWindow on the
+// Deployment, no edit rolls.
 func TestArgoCDControllerSelfHealOfHandEdit(t *testing.T) {
 	argo := startArgoCD(t)
 	argo.logsOnFailure(t)
 	v1 := version{greeting: "from git"}
 
-	t.Run("default backoff", func(t *testing.T) {
+	t.Run("default flags", func(t *testing.T) {
 		g, _ := newGitopsApp(t, argo, "selfheal-default", nil, v1)
 		edits := g.handEdits(t, v1, 5, true)
-		for i, e := range edits {
-			t.Logf("spec d, default flags: hand edit %d, %s after the previous heal: %s", i+1, editGap, e)
-		}
+		g.logEdits(t, "default flags", edits)
 		if edits[0].rollouts != 0 {
 			t.Errorf("the first hand edit rolled the Deployment: %s", edits[0])
 		}
@@ -70,7 +80,18 @@ func TestArgoCDControllerSelfHealOfHandEdit(t *testing.T) {
 		}
 	})
 
-	t.Run("backoff off", func(t *testing.T) {
+	t.Run("window alone", func(t *testing.T) {
+		v := v1
+		v.window = healWindow
+		g, _ := newGitopsApp(t, argo, "selfheal-window", nil, v)
+		edits := g.handEdits(t, v, 5, true)
+		g.logEdits(t, "default flags, coalesce-window "+healWindow, edits)
+		if edits[len(edits)-1].rollouts == 0 {
+			t.Errorf("with the default backoff, %d hand edits rolled nothing even though the heals back off past the %s window", len(edits), healWindow)
+		}
+	})
+
+	t.Run("backoff off and window", func(t *testing.T) {
 		ctx := context.WithoutCancel(t.Context())
 		if err := argo.run.StopController(); err != nil {
 			t.Fatal(err)
@@ -86,19 +107,28 @@ func TestArgoCDControllerSelfHealOfHandEdit(t *testing.T) {
 		if err := argo.run.StartController(ctx, noSelfHealBackoff); err != nil {
 			t.Fatal(err)
 		}
-		g, _ := newGitopsApp(t, argo, "selfheal-nobackoff", nil, v1)
-		edits := g.handEdits(t, v1, 5, false)
-		total := 0
-		for i, e := range edits {
-			t.Logf("spec d, %s: hand edit %d, %s after the previous heal: %s", noSelfHealBackoff, i+1, editGap, e)
-			total += e.rollouts
-		}
-		t.Logf("spec d: %d rollouts for %d hand edits with the self-heal backoff off", total, len(edits))
+		v := v1
+		v.window = healWindow
+		g, _ := newGitopsApp(t, argo, "selfheal-nobackoff", nil, v)
+		edits := g.handEdits(t, v, 5, false)
+		total := g.logEdits(t, noSelfHealBackoff+", coalesce-window "+healWindow, edits)
 		if total != 0 {
-			t.Errorf("with the backoff off, hand edits rolled the Deployment %d times", total)
+			t.Errorf("with the backoff off and a %s window, hand edits rolled the Deployment %d times", healWindow, total)
 		}
-		g.expectPrints(t, v1)
+		g.expectPrints(t, v)
 	})
+}
+
+// logEdits logs each edit and returns their rollouts.
+func (g *gitopsApp) logEdits(t *testing.T, setting string, edits []handEdit) int {
+	t.Helper()
+	total := 0
+	for i, e := range edits {
+		t.Logf("spec d, %s: hand edit %d, %s after the previous heal: %s", setting, i+1, editGap, e)
+		total += e.rollouts
+	}
+	t.Logf("spec d, %s: %d rollouts for %d hand edits", setting, total, len(edits))
+	return total
 }
 
 // handEdits edits the ConfigMap by hand up to n times, each editGap after
