@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -213,11 +212,24 @@ func ApplyCRDs(ctx context.Context, kubectl, kubeconfig string, files []string) 
 		apply = append(apply, "-f", f)
 		wait = append(wait, "-f", f)
 	}
-	for _, args := range [][]string{apply, wait} {
-		out, err := exec.CommandContext(ctx, kubectl, args...).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args[2:4], " "), err, out)
+	if out, err := exec.CommandContext(ctx, kubectl, apply...).CombinedOutput(); err != nil {
+		return fmt.Errorf("kubectl apply: %w\n%s", err, out)
+	}
+	// Right after the apply a CRD may have no status.conditions yet, and
+	// kubectl wait then fails at once ("accessor error: <nil>") instead of
+	// waiting: ask again until the wait's own timeout has passed.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		out, err := exec.CommandContext(ctx, kubectl, wait...).CombinedOutput()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("kubectl wait --for=condition=Established: %w\n%s", errors.Join(err, ctx.Err()), out)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	return nil
 }
