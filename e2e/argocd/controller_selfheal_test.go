@@ -25,7 +25,7 @@ const editGap = 3 * time.Second
 const noSelfHealBackoff = "ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_TIMEOUT_SECONDS=0"
 
 // healWindow is the coalescing window that covers a heal: longer than the
-// 0.6 to 1.3 s self-heal took here, shorter than editGap, so that each
+// 0.4 to 1.2 s self-heal took here, shorter than editGap, so that each
 // edit's window ends, reverted, before the next edit comes (a window that
 // never ends runs into --coalesce-max, 10 s, wherever the edits are then).
 const healWindow = "2s"
@@ -57,7 +57,7 @@ func (e handEdit) String() string {
 // A wider coalescing window alone does not help for long (the third edit
 // still rolls with healWindow; the window is capped at --coalesce-max,
 // 10 s, and the fourth heal waits 15 s). With the backoff off, every heal
-// comes at once but takes up to about 1.3 s here, past the 1 s default
+// comes at once but takes up to about 1.2 s here, past the 1 s default
 // window now and then; with the backoff off and healWindow on the
 // Deployment, no edit rolls.
 func TestArgoCDControllerSelfHealOfHandEdit(t *testing.T) {
