@@ -81,8 +81,9 @@ bench: controlplane
 # It lints the root module, again with the e2e tag (only e2e/ has tagged
 # files), and e2e/deploy; e2e/argocd needs Go 1.27, which this build cannot
 # load, so it gets go vet only. The e2e/controlplane/tools modules hold only
-# blank imports under the tools tag, which pin what the harness builds: they
-# get neither.
+# blank imports under the tools tag, which pin what the harness builds (and
+# tools/argocd a main of a few lines that picks Argo CD's controller or
+# repo-server): they get neither.
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(CURDIR)/bin/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
