@@ -15,7 +15,7 @@ import (
 // editGap is how long after self-heal reverted one hand edit the next one
 // comes: "a few seconds apart". Argo CD's self-heal backoff counts from the
 // end of the previous heal.
-const editGap = 3 * time.Second
+const editGap = 4 * time.Second
 
 // noSelfHealBackoff turns Argo CD's self-heal backoff off: its install
 // sets this variable from argocd-cmd-params-cm's
@@ -25,10 +25,14 @@ const editGap = 3 * time.Second
 const noSelfHealBackoff = "ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_TIMEOUT_SECONDS=0"
 
 // healWindow is the coalescing window that covers a heal: longer than the
-// 0.4 to 1.2 s self-heal took here, shorter than editGap, so that each
+// 0.4 to 1.5 s self-heal took here, shorter than editGap, so that each
 // edit's window ends, reverted, before the next edit comes (a window that
 // never ends runs into --coalesce-max, 10 s, wherever the edits are then).
-const healWindow = "2s"
+const healWindow = 3 * time.Second
+
+// backedOff is a revert slower than any heal's own latency seen here: self-heal
+// waited for its backoff.
+const backedOff = 2 * time.Second
 
 // handEdit is one hand edit of the ConfigMap and what came of it.
 type handEdit struct {
@@ -46,49 +50,37 @@ func (e handEdit) String() string {
 // ConfigMap in the cluster, each reverted by self-heal, editGap after the
 // previous heal.
 //
-// With Argo CD's default flags the first edit rolls nothing: self-heal
-// reverts it inside confighash's 1 s coalescing window, which restarts on
-// the revert, and at its end the content is what the stamp already says.
-// But self-heal backs off when it must heal again and again: each heal
-// after the first waits 2 s, then 6, 18, 54... (factor 3, cap 300 s) after
-// the previous one, and only a sync to a new revision resets the count. So
-// the second edit is reverted at once (2 s < editGap), the third waits
-// about 3 s more, and the Deployment rolls twice (onto the edit and back).
-// A wider coalescing window alone does not help for long (the third edit
-// still rolls with healWindow; the window is capped at --coalesce-max,
-// 10 s, and the fourth heal waits 15 s). With the backoff off, every heal
-// comes at once but takes up to about 1.2 s here, past the 1 s default
-// window now and then; with the backoff off and healWindow on the
-// Deployment, no edit rolls.
+// Self-heal reverts an edit in 0.4 to 1.5 s here. confighash waits 1 s by
+// default after the last change, and the revert is a change: a revert
+// inside the window rolls nothing, a slower one rolls twice (onto the edit
+// and back). That is a race, so it is measured, not asserted. What is
+// certain is Argo CD's backoff: each heal after the first waits 2 s, then
+// 6, 18, 54... (factor 3, cap 300 s) after the previous one, and only a
+// sync to a new revision resets the count. With edits editGap apart, the
+// third heal waits about 2 s more, the fourth 14 s: past any window
+// (--coalesce-max caps it at 10 s). So the specs assert that the edit whose
+// heal backed off rolled, with the default window and with healWindow, and
+// that with the backoff off and healWindow no edit rolled.
 func TestArgoCDControllerSelfHealOfHandEdit(t *testing.T) {
 	argo := startArgoCD(t)
 	argo.logsOnFailure(t)
 	v1 := version{greeting: "from git"}
+	window := healWindow.String()
 
 	t.Run("default flags", func(t *testing.T) {
 		g, _ := newGitopsApp(t, argo, "selfheal-default", nil, v1)
-		edits := g.handEdits(t, v1, 5, true)
+		edits := g.handEdits(t, v1, 5, backedOff)
 		g.logEdits(t, "default flags", edits)
-		if edits[0].rollouts != 0 {
-			t.Errorf("the first hand edit rolled the Deployment: %s", edits[0])
-		}
-		last := edits[len(edits)-1]
-		if last.rollouts == 0 {
-			t.Errorf("%d hand edits %s apart rolled nothing: self-heal's backoff was not seen, so the setting below proves nothing; measure again and update docs/argocd.md", len(edits), editGap)
-		} else {
-			t.Logf("spec d: zero rollouts stops holding at hand edit %d, whose revert waited %s (self-heal backoff)", len(edits), last.held.Round(10*time.Millisecond))
-		}
+		g.expectBackoffRolled(t, edits, backedOff)
 	})
 
 	t.Run("window alone", func(t *testing.T) {
 		v := v1
-		v.window = healWindow
+		v.window = window
 		g, _ := newGitopsApp(t, argo, "selfheal-window", nil, v)
-		edits := g.handEdits(t, v, 5, true)
-		g.logEdits(t, "default flags, coalesce-window "+healWindow, edits)
-		if edits[len(edits)-1].rollouts == 0 {
-			t.Errorf("with the default backoff, %d hand edits rolled nothing even though the heals back off past the %s window", len(edits), healWindow)
-		}
+		edits := g.handEdits(t, v, 5, healWindow)
+		g.logEdits(t, "default flags, coalesce-window "+window, edits)
+		g.expectBackoffRolled(t, edits, healWindow)
 	})
 
 	t.Run("backoff off and window", func(t *testing.T) {
@@ -108,15 +100,31 @@ func TestArgoCDControllerSelfHealOfHandEdit(t *testing.T) {
 			t.Fatal(err)
 		}
 		v := v1
-		v.window = healWindow
+		v.window = window
 		g, _ := newGitopsApp(t, argo, "selfheal-nobackoff", nil, v)
-		edits := g.handEdits(t, v, 5, false)
-		total := g.logEdits(t, noSelfHealBackoff+", coalesce-window "+healWindow, edits)
+		edits := g.handEdits(t, v, 5, 0)
+		total := g.logEdits(t, noSelfHealBackoff+", coalesce-window "+window, edits)
 		if total != 0 {
-			t.Errorf("with the backoff off and a %s window, hand edits rolled the Deployment %d times", healWindow, total)
+			t.Errorf("with the backoff off and a %s window, hand edits rolled the Deployment %d times", window, total)
 		}
 		g.expectPrints(t, v)
 	})
+}
+
+// expectBackoffRolled checks that the edits ended on one whose revert
+// waited longer than beyond, for the backoff, and that it rolled.
+func (g *gitopsApp) expectBackoffRolled(t *testing.T, edits []handEdit, beyond time.Duration) {
+	t.Helper()
+	last := edits[len(edits)-1]
+	if last.held <= beyond {
+		t.Errorf("%d hand edits %s apart: no revert waited longer than %s, so self-heal's backoff was not seen; measure again and update docs/argocd.md", len(edits), editGap, beyond)
+		return
+	}
+	if last.rollouts == 0 {
+		t.Errorf("hand edit %d waited %s for self-heal and rolled nothing", len(edits), last.held.Round(10*time.Millisecond))
+		return
+	}
+	t.Logf("spec d: zero rollouts stops holding at the latest at hand edit %d, whose revert waited %s (self-heal backoff)", len(edits), last.held.Round(10*time.Millisecond))
 }
 
 // logEdits logs each edit and returns their rollouts.
@@ -132,12 +140,12 @@ func (g *gitopsApp) logEdits(t *testing.T, setting string, edits []handEdit) int
 }
 
 // handEdits edits the ConfigMap by hand up to n times, each editGap after
-// self-heal reverted the previous one, and reports each edit (with
-// untilRoll, it stops after the first that rolled). An edit's rollouts are
+// self-heal reverted the previous one, and reports each edit (with until
+// set, it stops after the first whose revert took longer). An edit's rollouts are
 // the revisions the Deployment gained until the next edit (or, for the
 // last, until it settled): its re-stamp comes a coalescing window after the
 // revert, well within the gap.
-func (g *gitopsApp) handEdits(t *testing.T, v version, n int, untilRoll bool) []handEdit {
+func (g *gitopsApp) handEdits(t *testing.T, v version, n int, until time.Duration) []handEdit {
 	t.Helper()
 	var edits []handEdit
 	prev := g.settled(t)
@@ -165,7 +173,7 @@ func (g *gitopsApp) handEdits(t *testing.T, v version, n int, untilRoll bool) []
 		e.rollouts = cur.since(prev)
 		prev = cur
 		edits = append(edits, e)
-		if untilRoll && e.rollouts > 0 {
+		if until > 0 && e.held > until {
 			// Let the roll back to Git's content finish before the spec
 			// reads the pods.
 			cur = g.settled(t)
