@@ -43,7 +43,7 @@ func argocdGroup(repoRoot string) binaryGroup {
 		version:  ArgoCDVersion,
 		toolsDir: filepath.Join(repoRoot, "e2e", "controlplane", "tools", "argocd"),
 		outDir:   filepath.Join(repoRoot, "bin", "argocd-"+ArgoCDVersion),
-		estimate: "about 2 minutes on 2 busy cores once e2e/argocd's test build has warmed the Go cache, longer from a cold cache, plus downloading its modules and Go 1.27 if they are not cached yet",
+		estimate: "about 2 minutes on 2 busy cores once e2e/argocd's test build has warmed the Go cache, about 20 from a cold one, plus downloading its modules and Go 1.27 if they are not cached yet",
 		env:      []string{"GOTOOLCHAIN=" + argocdToolchain},
 		targets:  []buildTarget{{".", argocdControllerName}},
 	}
