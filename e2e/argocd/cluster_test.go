@@ -57,6 +57,10 @@ func TestMain(m *testing.M) {
 	}
 	the = c
 	code := m.Run()
+	if err := stopArgoCD(code != 0); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping Argo CD:", err)
+		code = 1
+	}
 	cleanup()
 	os.Exit(code)
 }

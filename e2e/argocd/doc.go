@@ -19,4 +19,16 @@
 // ignoreDifferences entries of docs/argocd.md, which they read from that file
 // (the argocd-cm form through Argo CD's settings manager), so the page and
 // the proof cannot drift apart.
+//
+// The TestArgoCDController specs go further: Argo CD's own application
+// controller and repo-server (built by the harness, controlplane.EnsureArgoCD)
+// sync Applications from a local Git repository (file://) onto a cluster
+// with a node, and the specs count rollouts in ReplicaSets and read what the
+// pods print. They skip on a cluster without a node; make test runs them
+// from the same test binary with
+//
+//	go run ./e2e/cmd/cluster exec --node -- <the test binary> -test.run '^TestArgoCDController'
+//
+// and the node-less run above skips them by name. Argo CD is started once,
+// by the first of them, and stopped by TestMain.
 package argocd

@@ -48,23 +48,15 @@ func fromDocs(t *testing.T) documented {
 }
 
 func loadDocs(ctx context.Context) (documented, error) {
-	path, err := docsPath()
+	text, err := readDocs()
 	if err != nil {
 		return documented{}, err
 	}
-	text, err := os.ReadFile(path)
+	app, err := documentedApplication(text)
 	if err != nil {
 		return documented{}, err
 	}
-	appYAML, err := yamlBlockAfter(string(text), "## Per Application")
-	if err != nil {
-		return documented{}, err
-	}
-	app := v1alpha1.Application{}
-	if err := yaml.UnmarshalStrict([]byte(appYAML), &app); err != nil {
-		return documented{}, fmt.Errorf("the Application snippet: %w", err)
-	}
-	cmYAML, err := yamlBlockAfter(string(text), "## System-wide, in `argocd-cm`")
+	cmYAML, err := yamlBlockAfter(text, "## System-wide, in `argocd-cm`")
 	if err != nil {
 		return documented{}, err
 	}
@@ -80,6 +72,34 @@ func loadDocs(ctx context.Context) (documented, error) {
 		return documented{}, fmt.Errorf("the snippets configure nothing (%d Application entries, %d argocd-cm overrides)", len(app.Spec.IgnoreDifferences), len(system))
 	}
 	return documented{application: app.Spec.IgnoreDifferences, system: system}, nil
+}
+
+// readDocs returns the text of docs/argocd.md.
+func readDocs() (string, error) {
+	path, err := docsPath()
+	if err != nil {
+		return "", err
+	}
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return string(text), nil
+}
+
+// documentedApplication is the page's Application block, decoded strictly
+// into Argo CD's Application type: its spec.ignoreDifferences are what users
+// copy. It needs no cluster (the argocd-cm block does).
+func documentedApplication(text string) (v1alpha1.Application, error) {
+	appYAML, err := yamlBlockAfter(text, "## Per Application")
+	if err != nil {
+		return v1alpha1.Application{}, err
+	}
+	app := v1alpha1.Application{}
+	if err := yaml.UnmarshalStrict([]byte(appYAML), &app); err != nil {
+		return v1alpha1.Application{}, fmt.Errorf("the Application snippet: %w", err)
+	}
+	return app, nil
 }
 
 // docsPath finds docs/argocd.md of this repository: go test runs in this

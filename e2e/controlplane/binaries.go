@@ -158,6 +158,25 @@ func missingTargets(groups []binaryGroup) []buildTarget {
 	return missing
 }
 
+// ensure builds the group once if any of its binaries is missing, under
+// EnsureBinaries' lock, so that parallel callers wait for one build. With
+// everything built it prints nothing.
+func (g binaryGroup) ensure(ctx context.Context, repoRoot string, progress io.Writer) error {
+	if len(g.missing()) == 0 {
+		return nil
+	}
+	unlock, err := lockBuild(ctx, filepath.Join(repoRoot, "bin"), progress)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	// Check again: whoever held the lock may have built it.
+	if len(g.missing()) == 0 {
+		return nil
+	}
+	return g.build(ctx, progress)
+}
+
 func (g binaryGroup) missing() []buildTarget {
 	var missing []buildTarget
 	for _, t := range g.targets {

@@ -12,7 +12,10 @@
 // Options.Node, it also runs a kubelet, kube-scheduler and kube-proxy built
 // from the same module, on containerd, runc and the CNI plugins from the
 // host's packages, so Pods really run. EnsureRollouts builds the Argo
-// Rollouts controller the same way, on demand.
+// Rollouts controller the same way, on demand, and EnsureArgoCD Argo CD's
+// application controller and repo-server (one binary), which StartArgoCD
+// runs out of cluster with Debian's redis-server (apt-get on first use, as
+// the node's packages), its CRDs and settings objects installed.
 //
 // Stopping (Stop, StopDetached) finishes in bounded time whatever state the
 // cluster is in: each process gets SIGTERM, a grace, then SIGKILL to its

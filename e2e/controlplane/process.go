@@ -35,6 +35,7 @@ type processSpec struct {
 	path     string
 	args     []string
 	dir      string      // state directory: working dir and home of the logs
+	env      []string    // added to this process's environment
 	tee      *lineWriter // optional copy of the output (Options.LogWriter)
 	detached bool
 }
@@ -56,6 +57,9 @@ func startProcess(spec processSpec) (*process, error) {
 
 	cmd := exec.Command(spec.path, spec.args...)
 	cmd.Dir = spec.dir
+	if len(spec.env) > 0 {
+		cmd.Env = append(os.Environ(), spec.env...)
+	}
 	// With a plain *os.File the child writes to the file itself, which is what
 	// a detached process needs: a pipe to us would break when we exit.
 	var out io.Writer = logFile

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -72,19 +71,8 @@ func EnsureRollouts(ctx context.Context, progress io.Writer) (Rollouts, error) {
 		return Rollouts{}, err
 	}
 	g := rolloutsGroup(root)
-	if len(g.missing()) > 0 {
-		unlock, err := lockBuild(ctx, filepath.Join(root, "bin"), progress)
-		if err != nil {
-			return Rollouts{}, err
-		}
-		// Check again: whoever held the lock may have built it.
-		if len(g.missing()) > 0 {
-			err = g.build(ctx, progress)
-		}
-		unlock()
-		if err != nil {
-			return Rollouts{}, err
-		}
+	if err := g.ensure(ctx, root, progress); err != nil {
+		return Rollouts{}, err
 	}
 	r := Rollouts{Controller: filepath.Join(g.outDir, g.targets[0].name)}
 	if err := isExecutable(r.Controller); err != nil {
@@ -154,19 +142,7 @@ func (r Rollouts) InstallCRDs(ctx context.Context, kubectl, kubeconfig string) e
 	if err != nil {
 		return err
 	}
-	apply := []string{"--kubeconfig", kubeconfig, "apply", "--server-side", "--field-manager=confighash-e2e"}
-	wait := []string{"--kubeconfig", kubeconfig, "wait", "--for=condition=Established", "--timeout=60s"}
-	for _, f := range files {
-		apply = append(apply, "-f", f)
-		wait = append(wait, "-f", f)
-	}
-	for _, args := range [][]string{apply, wait} {
-		out, err := exec.CommandContext(ctx, kubectl, args...).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args[2:4], " "), err, out)
-		}
-	}
-	return nil
+	return ApplyCRDs(ctx, kubectl, kubeconfig, files)
 }
 
 // StartRollouts runs the controller against the cluster of kubeconfig, with
@@ -222,5 +198,38 @@ func rolloutsArgs(kubeconfig string, healthzPort, metricsPort int) []string {
 		"--healthzPort=" + strconv.Itoa(healthzPort),
 		"--metricsPort=" + strconv.Itoa(metricsPort),
 		"--loglevel=info",
+	}
+}
+
+// ApplyCRDs applies CRD manifests with kubectl and waits until the API
+// server serves them. Server-side apply, because large CRDs (the Rollout's,
+// Argo CD's Application) exceed the last-applied annotation of a client-side
+// apply.
+func ApplyCRDs(ctx context.Context, kubectl, kubeconfig string, files []string) error {
+	apply := []string{"--kubeconfig", kubeconfig, "apply", "--server-side", "--field-manager=confighash-e2e"}
+	wait := []string{"--kubeconfig", kubeconfig, "wait", "--for=condition=Established", "--timeout=60s"}
+	for _, f := range files {
+		apply = append(apply, "-f", f)
+		wait = append(wait, "-f", f)
+	}
+	if out, err := exec.CommandContext(ctx, kubectl, apply...).CombinedOutput(); err != nil {
+		return fmt.Errorf("kubectl apply: %w\n%s", err, out)
+	}
+	// Right after the apply a CRD may have no status.conditions yet, and
+	// kubectl wait then fails at once ("accessor error: <nil>") instead of
+	// waiting: ask again until the wait's own timeout has passed.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		out, err := exec.CommandContext(ctx, kubectl, wait...).CombinedOutput()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("kubectl wait --for=condition=Established: %w\n%s", errors.Join(err, ctx.Err()), out)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
+		}
 	}
 }

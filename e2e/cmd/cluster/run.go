@@ -29,11 +29,13 @@ commands:
           at /<its name>, as the entrypoint, user 65532; REF defaults to
           confighash.local/<its name>:dev
   down    stop that control plane and node, undo the node's host changes, delete .cluster/
-  exec [--rollouts] -- COMMAND [ARG...]
+  exec [--rollouts | --node] -- COMMAND [ARG...]
           start a throwaway control plane with confighash running, run
           COMMAND with KUBECONFIG set, then tear everything down; with
           --rollouts, also install Argo Rollouts' CRDs and run its controller
-          (built on first use, ~5 min)`
+          (built on first use, ~5 min); with --node, a control plane and a
+          node (root; one node per machine) with confighash deployed from its
+          self-managed overlay, as a user runs it, and the sample app's image`
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 || (args[0] != "exec" && args[0] != "image" && len(args) != 1) {
@@ -56,14 +58,17 @@ func run(ctx context.Context, args []string) error {
 		return image(ctx, stateDir, args[1:], os.Stdout)
 	case "exec":
 		argv := args[1:]
-		rollouts := len(argv) > 0 && argv[0] == "--rollouts"
-		if rollouts {
-			argv = argv[1:]
+		var opt string
+		if len(argv) > 0 && (argv[0] == "--rollouts" || argv[0] == "--node") {
+			opt, argv = argv[0], argv[1:]
 		}
 		if len(argv) > 0 && argv[0] == "--" {
 			argv = argv[1:]
 		}
-		return execWith(ctx, argv, rollouts, os.Stderr)
+		if opt == "--node" {
+			return execOnNode(ctx, argv, os.Stderr)
+		}
+		return execWith(ctx, argv, opt == "--rollouts", os.Stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Println(usage)
 		return nil
