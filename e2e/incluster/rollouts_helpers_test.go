@@ -148,9 +148,9 @@ func waitRollout(t *testing.T, ro *unstructured.Unstructured, what string, timeo
 }
 
 // waitHealthy waits for a fully promoted, Healthy Rollout.
-func waitHealthy(t *testing.T, ro *unstructured.Unstructured, timeout time.Duration) rolloutState {
+func waitHealthy(t *testing.T, ro *unstructured.Unstructured) rolloutState {
 	t.Helper()
-	return waitRollout(t, ro, "Healthy", timeout, func(s rolloutState) bool {
+	return waitRollout(t, ro, "Healthy", rolloutWait, func(s rolloutState) bool {
 		return s.Phase == "Healthy" && s.StableRS != "" && s.StableRS == s.CurrentPodHash
 	})
 }
@@ -231,10 +231,10 @@ func hashPods(ctx context.Context, ro *unstructured.Unstructured, hash string) (
 
 // waitPods waits until the ReplicaSet of template hash hash has exactly n
 // pods, all Running and Ready, and returns their names.
-func waitPods(t *testing.T, ro *unstructured.Unstructured, hash string, n int, timeout time.Duration) []string {
+func waitPods(t *testing.T, ro *unstructured.Unstructured, hash string, n int) []string {
 	t.Helper()
 	var names []string
-	err := wait.PollUntilContextTimeout(env.SpecContext(t), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 100*time.Millisecond, rolloutWait, true, func(ctx context.Context) (bool, error) {
 		pods, err := hashPods(ctx, ro, hash)
 		if err != nil {
 			return false, err

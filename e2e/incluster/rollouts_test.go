@@ -103,8 +103,8 @@ func waitHookWatchesRollouts(t *testing.T) {
 func healthyCanary(t *testing.T, ro *unstructured.Unstructured) string {
 	t.Helper()
 	env.Create(t, ro)
-	s := waitHealthy(t, ro, rolloutWait)
-	expectMode(t, ro.GetNamespace(), waitPods(t, ro, s.StableRS, canaryReplicas, rolloutWait), "one")
+	s := waitHealthy(t, ro)
+	expectMode(t, ro.GetNamespace(), waitPods(t, ro, s.StableRS, canaryReplicas), "one")
 	return s.StableRS
 }
 
@@ -119,21 +119,22 @@ type canary struct {
 	Took time.Duration
 }
 
-// startCanary changes cm's mode to value and waits until Rollout ro holds
-// at its pause step with one canary pod printing value beside one stable
-// pod still printing the old value.
-func startCanary(t *testing.T, cm *corev1.ConfigMap, ro *unstructured.Unstructured, stable, value, old string) canary {
+// startCanary changes cm's mode from "one" to "two", as every canary spec
+// does, and waits until Rollout ro holds at its pause step with one canary
+// pod printing the new mode beside one stable pod still printing the old.
+func startCanary(t *testing.T, cm *corev1.ConfigMap, ro *unstructured.Unstructured, stable string) canary {
+	const value, old = "two", "one"
 	t.Helper()
 	before := env.StampOf(t, ro)
 	changed := time.Now()
 	env.Update(t, cm, func() { cm.Data["mode"] = value })
 	s := waitCanaryPaused(t, ro, stable, rolloutWait)
-	expectMode(t, ro.GetNamespace(), waitPods(t, ro, s.CurrentPodHash, 1, rolloutWait), value)
+	expectMode(t, ro.GetNamespace(), waitPods(t, ro, s.CurrentPodHash, 1), value)
 	took := time.Since(changed)
 	if env.StampOf(t, ro) == before {
 		t.Fatalf("Rollout %s rolls a canary without a new stamp", ro.GetName())
 	}
-	survivor := waitPods(t, ro, stable, canaryReplicas-1, rolloutWait)
+	survivor := waitPods(t, ro, stable, canaryReplicas-1)
 	expectMode(t, ro.GetNamespace(), survivor, old)
 	return canary{Hash: s.CurrentPodHash, Survivor: survivor[0], Took: took}
 }
@@ -147,7 +148,7 @@ func startCanary(t *testing.T, cm *corev1.ConfigMap, ro *unstructured.Unstructur
 // testCanaryRevert).
 func expectAbortedToStable(t *testing.T, ro *unstructured.Unstructured, stable string, c canary, old, current string) {
 	t.Helper()
-	pods := waitPods(t, ro, stable, canaryReplicas, rolloutWait)
+	pods := waitPods(t, ro, stable, canaryReplicas)
 	if err := wait.PollUntilContextTimeout(env.SpecContext(t), 100*time.Millisecond, rolloutWait, true, func(ctx context.Context) (bool, error) {
 		left, err := hashPods(ctx, ro, c.Hash)
 		return len(left) == 0, err
@@ -178,7 +179,7 @@ func testCanaryPromote(t *testing.T) {
 	ro := canaryRollout(ns, "web", canaryReplicas, modeReader("settings"))
 	stable := healthyCanary(t, ro)
 
-	c := startCanary(t, cm, ro, stable, "two", "one")
+	c := startCanary(t, cm, ro, stable)
 	canary := c.Hash
 	t.Logf("config change -> canary pod printing the new value: %s", c.Took.Round(100*time.Millisecond))
 	// It holds there: a pause step without a duration waits for a promote.
@@ -189,12 +190,12 @@ func testCanaryPromote(t *testing.T) {
 
 	promoted := time.Now()
 	promote(t, ro)
-	s := waitHealthy(t, ro, rolloutWait)
+	s := waitHealthy(t, ro)
 	healthy := time.Since(promoted)
 	if s.StableRS != canary {
 		t.Fatalf("promoted to %s, want the canary %s", s.StableRS, canary)
 	}
-	pods := waitPods(t, ro, canary, canaryReplicas, rolloutWait)
+	pods := waitPods(t, ro, canary, canaryReplicas)
 	err := wait.PollUntilContextTimeout(env.SpecContext(t), 100*time.Millisecond, rolloutWait, true, func(context.Context) (bool, error) {
 		return len(rolloutPods(t, ro)) == canaryReplicas, nil
 	})
@@ -224,7 +225,7 @@ func testCanaryAbort(t *testing.T) {
 	stable := healthyCanary(t, ro)
 	stampOne := env.StampOf(t, ro)
 
-	c := startCanary(t, cm, ro, stable, "two", "one")
+	c := startCanary(t, cm, ro, stable)
 	t.Logf("config change -> canary pod printing the new value: %s", c.Took.Round(100*time.Millisecond))
 	stampTwo := env.StampOf(t, ro)
 
@@ -256,7 +257,7 @@ func testCanaryAbort(t *testing.T) {
 	if err != nil {
 		t.Fatal("reverting the ConfigMap did not bring the first stamp back to the aborted Rollout")
 	}
-	if s := waitHealthy(t, ro, rolloutWait); s.StableRS != stable {
+	if s := waitHealthy(t, ro); s.StableRS != stable {
 		t.Fatalf("after the revert the Rollout is Healthy on %s, want its stable %s", s.StableRS, stable)
 	}
 	err = wait.PollUntilContextTimeout(env.SpecContext(t), 100*time.Millisecond, rolloutWait, true, func(ctx context.Context) (bool, error) {
@@ -294,7 +295,7 @@ func testCanaryRevert(t *testing.T) {
 	stable := healthyCanary(t, ro)
 	stampOne := env.StampOf(t, ro)
 
-	c := startCanary(t, cm, ro, stable, "two", "one")
+	c := startCanary(t, cm, ro, stable)
 	t.Logf("config change -> canary pod printing the new value: %s", c.Took.Round(100*time.Millisecond))
 
 	reverted := time.Now()
@@ -305,11 +306,11 @@ func testCanaryRevert(t *testing.T) {
 	if err != nil {
 		t.Fatal("reverting the ConfigMap did not bring the first stamp back")
 	}
-	s := waitHealthy(t, ro, rolloutWait)
+	s := waitHealthy(t, ro)
 	if s.StableRS != stable {
 		t.Fatalf("after the revert the Rollout is Healthy on %s, want its stable %s", s.StableRS, stable)
 	}
-	pods := waitPods(t, ro, stable, canaryReplicas, rolloutWait)
+	pods := waitPods(t, ro, stable, canaryReplicas)
 	if err := wait.PollUntilContextTimeout(env.SpecContext(t), 100*time.Millisecond, rolloutWait, true, func(context.Context) (bool, error) {
 		return len(rolloutPods(t, ro)) == canaryReplicas, nil
 	}); err != nil {
@@ -355,15 +356,15 @@ func testWavesWaitForHealthy(t *testing.T) {
 	cm, first, second, firstStable, secondStable := twoReaders(t)
 	secondStamp := env.StampOf(t, second)
 
-	c := startCanary(t, cm, first, firstStable, "two", "one")
+	c := startCanary(t, cm, first, firstStable)
 	t.Logf("config change -> first reader's canary pod printing the new value: %s", c.Took.Round(100*time.Millisecond))
 	// Longer than the soak (10 s) and the coalescing window: a paused
 	// canary counted as done would have let the second go by now.
 	holdsStamp(t, second, secondStamp, 20*time.Second)
-	expectMode(t, cm.Namespace, waitPods(t, second, secondStable, canaryReplicas, rolloutWait), "one")
+	expectMode(t, cm.Namespace, waitPods(t, second, secondStable, canaryReplicas), "one")
 
 	promote(t, first)
-	waitHealthy(t, first, rolloutWait)
+	waitHealthy(t, first)
 	healthyAt := time.Now()
 	err := wait.PollUntilContextTimeout(env.SpecContext(t), 250*time.Millisecond, rolloutWait, true, func(context.Context) (bool, error) {
 		return env.StampOf(t, second) != secondStamp, nil
@@ -374,11 +375,11 @@ func testWavesWaitForHealthy(t *testing.T) {
 	t.Logf("first Healthy -> second re-stamped: %s (the soak is 10 s)", time.Since(healthyAt).Round(100*time.Millisecond))
 
 	s := waitCanaryPaused(t, second, secondStable, rolloutWait)
-	expectMode(t, cm.Namespace, waitPods(t, second, s.CurrentPodHash, 1, rolloutWait), "two")
+	expectMode(t, cm.Namespace, waitPods(t, second, s.CurrentPodHash, 1), "two")
 	promote(t, second)
 	for _, ro := range []*unstructured.Unstructured{first, second} {
-		s := waitHealthy(t, ro, rolloutWait)
-		expectMode(t, cm.Namespace, waitPods(t, ro, s.StableRS, canaryReplicas, rolloutWait), "two")
+		s := waitHealthy(t, ro)
+		expectMode(t, cm.Namespace, waitPods(t, ro, s.StableRS, canaryReplicas), "two")
 		if n := len(rolloutReplicaSets(t, ro)); n != 2 {
 			t.Errorf("Rollout %s has %d ReplicaSets, want 2: one per config", ro.GetName(), n)
 		}
@@ -393,7 +394,7 @@ func testWavesHaltOnAbort(t *testing.T) {
 	cm, first, second, firstStable, secondStable := twoReaders(t)
 	secondStamp := env.StampOf(t, second)
 
-	c := startCanary(t, cm, first, firstStable, "two", "one")
+	c := startCanary(t, cm, first, firstStable)
 	aborted := time.Now()
 	abort(t, first)
 	h := waitHalt(t, first, rolloutWait)
@@ -407,7 +408,7 @@ func testWavesHaltOnAbort(t *testing.T) {
 	expectAbortedToStable(t, first, firstStable, c, "one", "two")
 
 	holdsStamp(t, second, secondStamp, 20*time.Second)
-	expectMode(t, cm.Namespace, waitPods(t, second, secondStable, canaryReplicas, rolloutWait), "one")
+	expectMode(t, cm.Namespace, waitPods(t, second, secondStable, canaryReplicas), "one")
 	if n := len(rolloutReplicaSets(t, second)); n != 1 {
 		t.Errorf("Rollout %s has %d ReplicaSets while the change is halted, want 1", second.GetName(), n)
 	}
@@ -436,8 +437,8 @@ func testWavesHaltOnDegraded(t *testing.T) {
 	stables := map[string]string{}
 	for _, ro := range ros {
 		env.Create(t, ro)
-		stables[ro.GetName()] = waitHealthy(t, ro, rolloutWait).StableRS
-		expectFileMode(t, ro, waitPods(t, ro, stables[ro.GetName()], canaryReplicas, rolloutWait), "one")
+		stables[ro.GetName()] = waitHealthy(t, ro).StableRS
+		expectFileMode(t, ro, waitPods(t, ro, stables[ro.GetName()], canaryReplicas), "one")
 	}
 	firstStamp, secondStamp := env.StampOf(t, first), env.StampOf(t, second)
 
@@ -461,10 +462,10 @@ func testWavesHaltOnDegraded(t *testing.T) {
 		waitEvent(t, on, contract.ReasonRolloutHalted)
 	}
 	// The canary never became available, so both stable pods ran on.
-	expectFileMode(t, first, waitPods(t, first, stables[first.GetName()], canaryReplicas, rolloutWait), "one")
+	expectFileMode(t, first, waitPods(t, first, stables[first.GetName()], canaryReplicas), "one")
 
 	holdsStamp(t, second, secondStamp, 20*time.Second)
-	expectFileMode(t, second, waitPods(t, second, stables[second.GetName()], canaryReplicas, rolloutWait), "one")
+	expectFileMode(t, second, waitPods(t, second, stables[second.GetName()], canaryReplicas), "one")
 	if n := len(rolloutReplicaSets(t, second)); n != 1 {
 		t.Errorf("Rollout %s has %d ReplicaSets while the change is halted, want 1", second.GetName(), n)
 	}
