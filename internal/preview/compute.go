@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
@@ -71,6 +72,7 @@ func Compute(f *Facts, key []byte, maxWaveSize int) (*Report, error) {
 		if roll.Keys == nil {
 			roll.Keys = []KeyChange{}
 		}
+		roll.Waits = waitsFor(f.Source, r.Annotations)
 		rep.Rolling = append(rep.Rolling, roll)
 		if !roll.AtOnce {
 			members = append(members, memberOf(f.Namespace, w))
@@ -225,4 +227,43 @@ func (f *Facts) lookup(st SourceState, found bool) hasher.Lookup {
 		}
 		return o.State.Content, true, o.State.Err
 	}
+}
+
+// waitsFor says what in a reader's own annotations keeps the hook from
+// re-stamping it when its turn comes, or "". A flap hold in force: it
+// takes the latest content once its sources have gone unchanged for the
+// hold's quiet time. A halt that names a change of another source: the
+// hook re-stamps the workload whose rollout halted a change for no other
+// change until that halt is released, since its new pods would carry the
+// halted content too. A halt of this source's changes only does not keep
+// it: the new content supersedes them, and is the fix. Only names and
+// reasons are said, never a change's digest.
+func waitsFor(src hasher.Source, ann map[string]string) string {
+	var waits []string
+	if v, ok := ann[contract.HoldAnnotation]; ok {
+		if h, err := contract.ParseHold(v); err == nil {
+			waits = append(waits, fmt.Sprintf("on a flap hold since %s: it rolls once its sources have gone unchanged for %s",
+				h.Since.UTC().Format(time.RFC3339), h.Quiet))
+		} else {
+			waits = append(waits, fmt.Sprintf("on a flap hold (its %s is unreadable: the hook holds it for one quiet time)", contract.HoldAnnotation))
+		}
+	}
+	if v, ok := ann[contract.HaltAnnotation]; ok && v != contract.HaltReleased {
+		h, err := contract.ParseHalt(v)
+		if err != nil {
+			waits = append(waits, fmt.Sprintf("its %s is unreadable", contract.HaltAnnotation))
+		} else {
+			var others []string
+			for _, c := range h.Changes {
+				if c.Source != src.String() && !slices.Contains(others, c.Source) {
+					others = append(others, c.Source)
+				}
+			}
+			if len(others) > 0 {
+				waits = append(waits, fmt.Sprintf("its rollout halted a change of %s (%s): it rolls once that halt is released (%s=%s)",
+					strings.Join(others, ", "), h.Reason, contract.HaltAnnotation, contract.HaltReleased))
+			}
+		}
+	}
+	return strings.Join(waits, "; ")
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -435,5 +436,54 @@ func TestComputeReadersThatStartNoPod(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "at once (NoReplicas)") {
 		t.Errorf("the table does not say why a-idle rolls at once:\n%s", out.String())
+	}
+}
+
+// Readers whose own annotations keep them back when their wave comes: a
+// flap hold, and a halt of another source's change. A halt of this
+// source's change keeps no one: the new content supersedes it.
+func TestComputeHeldAndHaltedReaders(t *testing.T) {
+	live := cmState(t, map[string]string{"a": "1"}, nil)
+	next := cmState(t, map[string]string{"a": "2"}, nil)
+	since := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	hold := contract.Hold{Since: since, Level: 1, Quiet: time.Minute}.String()
+	haltOf := func(src string) string {
+		return contract.Halt{Since: since, Reason: "CrashLoopBackOff", Changes: []contract.Change{{Source: src, Content: "0123456789abcdef"}}}.String()
+	}
+	f := facts(t, &live, next, nil,
+		deployment("a-held", map[string]string{contract.HoldAnnotation: hold}, envKey("a")),
+		deployment("b-halted-other", map[string]string{contract.HaltAnnotation: haltOf("secret/db")}, envKey("a")),
+		deployment("c-halted-this", map[string]string{contract.HaltAnnotation: haltOf("configmap/app")}, envKey("a")),
+		deployment("d-released", map[string]string{contract.HaltAnnotation: contract.HaltReleased}, envKey("a")),
+		deployment("e-bad-hold", map[string]string{contract.HoldAnnotation: "v9 nonsense"}, envKey("a")))
+	rep, err := Compute(f, testKey, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waits := map[string]string{}
+	for _, r := range rep.Rolling {
+		waits[r.Ref] = r.Waits
+	}
+	for ref, want := range map[string]string{
+		"deployment/a-held":         "on a flap hold since 2026-12-01T20:00:00Z: it rolls once its sources have gone unchanged for 1m0s",
+		"deployment/b-halted-other": "its rollout halted a change of secret/db (CrashLoopBackOff): it rolls once that halt is released (confighash.dev/halt=released)",
+		"deployment/c-halted-this":  "",
+		"deployment/d-released":     "",
+		"deployment/e-bad-hold":     "on a flap hold (its confighash.dev/hold is unreadable: the hook holds it for one quiet time)",
+	} {
+		got, ok := waits[ref]
+		if !ok {
+			t.Errorf("%s does not roll: %v", ref, whyOf(rep))
+		}
+		if got != want {
+			t.Errorf("%s waits %q, want %q", ref, got, want)
+		}
+	}
+	var out strings.Builder
+	if err := WriteTable(&out, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "waits: on a flap hold") || strings.Contains(out.String(), "0123456789abcdef") {
+		t.Errorf("the table does not say who waits, or names a change's digest:\n%s", out.String())
 	}
 }

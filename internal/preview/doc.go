@@ -47,7 +47,7 @@
 //     content would change rolls nothing: the apiserver refuses the write.
 //   - Waves are internal/waves' plan over the readers that roll, with
 //     each reader's confighash.dev/rollout-order (waves.OrderOf) and
-//     --max-wave-size (8 by default, as the hook's). A reader, or the
+//     --max-wave-size (16 by default, as the hook's). A reader, or the
 //     input, with confighash.dev/waves=off rolls at once, outside the
 //     waves; it is listed first. The source's annotation is read from the
 //     input: the hook acts on the source as it is after the change.

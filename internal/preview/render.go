@@ -57,7 +57,11 @@ func WriteTable(out io.Writer, r *Report) error {
 			if w.NoPod != "" {
 				wave = "at once (" + w.NoPod + ")"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", wave, w.Ref, w.Order, describeRead(w))
+			read := describeRead(w)
+			if w.Waits != "" {
+				read += "; waits: " + w.Waits
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", wave, w.Ref, w.Order, read)
 		}
 		if err := tw.Flush(); err != nil {
 			return fmt.Errorf("writing table: %w", err)

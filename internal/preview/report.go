@@ -67,6 +67,11 @@ type Rolling struct {
 	// Reason is why it rolls although none of the keys it reads changes
 	// (it is not stamped yet, say); "" otherwise.
 	Reason string `json:"reason,omitempty"`
+	// Waits, when set, is what its own annotations say keeps it from
+	// rolling when its wave comes: a flap hold in force, or a halt of
+	// another source's change. It rolls once that ends; its wave does not
+	// wait for it meanwhile.
+	Waits string `json:"waits,omitempty"`
 }
 
 // Why says, in one word, why a reader does not roll.
