@@ -50,18 +50,6 @@ func machine() string {
 	return fmt.Sprintf("%s, %d cores, %s/%s, %s", model, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 }
 
-// restartWith restarts confighash with flags, and with defaults afterwards.
-func restartWith(t *testing.T, args ...string) {
-	t.Helper()
-	stopConfighash(t)
-	// CONFIGHASH_BENCH_ARGS adds flags, for experiments with the knobs.
-	args = append(args, strings.Fields(os.Getenv("CONFIGHASH_BENCH_ARGS"))...)
-	if err := env.Confighash.Start(env.SpecContext(t), args...); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Confighash.Stop(context.Background()) })
-}
-
 func TestBenchHook(t *testing.T) {
 	benchOnly(t)
 	fmt.Printf("\nconfighash hook figures on the local control plane\nmachine: %s\n\n", machine())

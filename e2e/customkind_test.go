@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/confighash/confighash/cmd/confighash/app"
 	"github.com/confighash/confighash/e2e/framework"
@@ -26,7 +27,8 @@ import (
 // widgetCRD is a small custom resource with a pod template and no
 // controller, as an in-house operator's would be. Its schema lists the
 // template's fields down to spec.containers, so the start-up check has
-// something to check a path against.
+// something to check a path against; a status (no subresource) lets a spec
+// play the operator that reports it.
 const widgetCRD = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
@@ -58,6 +60,7 @@ spec:
                         containers:
                           type: array
                           items: {type: object, x-kubernetes-preserve-unknown-fields: true}
+            status: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `
 
 var widgetGVK = schema.GroupVersionKind{Group: "e2e.confighash.dev", Version: "v1", Kind: "Widget"}
@@ -175,5 +178,76 @@ func TestCustomKindBadPathIsAStartUpError(t *testing.T) {
 				t.Errorf("error %q does not say %q about Widget", msg, tc.want)
 			}
 		})
+	}
+}
+
+// TestCustomKindInWaves: Widgets in waves, judged by their status
+// conditions (kstatus). The canary's "operator" (the spec) reports
+// Reconciling, so its rollout is still going and the Widgets behind it
+// keep their stamp; it then reports Stalled, which fails the rollout and
+// halts the change, with RolloutHalted on the canary and the ConfigMap.
+// Waves off on the source pushes the change to the others.
+func TestCustomKindInWaves(t *testing.T) {
+	installWidgetCRD(t)
+	restartWith(t, widgetKindFlag("spec.template"), "--max-wave-size=4", "--rollout-soak=0s")
+	ns := env.NewNamespace(t, true)
+	cm := configMap(ns, "settings", map[string]string{"mode": "one"})
+	env.Create(t, cm)
+	spec := envFromSettings()
+	canary := widget(ns, "canary", spec)
+	canary.SetAnnotations(map[string]string{contract.RolloutOrderAnnotation: "-1"})
+	// As its operator would report a rollout it is still carrying out. A
+	// custom kind with no status at all is judged done at once.
+	canary.Object["status"] = map[string]any{"conditions": []any{map[string]any{
+		"type": "Reconciling", "status": "True", "reason": "RollingOut", "message": "rolling"}}}
+	env.Create(t, canary)
+	var rest []*unstructured.Unstructured
+	for _, n := range []string{"w1", "w2"} {
+		w := widget(ns, n, spec)
+		env.Create(t, w)
+		rest = append(rest, w)
+	}
+	before := env.StampOf(t, rest[0])
+
+	env.Update(t, cm, func() { cm.Data["mode"] = "two" })
+	want := expectedChecksum(t, ns, &spec, nil)
+	waitStamp(t, canary, want, 30*time.Second)
+	time.Sleep(settle)
+	for _, w := range rest {
+		if env.StampOf(t, w) != before {
+			t.Errorf("%s was re-stamped while the canary reported Reconciling", w.GetName())
+		}
+	}
+
+	env.Update(t, canary, func() {
+		canary.Object["status"] = map[string]any{"conditions": []any{map[string]any{
+			"type": "Stalled", "status": "True", "reason": "BadConfig", "message": "the operator gave up"}}}
+	})
+	var halt string
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		env.StampOf(t, canary) // reads it afresh
+		halt = canary.GetAnnotations()[contract.HaltAnnotation]
+		return halt != "", nil
+	})
+	if err != nil {
+		t.Fatal("a Stalled canary did not halt the change")
+	}
+	if h, err := contract.ParseHalt(halt); err != nil || h.Reason != "BadConfig" {
+		t.Errorf("halt %q: %+v %v, want reason BadConfig (the Stalled condition's)", halt, h, err)
+	}
+	for _, name := range []string{"canary", "settings"} {
+		if evs := events(t, ns, name, contract.ReasonRolloutHalted); len(evs) == 0 || evs[0].Type != corev1.EventTypeWarning {
+			t.Errorf("no RolloutHalted warning on %s: %v", name, evs)
+		}
+	}
+	for _, w := range rest {
+		if env.StampOf(t, w) != before {
+			t.Errorf("%s was re-stamped although the change was halted", w.GetName())
+		}
+	}
+
+	env.Update(t, cm, func() { cm.Annotations = map[string]string{contract.WavesAnnotation: contract.WavesOff} })
+	for _, w := range rest {
+		waitStamp(t, w, want, 30*time.Second)
 	}
 }

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -176,6 +177,19 @@ func restartConfighash(t *testing.T) {
 	t.Helper()
 	stopConfighash(t)
 	startConfighash(t)
+}
+
+// restartWith restarts confighash with flags for one spec (the harness's
+// own come first, so these override them), and with its defaults after it.
+func restartWith(t *testing.T, args ...string) {
+	t.Helper()
+	stopConfighash(t)
+	// CONFIGHASH_BENCH_ARGS adds flags, for experiments with the knobs.
+	args = append(args, strings.Fields(os.Getenv("CONFIGHASH_BENCH_ARGS"))...)
+	if err := env.Confighash.Start(env.SpecContext(t), args...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Confighash.Stop(context.Background()) })
 }
 
 // stopConfighash stops confighash and makes sure it runs again after the

@@ -19,17 +19,6 @@ import (
 	"github.com/confighash/confighash/internal/contract"
 )
 
-// startWithWaves runs confighash with waves on for one spec (the node-less
-// harness runs without them; see e2e/framework).
-func startWithWaves(t *testing.T, args ...string) {
-	t.Helper()
-	stopConfighash(t)
-	if err := env.Confighash.Start(env.SpecContext(t), args...); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Confighash.Stop(context.Background()) })
-}
-
 // waveReader is a Deployment of its own selector reading configmap/shared.
 func waveReader(ns, name string, replicas int32) *appsv1.Deployment {
 	d := deploymentOf(ns, name, corev1.PodSpec{Containers: []corev1.Container{{
@@ -47,13 +36,7 @@ func waveReader(ns, name string, replicas int32) *appsv1.Deployment {
 // DaemonSet controller has observed it, yet it is no reader that "starts no
 // pod" by its spec (rollout.NothingToRun): it goes in the waves.
 func waveDaemonSet(ns, name string) *appsv1.DaemonSet {
-	labels := map[string]string{"app": name}
-	return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
-				Name: "app", Image: "registry.k8s.io/pause:3.10",
-				EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "shared"}}}},
-			}}}}}}
+	return nodelessDaemonSets().make(ns, name, waveReader(ns, name, 0).Spec.Template.Spec).(*appsv1.DaemonSet)
 }
 
 // TestWavesGoInOrder: five DaemonSets (whose rollouts end as soon as their
@@ -63,7 +46,7 @@ func waveDaemonSet(ns, name string) *appsv1.DaemonSet {
 // the waves' last readers. Every reader is re-stamped once, with its
 // rollout record.
 func TestWavesGoInOrder(t *testing.T) {
-	startWithWaves(t, "--max-wave-size=2", "--rollout-soak=0s")
+	restartWith(t, "--max-wave-size=2", "--rollout-soak=0s")
 	ns := env.NewNamespace(t, true)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}, Data: map[string]string{"v": "1"}}
 	env.Create(t, cm)
@@ -123,7 +106,7 @@ func TestWavesGoInOrder(t *testing.T) {
 // its rollout. The canary halts the change: the other readers keep their
 // stamp, and RolloutHalted is on the canary and the ConfigMap.
 func TestWavesHaltAtTheProgressDeadline(t *testing.T) {
-	startWithWaves(t, "--max-wave-size=4")
+	restartWith(t, "--max-wave-size=4")
 	ns := env.NewNamespace(t, true)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}, Data: map[string]string{"v": "1"}}
 	env.Create(t, cm)
