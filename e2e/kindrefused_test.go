@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -43,7 +44,9 @@ spec:
 
 // installCRD applies a CRD, waits until it is established and the apiserver
 // publishes its OpenAPI schema for kind (a moment later; the start-up and
-// the hook's checks read that schema), and removes it after the spec.
+// the hook's checks read that schema), and removes it after the spec,
+// waiting until it is gone: a CRD's deletion waits for its objects, and a
+// next spec that applied the same CRD meanwhile would see it vanish.
 func installCRD(t *testing.T, manifest, name string, gvk schema.GroupVersionKind) {
 	t.Helper()
 	env.Kubectl(t, manifest, "apply", "-f", "-")
@@ -53,7 +56,17 @@ func installCRD(t *testing.T, manifest, name string, gvk schema.GroupVersionKind
 		crd := &unstructured.Unstructured{}
 		crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
 		crd.SetName(name)
-		_ = env.Client.Delete(ctx, crd)
+		if err := env.Client.Delete(ctx, crd); client.IgnoreNotFound(err) != nil {
+			t.Errorf("deleting crd/%s: %v", name, err)
+			return
+		}
+		err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			err := env.Client.Get(ctx, client.ObjectKey{Name: name}, crd)
+			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+		})
+		if err != nil {
+			t.Errorf("crd/%s still there a minute after its deletion: %v", name, err)
+		}
 	})
 	env.Kubectl(t, "", "wait", "--for=condition=Established", "--timeout=60s", "crd/"+name)
 	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
