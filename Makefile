@@ -52,10 +52,10 @@ ARGOCD_GO := go1.27.3
 # node); on 2 cores they must not compete, and only one node fits a machine.
 # Each suite runs even when an earlier one failed (they share nothing), its
 # output kept in bin/e2e-logs/SUITE.log; the target fails at the end,
-# printing each failed spec with the lines before it, so that the end of a
-# long CI log says what failed.
+# printing each failed spec with the lines before it, then one line per
+# failed spec, so that the end of a long CI log says what failed.
 E2E_LOGS := $(CURDIR)/bin/e2e-logs
-suite = set -o pipefail; ( $(2) ) 2>&1 | tee $(E2E_LOGS)/$(1).log || grep -E -B 25 '^[[:space:]]*--- FAIL|^FAIL|^panic:' $(E2E_LOGS)/$(1).log > $(E2E_LOGS)/$(1).failed || echo "(no failed spec named; see $(E2E_LOGS)/$(1).log)" > $(E2E_LOGS)/$(1).failed
+suite = set -o pipefail; ( $(2) ) 2>&1 | tee $(E2E_LOGS)/$(1).log || grep -E -B 25 '^[[:space:]]*--- FAIL|^panic:' $(E2E_LOGS)/$(1).log > $(E2E_LOGS)/$(1).failed || echo "(no failed spec named; see $(E2E_LOGS)/$(1).log)" > $(E2E_LOGS)/$(1).failed
 e2e: controlplane
 	@rm -rf $(E2E_LOGS) && mkdir -p $(E2E_LOGS)
 	@$(call suite,e2e,$(GO) test -tags e2e -count=1 -p 1 -timeout 60m -v ./e2e/...)
@@ -63,7 +63,8 @@ e2e: controlplane
 	@$(call suite,argocd-build,cd e2e/argocd && GOTOOLCHAIN=$(ARGOCD_GO) $(GO) test -c -o $(CURDIR)/bin/argocd-diff.test .)
 	@$(call suite,argocd-diff,$(GO) run ./e2e/cmd/cluster exec --rollouts -- bin/argocd-diff.test -test.v -test.count=1 -test.timeout=20m -test.skip '^TestArgoCDController')
 	@$(call suite,argocd-controller,$(GO) run ./e2e/cmd/cluster exec --node -- bin/argocd-diff.test -test.v -test.count=1 -test.timeout=40m -test.run '^TestArgoCDController')
-	@failed=$$(ls $(E2E_LOGS)/*.failed 2>/dev/null); [ -z "$$failed" ] || { for f in $$failed; do echo; echo "=== suite $$(basename $$f .failed) failed:"; cat $$f; done; exit 1; }
+	@failed=$$(ls $(E2E_LOGS)/*.failed 2>/dev/null); [ -z "$$failed" ] || { for f in $$failed; do echo; echo "=== suite $$(basename $$f .failed) failed:"; cat $$f; done; \
+		echo; echo "=== failed:"; for f in $$failed; do grep -h -E '^[[:space:]]*--- FAIL|^panic:|^\(no failed spec' $$f | sed "s|^|$$(basename $$f .failed): |"; done; exit 1; }
 
 ## demo: start a local cluster with a node, deploy confighash from its manifests, show a sample app's log before and after a config change, stop (root)
 demo: controlplane
