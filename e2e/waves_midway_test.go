@@ -52,24 +52,39 @@ func expectKept(t *testing.T, before map[string]string, why string, ds ...*appsv
 	}
 }
 
-// TestWavesNewerContentSupersedes: a second change comes while the waves
-// of the first are going. The canary, already on the first content, rolls
-// once more, to the second; the readers behind it, not yet rolled, wait,
-// and then go straight to the second content: one re-stamp each.
-func TestWavesNewerContentSupersedes(t *testing.T) {
+// midWaves starts confighash with waves on, makes configmap/shared, the
+// stuck canary and DaemonSets of names behind it, changes the ConfigMap
+// once, and waits until the canary has that content while the DaemonSets
+// keep their stamps (returned by name).
+func midWaves(t *testing.T, names ...string) (*corev1.ConfigMap, *appsv1.Deployment, []*appsv1.DaemonSet, map[string]string) {
+	t.Helper()
 	restartWith(t, "--max-wave-size=4", "--rollout-soak=0s")
 	ns := env.NewNamespace(t, true)
 	cm := configMap(ns, "shared", map[string]string{"v": "1"})
 	env.Create(t, cm)
 	canary := stuckCanary(t, ns)
-	a, b := waveDaemonSet(ns, "a"), waveDaemonSet(ns, "b")
-	env.Create(t, a)
-	env.Create(t, b)
-	before := map[string]string{"a": env.StampOf(t, a), "b": env.StampOf(t, b)}
-
+	before := map[string]string{}
+	var ds []*appsv1.DaemonSet
+	for _, n := range names {
+		d := waveDaemonSet(ns, n)
+		env.Create(t, d)
+		ds = append(ds, d)
+		before[n] = env.StampOf(t, d)
+	}
 	env.Update(t, cm, func() { cm.Data["v"] = "2" })
 	waitStamp(t, canary, expectedChecksum(t, ns, &canary.Spec.Template.Spec, nil), 30*time.Second)
-	expectKept(t, before, "while the canary of the first change was rolling", a, b)
+	expectKept(t, before, "while the canary of the first change was rolling", ds...)
+	return cm, canary, ds, before
+}
+
+// TestWavesNewerContentSupersedes: a second change comes while the waves
+// of the first are going. The canary, already on the first content, rolls
+// once more, to the second; the readers behind it, not yet rolled, wait,
+// and then go straight to the second content: one re-stamp each.
+func TestWavesNewerContentSupersedes(t *testing.T) {
+	cm, canary, ds, before := midWaves(t, "a", "b")
+	a, b := ds[0], ds[1]
+	ns := cm.Namespace
 
 	env.Update(t, cm, func() { cm.Data["v"] = "3" })
 	second := expectedChecksum(t, ns, &canary.Spec.Template.Spec, nil)
@@ -96,19 +111,9 @@ func TestWavesNewerContentSupersedes(t *testing.T) {
 // too; when its wave comes it is current and is not re-stamped again. The
 // reader beside it, untouched, waits and is re-stamped once.
 func TestWavesReaderTemplateChangeMidWaves(t *testing.T) {
-	restartWith(t, "--max-wave-size=4", "--rollout-soak=0s")
-	ns := env.NewNamespace(t, true)
-	cm := configMap(ns, "shared", map[string]string{"v": "1"})
-	env.Create(t, cm)
-	canary := stuckCanary(t, ns)
-	edited, untouched := waveDaemonSet(ns, "edited"), waveDaemonSet(ns, "untouched")
-	env.Create(t, edited)
-	env.Create(t, untouched)
-	before := map[string]string{"edited": env.StampOf(t, edited), "untouched": env.StampOf(t, untouched)}
-
-	env.Update(t, cm, func() { cm.Data["v"] = "2" })
-	waitStamp(t, canary, expectedChecksum(t, ns, &canary.Spec.Template.Spec, nil), 30*time.Second)
-	expectKept(t, before, "while the canary was rolling", edited, untouched)
+	cm, canary, ds, before := midWaves(t, "edited", "untouched")
+	edited, untouched := ds[0], ds[1]
+	ns := cm.Namespace
 
 	env.Update(t, edited, func() {
 		c := &edited.Spec.Template.Spec.Containers[0]
