@@ -1,6 +1,11 @@
 package app
 
-import "github.com/spf13/pflag"
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+)
 
 // ClusterFlags are the flags of the commands that read a cluster where
 // confighash runs (status, preview): how to reach it, and how confighash
@@ -28,4 +33,24 @@ func (c *ClusterFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&c.ConfighashNamespace, "namespace-of-confighash", c.ConfighashNamespace, "namespace confighash runs in; it never stamps or rolls workloads there")
 	fs.StringSliceVar(&c.ConfighashNamespaces, "namespaces-of-confighash", c.ConfighashNamespaces, "the --namespaces of a namespaced-mode confighash: the only namespaces it serves")
 	fs.StringArrayVar(&c.WorkloadKinds, "workload-kind", c.WorkloadKinds, "a --workload-kind of confighash, to look at that kind too (same syntax; repeatable)")
+}
+
+// newCommandFlags is the flag set of a command that reads a cluster (status,
+// preview): on -h or a bad flag it prints usage, then the flags' defaults.
+func newCommandFlags(name, usage string, stderr io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// checkOutput is the error of an --output that names no format.
+func checkOutput(output string) error {
+	if output != OutputTable && output != OutputJSON {
+		return fmt.Errorf("--output must be %q or %q, not %q", OutputTable, OutputJSON, output)
+	}
+	return nil
 }

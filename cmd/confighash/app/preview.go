@@ -73,12 +73,7 @@ type previewArgs struct {
 // parsePreviewArgs parses the command line; errors are usage errors.
 func parsePreviewArgs(args []string, stderr io.Writer) (*previewArgs, error) {
 	a := &previewArgs{PreviewOptions: DefaultPreviewOptions()}
-	fs := pflag.NewFlagSet("confighash preview", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, previewUsage)
-		fs.PrintDefaults()
-	}
+	fs := newCommandFlags("confighash preview", previewUsage, stderr)
 	a.bind(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -95,8 +90,8 @@ func parsePreviewArgs(args []string, stderr io.Writer) (*previewArgs, error) {
 	if fs.NArg() > 0 {
 		errs = append(errs, fmt.Errorf("preview takes no arguments, got %q: name the file with -f", fs.Args()))
 	}
-	if a.Output != OutputTable && a.Output != OutputJSON {
-		errs = append(errs, fmt.Errorf("--output must be %q or %q, not %q", OutputTable, OutputJSON, a.Output))
+	if err := checkOutput(a.Output); err != nil {
+		errs = append(errs, err)
 	}
 	if a.MaxWaveSize < 1 {
 		errs = append(errs, fmt.Errorf("--max-wave-size must be at least 1, not %d", a.MaxWaveSize))

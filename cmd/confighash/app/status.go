@@ -85,12 +85,7 @@ type statusArgs struct {
 // parseStatusArgs parses the command line; errors are usage errors.
 func parseStatusArgs(args []string, stderr io.Writer) (*statusArgs, error) {
 	a := &statusArgs{StatusOptions: DefaultStatusOptions()}
-	fs := pflag.NewFlagSet("confighash status", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, statusUsage())
-		fs.PrintDefaults()
-	}
+	fs := newCommandFlags("confighash status", statusUsage(), stderr)
 	a.bind(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -118,8 +113,8 @@ func parseStatusArgs(args []string, stderr io.Writer) (*statusArgs, error) {
 	default:
 		errs = append(errs, fmt.Errorf("want at most one workload, got %d: %q", fs.NArg(), fs.Args()))
 	}
-	if a.Output != OutputTable && a.Output != OutputJSON {
-		errs = append(errs, fmt.Errorf("--output must be %q or %q, not %q", OutputTable, OutputJSON, a.Output))
+	if err := checkOutput(a.Output); err != nil {
+		errs = append(errs, err)
 	}
 	if a.AllNamespaces && fs.NArg() > 0 {
 		errs = append(errs, errors.New("a workload cannot be named with --all-namespaces"))
