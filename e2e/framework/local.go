@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,24 +90,15 @@ func (r *localRunner) Start(ctx context.Context, extraArgs ...string) error {
 func (r *localRunner) waitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	url := "http://127.0.0.1:" + strconv.Itoa(r.healthPort) + "/readyz"
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-r.exited:
-			r.cmd = nil
-			return fmt.Errorf("confighash exited during start-up; see %s", r.logPath)
-		case <-ctx.Done():
-			return fmt.Errorf("confighash not ready: %w; see %s", ctx.Err(), r.logPath)
-		case <-time.After(200 * time.Millisecond):
-		}
+	err := pollReady(ctx, "http://127.0.0.1:"+strconv.Itoa(r.healthPort)+"/readyz", r.exited)
+	switch {
+	case errors.Is(err, errExited):
+		r.cmd = nil
+		return fmt.Errorf("confighash %w; see %s", err, r.logPath)
+	case err != nil:
+		return fmt.Errorf("confighash not ready: %w; see %s", err, r.logPath)
 	}
+	return nil
 }
 
 func (r *localRunner) Stop(ctx context.Context) error {

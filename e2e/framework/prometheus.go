@@ -68,23 +68,15 @@ func StartPrometheus(ctx context.Context, dir string, config []byte, progress io
 func (p *Prometheus) waitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+"/-/ready", nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-p.exited:
-			text, _ := controlplane.TailFile(p.LogPath, 30)
-			return fmt.Errorf("prometheus exited during start-up:\n%s", text)
-		case <-ctx.Done():
-			return fmt.Errorf("prometheus not ready: %w; see %s", ctx.Err(), p.LogPath)
-		case <-time.After(200 * time.Millisecond):
-		}
+	err := pollReady(ctx, p.URL+"/-/ready", p.exited)
+	switch {
+	case errors.Is(err, errExited):
+		text, _ := controlplane.TailFile(p.LogPath, 30)
+		return fmt.Errorf("prometheus %w:\n%s", err, text)
+	case err != nil:
+		return fmt.Errorf("prometheus not ready: %w; see %s", err, p.LogPath)
 	}
+	return nil
 }
 
 // Stop stops it and returns once it is gone.
