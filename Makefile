@@ -124,7 +124,7 @@ GOLANGCI_LINT_TMP := $(CURDIR)/bin/.golangci-lint-$(GOLANGCI_LINT_VERSION)
 $(GOLANGCI_LINT):
 	@mkdir -p $(CURDIR)/bin
 	flock $(CURDIR)/bin/.golangci-lint.lock sh -c 'test -x $@ || { rm -rf $(GOLANGCI_LINT_TMP) && \
-		GOBIN=$(GOLANGCI_LINT_TMP) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) && \
+		GOBIN=$(GOLANGCI_LINT_TMP) $(GO) install "-ldflags=-s -w" github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) && \
 		mv $(GOLANGCI_LINT_TMP)/golangci-lint $@ && rmdir $(GOLANGCI_LINT_TMP); }'
 
 ## lint: gofmt and go vet first (seconds), then golangci-lint (.golangci.yml; built into bin/ on first use: about 12 min cold, build and first analysis, about 1 min warm)
