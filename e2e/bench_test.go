@@ -21,11 +21,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/confighash/confighash/internal/waves"
 )
 
 // The hook's figures on the local control plane. They run only under
 // `make bench` (CONFIGHASH_BENCH=1): they take minutes and measure rather
-// than assert, except for the targets the issue sets.
+// than assert, except for the targets the issues set (and perWave, ours).
 
 func benchOnly(t *testing.T) {
 	t.Helper()
@@ -56,11 +58,14 @@ func TestBenchHook(t *testing.T) {
 	fmt.Printf("| figure | measured | target |\n|---|---|---|\n")
 	t.Run("latency window 1s", func(t *testing.T) { benchLatency(t, "1s", 20, 0) })
 	t.Run("latency window 0", func(t *testing.T) { benchLatency(t, "0s", 20, 0) })
-	t.Run("fan-out 200", func(t *testing.T) { benchFanOut(t, idleDeployments(), "all at once") })
-	t.Run("fan-out 200 in waves", func(t *testing.T) { benchFanOut(t, idleDeployments(), "in waves", "--max-wave-size=16") })
-	t.Run("fan-out 200 daemonsets", func(t *testing.T) { benchFanOut(t, nodelessDaemonSets(), "all at once") })
+	t.Run("fan-out 200", func(t *testing.T) { benchFanOut(t, idleDeployments(), "all at once", fanOutTarget) })
+	t.Run("fan-out 200 in waves", func(t *testing.T) {
+		benchFanOut(t, idleDeployments(), "in waves", fanOutTarget, "--max-wave-size=16")
+	})
+	t.Run("fan-out 200 daemonsets", func(t *testing.T) { benchFanOut(t, nodelessDaemonSets(), "all at once", fanOutTarget) })
 	t.Run("fan-out 200 daemonsets in waves", func(t *testing.T) {
-		benchFanOut(t, nodelessDaemonSets(), "in waves", "--max-wave-size=16", "--rollout-soak=0s")
+		benchFanOut(t, nodelessDaemonSets(), "in waves", fanOutTarget+perWave*time.Duration(len(waves.Sizes(fanOutReaders200, 16))-1),
+			"--max-wave-size=16", "--rollout-soak=0s")
 	})
 	t.Run("bystanders 1000", func(t *testing.T) { benchLatency(t, "0s", 10, 1000) })
 	t.Run("rss 2000 secrets", benchRSS)
@@ -165,15 +170,30 @@ func nodelessDaemonSets() fanOutReaders {
 		}}
 }
 
+const (
+	fanOutReaders200 = 200
+	// fanOutTarget is the waves issue's bound for one change reaching 200
+	// readers that are in no wave (0 replicas), with waves on or off.
+	fanOutTarget = 5 * time.Second
+	// perWave (our own bound; the issue sets none) is what each wave after
+	// the first may add for readers that are in the waves (DaemonSets with
+	// no node: 16 waves for 200 at --max-wave-size=16). Waves go in series,
+	// each after the previous one's rollouts were observed: a write, the
+	// controller's status update, the judge's look; about 0.3 s a wave
+	// idle, 0.5 s loaded (waves.md). Before the fix waves.md tells of, lost
+	// updates made this case take 11.8 to 19.2 s on a loaded machine.
+	perWave = 500 * time.Millisecond
+)
+
 // benchFanOut times one change reaching 200 readers: all at once (the
 // node-less harness's default, --max-wave-size=0), or in waves (args).
-func benchFanOut(t *testing.T, rs fanOutReaders, how string, args ...string) {
+func benchFanOut(t *testing.T, rs fanOutReaders, how string, target time.Duration, args ...string) {
 	restartWith(t, args...)
 	ns := env.NewNamespace(t, true)
 	env.Create(t, configMap(ns, "shared", map[string]string{"k": "1"}))
 	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10",
 		EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "shared"}}}}}}}
-	const readers = 200
+	const readers = fanOutReaders200
 	var wg sync.WaitGroup
 	for i := range readers {
 		o := rs.make(ns, fmt.Sprintf("reader-%d", i), spec)
@@ -195,9 +215,9 @@ func benchFanOut(t *testing.T, rs fanOutReaders, how string, args ...string) {
 		done[name] = true
 	}
 	elapsed := time.Since(start)
-	fmt.Printf("| one ConfigMap read by %d %s, %s: all re-stamped | %s | ≤ 5 s |\n", readers, rs.what, how, elapsed.Round(time.Millisecond))
-	if elapsed > 5*time.Second {
-		t.Errorf("fan-out took %s, target 5 s", elapsed)
+	fmt.Printf("| one ConfigMap read by %d %s, %s: all re-stamped | %s | ≤ %s |\n", readers, rs.what, how, elapsed.Round(time.Millisecond), target)
+	if elapsed > target {
+		t.Errorf("fan-out took %s, target %s", elapsed, target)
 	}
 }
 
