@@ -109,7 +109,9 @@ func TestWavesNewerContentSupersedes(t *testing.T) {
 // its own template changed. The webhook stamps it with the current
 // content, so that rollout, which its owner asked for, carries the change
 // too; when its wave comes it is current and is not re-stamped again. The
-// reader beside it, untouched, waits and is re-stamped once.
+// reader beside it, untouched, waits and is re-stamped once. A reader
+// created meanwhile is stamped with the current content at once (the
+// webhook's CREATE path knows no waves) and is never re-stamped.
 func TestWavesReaderTemplateChangeMidWaves(t *testing.T) {
 	cm, canary, ds, before := midWaves(t, "edited", "untouched")
 	edited, untouched := ds[0], ds[1]
@@ -122,6 +124,11 @@ func TestWavesReaderTemplateChangeMidWaves(t *testing.T) {
 	if got, want := env.StampOf(t, edited), expectedChecksum(t, ns, &edited.Spec.Template.Spec, nil); got != want {
 		t.Fatalf("edited mid-waves: stamp %q, want %q (the current content)", got, want)
 	}
+	created := waveDaemonSet(ns, "created")
+	env.Create(t, created)
+	if got, want := env.StampOf(t, created), expectedChecksum(t, ns, &created.Spec.Template.Spec, nil); got != want {
+		t.Fatalf("created mid-waves: stamp %q, want %q (the current content)", got, want)
+	}
 	expectKept(t, before, "while the canary was rolling", untouched)
 
 	succeed(t, canary)
@@ -131,5 +138,8 @@ func TestWavesReaderTemplateChangeMidWaves(t *testing.T) {
 		if g := generationOf(t, d); g != 2 {
 			t.Errorf("%s: generation %d, want 2 (one template change each)", d.Name, g)
 		}
+	}
+	if g := generationOf(t, created); g != 1 {
+		t.Errorf("created mid-waves: generation %d, want 1 (stamped at creation, never re-stamped)", g)
 	}
 }
