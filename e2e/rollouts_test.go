@@ -13,18 +13,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/e2e/controlplane"
+	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/internal/restamp"
 )
-
-var rolloutGVK = schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Rollout"}
 
 // TestArgoRollouts runs the real Argo Rollouts controller (v1.10.2, built
 // from the module proxy) against the cluster, with its CRDs installed while
@@ -67,25 +64,10 @@ func envFromSettings() corev1.PodSpec {
 			LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}, Key: "mode"}}}}}}}
 }
 
-// rolloutOf is a canary Rollout without steps, as a manifest would declare
-// it: its template has no stamp.
+// rolloutOf is a one-replica canary Rollout without steps, as a manifest
+// would declare it: its template has no stamp.
 func rolloutOf(ns, name string, spec corev1.PodSpec) *unstructured.Unstructured {
-	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}}, Spec: spec}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&tmpl)
-	if err != nil {
-		panic(err)
-	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(rolloutGVK)
-	u.SetNamespace(ns)
-	u.SetName(name)
-	u.Object["spec"] = map[string]any{
-		"replicas": int64(1),
-		"selector": map[string]any{"matchLabels": map[string]any{"app": name}},
-		"template": m,
-		"strategy": map[string]any{"canary": map[string]any{}},
-	}
-	return u
+	return framework.CanaryRollout(ns, name, 1, spec)
 }
 
 // rolloutReplicaSets lists the ReplicaSets a Rollout controls, by
@@ -130,7 +112,7 @@ func expectRolloutReplicaSets(t *testing.T, ns, name string, n int) []string {
 func currentPodHash(t *testing.T, ns, name string) string {
 	t.Helper()
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(rolloutGVK)
+	u.SetGroupVersionKind(framework.RolloutGVK)
 	if err := env.Client.Get(env.SpecContext(t), client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +201,7 @@ func testRolloutWorkloadRef(t *testing.T) {
 	}
 
 	ro := &unstructured.Unstructured{}
-	ro.SetGroupVersionKind(rolloutGVK)
+	ro.SetGroupVersionKind(framework.RolloutGVK)
 	ro.SetNamespace(ns)
 	ro.SetName("ref")
 	ro.Object["spec"] = map[string]any{

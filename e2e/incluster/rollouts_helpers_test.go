@@ -15,18 +15,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/e2e/images"
 	"github.com/confighash/confighash/internal/contract"
 )
-
-var rolloutGVK = schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Rollout"}
 
 // rolloutHashLabel is the label Argo Rollouts puts on each ReplicaSet it
 // makes and on that ReplicaSet's pods: the template hash that
@@ -69,25 +66,8 @@ func modeFileReader(cm string) corev1.PodSpec {
 // declares it (no stamp), with the steps setWeight 50 and an indefinite
 // pause: a new template runs as a canary until promoted or aborted.
 func canaryRollout(ns, name string, replicas int64, spec corev1.PodSpec) *unstructured.Unstructured {
-	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}}, Spec: spec}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&tmpl)
-	if err != nil {
-		panic(err)
-	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(rolloutGVK)
-	u.SetNamespace(ns)
-	u.SetName(name)
-	u.Object["spec"] = map[string]any{
-		"replicas": replicas,
-		"selector": map[string]any{"matchLabels": map[string]any{"app": name}},
-		"template": m,
-		"strategy": map[string]any{"canary": map[string]any{"steps": []any{
-			map[string]any{"setWeight": int64(50)},
-			map[string]any{"pause": map[string]any{}},
-		}}},
-	}
-	return u
+	return framework.CanaryRollout(ns, name, replicas, spec,
+		map[string]any{"setWeight": int64(50)}, map[string]any{"pause": map[string]any{}})
 }
 
 // rolloutState is what a spec reads of a Rollout's status.
@@ -174,7 +154,7 @@ func patchRollout(t *testing.T, ro *unstructured.Unstructured, status bool, patc
 	}
 	p := client.RawPatch(types.MergePatchType, raw)
 	target := &unstructured.Unstructured{}
-	target.SetGroupVersionKind(rolloutGVK)
+	target.SetGroupVersionKind(framework.RolloutGVK)
 	target.SetNamespace(ro.GetNamespace())
 	target.SetName(ro.GetName())
 	if status {
@@ -300,7 +280,7 @@ func rolloutReplicaSets(t *testing.T, ro *unstructured.Unstructured) []string {
 	}
 	var out []string
 	for _, rs := range l.Items {
-		if c := metav1.GetControllerOf(&rs); c != nil && c.Kind == rolloutGVK.Kind && c.Name == ro.GetName() {
+		if c := metav1.GetControllerOf(&rs); c != nil && c.Kind == framework.RolloutGVK.Kind && c.Name == ro.GetName() {
 			out = append(out, rs.Labels[rolloutHashLabel])
 		}
 	}

@@ -1,0 +1,44 @@
+package framework
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// RolloutGVK is Argo Rollouts' Rollout, which the specs build as
+// unstructured objects: the product does not import Argo Rollouts' types,
+// and neither do its specs.
+var RolloutGVK = schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Rollout"}
+
+// CanaryRollout is a canary Rollout of replicas pods of spec, labelled
+// app=name, as a manifest declares it (no stamp), with the canary steps
+// given (none: a new template replaces the old one at once).
+func CanaryRollout(ns, name string, replicas int64, spec corev1.PodSpec, steps ...map[string]any) *unstructured.Unstructured {
+	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}}, Spec: spec}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&tmpl)
+	if err != nil {
+		panic(err) // a typed PodTemplateSpec always converts
+	}
+	canary := map[string]any{}
+	if len(steps) > 0 {
+		s := make([]any, len(steps))
+		for i, step := range steps {
+			s[i] = step
+		}
+		canary["steps"] = s
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(RolloutGVK)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	u.Object["spec"] = map[string]any{
+		"replicas": replicas,
+		"selector": map[string]any{"matchLabels": map[string]any{"app": name}},
+		"template": m,
+		"strategy": map[string]any{"canary": canary},
+	}
+	return u
+}
