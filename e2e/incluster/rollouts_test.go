@@ -167,17 +167,39 @@ func expectAbortedToStable(t *testing.T, ro *unstructured.Unstructured, stable s
 	}
 }
 
-// testCanaryPromote: a config change starts the canary, whose pod prints
-// the new value while the stable pod prints the old; the Rollout holds at
-// its pause; promotion completes it, every pod printing the new value,
-// with one new ReplicaSet for the change.
-func testCanaryPromote(t *testing.T) {
+// settingsRollout makes configmap/settings (mode one) and the canary
+// Rollout "web" that reads it, waits until the Rollout is Healthy, and
+// returns them with its stable ReplicaSet's pod hash.
+func settingsRollout(t *testing.T) (*corev1.ConfigMap, *unstructured.Unstructured, string) {
+	t.Helper()
 	ns := env.NewNamespace(t, true)
 	cm := &corev1.ConfigMap{}
 	cm.Namespace, cm.Name, cm.Data = ns, "settings", map[string]string{"mode": "one"}
 	env.Create(t, cm)
 	ro := canaryRollout(ns, "web", canaryReplicas, modeReader("settings"))
-	stable := healthyCanary(t, ro)
+	return cm, ro, healthyCanary(t, ro)
+}
+
+// revert sets the ConfigMap's mode back to one and waits until confighash
+// has given ro its stamp of then, stamp.
+func revert(t *testing.T, cm *corev1.ConfigMap, ro *unstructured.Unstructured, stamp string) {
+	t.Helper()
+	env.Update(t, cm, func() { cm.Data["mode"] = "one" })
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 100*time.Millisecond, rolloutWait, true, func(context.Context) (bool, error) {
+		return env.StampOf(t, ro) == stamp, nil
+	})
+	if err != nil {
+		t.Fatalf("reverting the ConfigMap did not bring the first stamp back to %s", ro.GetName())
+	}
+}
+
+// testCanaryPromote: a config change starts the canary, whose pod prints
+// the new value while the stable pod prints the old; the Rollout holds at
+// its pause; promotion completes it, every pod printing the new value,
+// with one new ReplicaSet for the change.
+func testCanaryPromote(t *testing.T) {
+	cm, ro, stable := settingsRollout(t)
+	ns := cm.Namespace
 
 	c := startCanary(t, cm, ro, stable)
 	canary := c.Hash
@@ -217,12 +239,7 @@ func testCanaryPromote(t *testing.T) {
 // change there, until the next change: a revert, which the Rollout takes
 // back to its stable ReplicaSet, Healthy.
 func testCanaryAbort(t *testing.T) {
-	ns := env.NewNamespace(t, true)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "settings", map[string]string{"mode": "one"}
-	env.Create(t, cm)
-	ro := canaryRollout(ns, "web", canaryReplicas, modeReader("settings"))
-	stable := healthyCanary(t, ro)
+	cm, ro, stable := settingsRollout(t)
 	stampOne := env.StampOf(t, ro)
 
 	c := startCanary(t, cm, ro, stable)
@@ -250,17 +267,11 @@ func testCanaryAbort(t *testing.T) {
 	// Argo Rollouts takes as a rollback to its stable ReplicaSet: Healthy,
 	// not still Degraded by the abort, and the halt is lifted.
 	reverted := time.Now()
-	env.Update(t, cm, func() { cm.Data["mode"] = "one" })
-	err := wait.PollUntilContextTimeout(env.SpecContext(t), 100*time.Millisecond, rolloutWait, true, func(context.Context) (bool, error) {
-		return env.StampOf(t, ro) == stampOne, nil
-	})
-	if err != nil {
-		t.Fatal("reverting the ConfigMap did not bring the first stamp back to the aborted Rollout")
-	}
+	revert(t, cm, ro, stampOne)
 	if s := waitHealthy(t, ro); s.StableRS != stable {
 		t.Fatalf("after the revert the Rollout is Healthy on %s, want its stable %s", s.StableRS, stable)
 	}
-	err = wait.PollUntilContextTimeout(env.SpecContext(t), 100*time.Millisecond, rolloutWait, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 100*time.Millisecond, rolloutWait, true, func(ctx context.Context) (bool, error) {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(ro), ro); err != nil {
 			return false, err
 		}
@@ -287,25 +298,15 @@ func testCanaryAbort(t *testing.T) {
 // ReplicaSet at once, without a third, and every pod prints the old value,
 // the one it scales back up with included.
 func testCanaryRevert(t *testing.T) {
-	ns := env.NewNamespace(t, true)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "settings", map[string]string{"mode": "one"}
-	env.Create(t, cm)
-	ro := canaryRollout(ns, "web", canaryReplicas, modeReader("settings"))
-	stable := healthyCanary(t, ro)
+	cm, ro, stable := settingsRollout(t)
+	ns := cm.Namespace
 	stampOne := env.StampOf(t, ro)
 
 	c := startCanary(t, cm, ro, stable)
 	t.Logf("config change -> canary pod printing the new value: %s", c.Took.Round(100*time.Millisecond))
 
 	reverted := time.Now()
-	env.Update(t, cm, func() { cm.Data["mode"] = "one" })
-	err := wait.PollUntilContextTimeout(env.SpecContext(t), 100*time.Millisecond, rolloutWait, true, func(context.Context) (bool, error) {
-		return env.StampOf(t, ro) == stampOne, nil
-	})
-	if err != nil {
-		t.Fatal("reverting the ConfigMap did not bring the first stamp back")
-	}
+	revert(t, cm, ro, stampOne)
 	s := waitHealthy(t, ro)
 	if s.StableRS != stable {
 		t.Fatalf("after the revert the Rollout is Healthy on %s, want its stable %s", s.StableRS, stable)
