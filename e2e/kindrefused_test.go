@@ -110,7 +110,7 @@ func workloadStatus(t *testing.T, target, ns string, flags ...string) status.Wor
 // stamped at create and never again).
 func TestTrimmedRolloutCRDIsWatched(t *testing.T) {
 	restartWith(t)
-	installCRD(t, trimmedRolloutCRD, "rollouts.argoproj.io", rolloutGVK)
+	installCRD(t, trimmedRolloutCRD, "rollouts.argoproj.io", framework.RolloutGVK)
 
 	ns := env.NewNamespace(t, true)
 	cm := configMap(ns, "settings", map[string]string{"mode": "one"})
