@@ -74,21 +74,10 @@ func TestLeaderFailoverMidFanOut(t *testing.T) {
 // starts after the second one rolled out).
 func TestLeaderFailoverMidWaves(t *testing.T) {
 	ctx := env.SpecContext(t)
-	ns := env.NewNamespace(t, true)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"v": "1"}
-	env.Create(t, cm)
-	var ds []*appsv1.Deployment
-	for i := range 7 {
-		d := plainReader(ns, fmt.Sprintf("reader-%d", i), "shared")
-		env.Create(t, d)
-		ds = append(ds, d)
-	}
-	for _, d := range ds {
-		if err := env.WaitRollout(ctx, ns, d.Name, 3*time.Minute); err != nil {
-			t.Fatal(err)
-		}
-	}
+	cm, ds := rolledOutReaders(t, map[string]string{"v": "1"}, 7, func(ns, name string) *appsv1.Deployment {
+		return plainReader(ns, name, "shared")
+	})
+	ns := cm.Namespace
 	before := env.StampOf(t, ds[0])
 
 	env.Update(t, cm, func() { cm.Data["v"] = "2" })

@@ -38,6 +38,29 @@ func picky(ns, name string) *appsv1.Deployment {
 	return d
 }
 
+// rolledOutReaders makes configmap/shared with data in a new namespace and
+// n Deployments reader-0, reader-1, ... of it, built by reader, and waits
+// until each has rolled out.
+func rolledOutReaders(t *testing.T, data map[string]string, n int, reader func(ns, name string) *appsv1.Deployment) (*corev1.ConfigMap, []*appsv1.Deployment) {
+	t.Helper()
+	ns := env.NewNamespace(t, true)
+	cm := &corev1.ConfigMap{}
+	cm.Namespace, cm.Name, cm.Data = ns, "shared", data
+	env.Create(t, cm)
+	var ds []*appsv1.Deployment
+	for i := range n {
+		d := reader(ns, fmt.Sprintf("reader-%d", i))
+		env.Create(t, d)
+		ds = append(ds, d)
+	}
+	for _, d := range ds {
+		if err := env.WaitRollout(env.SpecContext(t), ns, d.Name, 3*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cm, ds
+}
+
 // TestBadValueHaltsAtTheCanary: six Deployments read one ConfigMap, which
 // gets a value their program refuses at start. Exactly one Deployment
 // starts rolling; the other five keep their stamp and their pods; the halt
@@ -45,21 +68,8 @@ func picky(ns, name string) *appsv1.Deployment {
 // canary's metadata. The fix rolls all six to it, each once more.
 func TestBadValueHaltsAtTheCanary(t *testing.T) {
 	ctx := env.SpecContext(t)
-	ns := env.NewNamespace(t, true)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"mode": "good"}
-	env.Create(t, cm)
-	var ds []*appsv1.Deployment
-	for i := range 6 {
-		d := picky(ns, fmt.Sprintf("reader-%d", i))
-		env.Create(t, d)
-		ds = append(ds, d)
-	}
-	for _, d := range ds {
-		if err := env.WaitRollout(ctx, ns, d.Name, 2*time.Minute); err != nil {
-			t.Fatal(err)
-		}
-	}
+	cm, ds := rolledOutReaders(t, map[string]string{"mode": "good"}, 6, picky)
+	ns := cm.Namespace
 	first := map[string]string{}
 	for _, d := range ds {
 		first[d.Name] = env.CurrentReplicaSet(t, ns, d.Name)
