@@ -120,12 +120,16 @@ func lastLines(s string, n int) string {
 
 // lockBuild takes an exclusive flock on binDir/.build.lock so that parallel
 // test packages do not each spend minutes building the same binaries.
-// It polls instead of blocking so that ctx can interrupt the wait.
 func lockBuild(ctx context.Context, binDir string, progress io.Writer) (unlock func(), err error) {
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", binDir, err)
 	}
-	path := filepath.Join(binDir, ".build.lock")
+	return lockFile(ctx, filepath.Join(binDir, ".build.lock"), "another build of the control-plane binaries", progress)
+}
+
+// lockFile takes an exclusive flock on path, saying once that it waits for
+// holder. It polls instead of blocking so that ctx can interrupt the wait.
+func lockFile(ctx context.Context, path, holder string, progress io.Writer) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
@@ -141,7 +145,7 @@ func lockBuild(ctx context.Context, binDir string, progress io.Writer) (unlock f
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
 		if !announced {
-			fmt.Fprintf(progress, "waiting for another build of the control-plane binaries (%s)…\n", path)
+			fmt.Fprintf(progress, "waiting for %s (%s)…\n", holder, path)
 			announced = true
 		}
 		select {

@@ -91,6 +91,17 @@ func ensurePackages(ctx context.Context, progress io.Writer, purpose string, nee
 	if progress == nil {
 		progress = io.Discard
 	}
+	if len(missingPackages(needs)) == 0 {
+		return nil
+	}
+	// make test runs two e2e lanes at once, and apt-get fails, rather than
+	// waits, when another holds dpkg's lock: one install at a time, and the
+	// second finds what the first installed.
+	unlock, err := lockFile(ctx, filepath.Join(os.TempDir(), "confighash-e2e-apt.lock"), "another install of Debian's packages", progress)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	missing := missingPackages(needs)
 	if len(missing) == 0 {
 		return nil
