@@ -73,4 +73,12 @@
 // Live reads are bounded per admission (Reader) and remembered for two
 // seconds, misses and finds alike (Misses, RecentReads), so names the cache
 // lacks cost one GET per name and TTL whoever sends them.
+//
+// A fresh read (PreferLive) of a source the cache holds first asks
+// Versions: one metadata-only LIST of the namespace's sources of that
+// kind, remembered for the same two seconds, gives every resourceVersion,
+// and a cached source at the listed version needs no GET. So 200 creates
+// in a row, each reading its own ConfigMap, cost one quorum read per TTL,
+// not 200. The LIST is bounded (VersionsPages pages of VersionsPageSize
+// names); sources past it are read with GETs, as before.
 package sources

@@ -44,6 +44,9 @@ type Reader struct {
 	// the cache's (Slimmer.MaxKeys), so that a source is held or refused
 	// alike whichever way it is read. Zero means DefaultMaxKeys.
 	MaxKeys int
+	// Versions, when set, spares a PreferLive lookup the GET of a source
+	// the cache holds at the version a recent LIST found (versions.go).
+	Versions *Versions
 }
 
 // DefaultLivePerLookup is the live GETs one admission may cause. The race
@@ -86,6 +89,9 @@ func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 		case apierrors.IsNotFound(err) && budget > 0 && !r.Misses.Recent(namespace, s):
 			budget--
 			obj, err = r.getLive(ctx, namespace, s, key, slimmer)
+		case err == nil && prefer && fresh > 0 && placeholder(obj) == "" && r.Versions.Current(ctx, namespace, s, obj):
+			// The cache holds what a LIST within the TTL found: as fresh
+			// as a remembered GET, and no GET.
 		case err == nil && prefer && fresh > 0 && placeholder(obj) != TooManyKeys && !r.Misses.Recent(namespace, s):
 			// A source the cache holds is read live first (PreferLive),
 			// on a budget of its own, so that a template with more sources

@@ -239,6 +239,11 @@ func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, ke
 		LivePerLookup: o.LiveReadsPerRequest,
 		MaxKeys:       o.MaxSourceKeys,
 		Misses:        sources.NewMisses(sources.DefaultMissTTL, sources.DefaultMissEntries, nil),
+		// A new or changed template's sources are read fresh (PreferLive);
+		// one metadata LIST per namespace, kind and TTL tells which the
+		// cache already holds as the apiserver does, so that those cost
+		// no GET each (sources.Versions).
+		Versions: sources.NewVersions(mgr.GetAPIReader(), sources.DefaultMissTTL, sources.DefaultRecentWeight, nil),
 	}
 	h := &webhook.Handler{
 		Key:     key,
