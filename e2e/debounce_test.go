@@ -100,7 +100,7 @@ func TestDebounceNeverSettlingSourceRollsEveryMaxWait(t *testing.T) {
 	if env.StampOf(t, f.app) != want {
 		stampChangeAfter(t, f.app, last, time.Now())
 	}
-	rs := len(expectReplicaSets(t, f.ns, "app", len(replicaSetNames(t, f.ns, "app")))) - 1
+	rs := len(expectReplicaSets(t, f.ns, "app", len(observedReplicaSets(t, f.ns, "app")))) - 1
 	t.Logf("a change every %s for %s: %d rollouts (stamp changes seen during the run at %v)", every, span, rs, changedAt)
 	if hi, lo := int(span/coalesceMax)+1, int(span/coalesceMax); rs > hi || rs < lo {
 		t.Errorf("%d rollouts, want between %d and %d", rs, lo, hi)

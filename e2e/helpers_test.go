@@ -140,6 +140,25 @@ func replicaSetNames(t *testing.T, ns, name string) []string {
 	return out
 }
 
+// observedReplicaSets waits until the Deployment controller has observed
+// Deployment name's latest template (so the ReplicaSet of its last stamp
+// exists), then lists its ReplicaSets. A count taken before that misses the
+// newest one on a loaded machine.
+func observedReplicaSets(t *testing.T, ns, name string) []string {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, d); err != nil {
+			return false, err
+		}
+		return d.Status.ObservedGeneration >= d.Generation, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: the Deployment controller has not observed generation %d (observed %d): %v", name, d.Generation, d.Status.ObservedGeneration, err)
+	}
+	return replicaSetNames(t, ns, name)
+}
+
 // settle is longer than the hook's default 1 s coalescing window plus its
 // work, so "nothing rolled" is observed, not assumed.
 const settle = 4 * time.Second
