@@ -81,46 +81,58 @@ func waitLeader(t *testing.T, since time.Time) {
 
 // TestLaggingReplicaStampIsRechecked: a kubectl rollout restart (a change of
 // the template's metadata only) answered by a replica whose cache has not
-// seen the last config change gets the old stamp, here because the template
-// reads more sources than its live budget (--live-reads-per-request=1; the
-// live read goes to a-same, sorted first). The hook re-checks that template
-// change and puts the stamp of what the pods read back, so a later revert
-// of the config rolls them. Before, only pod-spec changes were re-checked:
-// the old stamp stayed, and the revert rolled nothing.
+// seen the last config changes gets a stale stamp, here because the template
+// reads more changed sources than its live budget
+// (--live-reads-per-request=1): the live read goes to a-cfg, sorted first,
+// and b-cfg comes from the lagging cache. (A source the cache holds at the
+// version a recent LIST found costs no live read, sources.Versions, so both
+// must have changed.) The hook re-checks that template change and puts the
+// stamp of what the pods read back, so a later revert of b-cfg rolls them.
+// Before, only pod-spec changes were re-checked: the stale stamp, which is
+// the reverted content's, stayed, and the revert rolled nothing.
 func TestLaggingReplicaStampIsRechecked(t *testing.T) {
 	ns := env.NewNamespace(t, true)
-	env.Create(t, configMap(ns, "a-same", map[string]string{"k": "1"}))
+	acfg := configMap(ns, "a-cfg", map[string]string{"k": "1"})
+	env.Create(t, acfg)
 	cfg := configMap(ns, "b-cfg", map[string]string{"k": "v1"})
 	env.Create(t, cfg)
-	spec := podSpec("a-same", "unused")
+	spec := podSpec("a-cfg", "unused")
 	spec.Containers[0].Env = nil
 	spec.Containers[0].EnvFrom = append(spec.Containers[0].EnvFrom, corev1.EnvFromSource{
 		ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "b-cfg"}}})
 	d := deploymentOf(ns, "app", spec)
 	env.Create(t, d)
-	v1 := expectedChecksum(t, ns, &spec, nil)
-	waitStamp(t, d, v1, 30*time.Second)
+	waitStamp(t, d, expectedChecksum(t, ns, &spec, nil), 30*time.Second)
 
 	laggingReplicas(t, "--live-reads-per-request=1")
+	// One change at a time, each re-stamped by the leader's hook, so that
+	// each is one revision.
+	env.Update(t, acfg, func() { acfg.Data = map[string]string{"k": "2"} })
+	waitStamp(t, d, expectedChecksum(t, ns, &spec, nil), 30*time.Second)
 	env.Update(t, cfg, func() { cfg.Data = map[string]string{"k": "v2"} })
 	v2 := expectedChecksum(t, ns, &spec, nil)
-	waitStamp(t, d, v2, 30*time.Second) // the leader's hook
+	waitStamp(t, d, v2, 30*time.Second)
 
 	env.Kubectl(t, "", "-n", ns, "rollout", "restart", "deployment/app")
 	// The premise, read before the hook's re-check is due (its coalescing
 	// window plus restamp.RecheckDelay, 3 s).
-	if got := env.StampOf(t, d); got != v1 {
-		t.Fatalf("premise: the lagging replica stamped the restart %q, want the old content's %q; the spec shows nothing", got, v1)
+	stale := env.StampOf(t, d)
+	if stale == v2 {
+		t.Fatalf("premise: the lagging replica stamped the restart with the current content's %q; the spec shows nothing", v2)
 	}
 	waitStamp(t, d, v2, 30*time.Second)
-	// Revisions: the create, the config change, the restart, the
+	// Revisions: the create, the two config changes, the restart, the
 	// re-check's re-stamp. Read once the Deployment controller has
 	// numbered the last (reading it at once raced that and expected one
 	// too few).
-	expectRevision(t, ns, "app", 4)
-	env.Update(t, cfg, func() { cfg.Data = map[string]string{"k": "v1"} })
-	waitStamp(t, d, v1, 30*time.Second)
 	expectRevision(t, ns, "app", 5)
+	env.Update(t, cfg, func() { cfg.Data = map[string]string{"k": "v1"} })
+	reverted := expectedChecksum(t, ns, &spec, nil)
+	if stale != reverted {
+		t.Errorf("the lagging replica's stamp %q is not that of a-cfg read live and b-cfg from its cache, %q", stale, reverted)
+	}
+	waitStamp(t, d, reverted, 30*time.Second)
+	expectRevision(t, ns, "app", 6)
 }
 
 // TestHelmUpgradeWithLaggingReplicaRollsOnce: a Helm-style upgrade that
