@@ -28,11 +28,11 @@ func TestMain(m *testing.M) {
 	case "serve":
 		fmt.Println("child started")
 		fmt.Fprint(os.Stdout, "partial line without newline")
-		select {}
+		blockForever()
 	case "ignore-term":
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Println("child ignoring SIGTERM")
-		select {}
+		blockForever()
 	case "escape":
 		// A child in its own session, holding our output, as a containerd
 		// shim does: a SIGKILL of our group does not reach it.
@@ -44,13 +44,23 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 		fmt.Printf("grandchild %d\n", grandchild.Process.Pid)
-		select {}
+		blockForever()
 	case "crash":
 		for i := range 50 {
 			fmt.Printf("log line %d\n", i)
 		}
 		fmt.Fprintln(os.Stderr, "fatal: flag --bogus refused")
 		os.Exit(3)
+	}
+}
+
+// blockForever keeps a fake child running until it is signalled. Not
+// `select {}`: without cgo (make test builds with CGO_ENABLED=0) the runtime
+// sees a program whose only goroutine blocks on nothing as deadlocked, and
+// exits; a sleeping timer is not a deadlock.
+func blockForever() {
+	for {
+		time.Sleep(time.Hour)
 	}
 }
 
