@@ -231,7 +231,9 @@ func TestReaderPreferLiveWithVersions(t *testing.T) {
 	}
 	// Without PreferLive nothing is listed.
 	before := live.lists.Load()
-	r.Lookup(context.Background(), "ns")(configMapSource("same"))
+	if _, _, err := r.Lookup(context.Background(), "ns")(configMapSource("same")); err != nil {
+		t.Fatal(err)
+	}
 	if live.lists.Load() != before {
 		t.Error("a lookup without PreferLive listed")
 	}
