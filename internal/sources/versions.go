@@ -38,7 +38,7 @@ import (
 // not one per admission. It is safe for concurrent use.
 type Versions struct {
 	live client.Reader
-	m    *memory[versionsKey, *versionList]
+	m    *memory[versionsKey, versionList]
 
 	mu     sync.Mutex
 	flight map[versionsKey]*versionsCall
@@ -56,31 +56,20 @@ type versionsKey struct {
 	namespace string
 }
 
-// versionList is what one LIST found: each name's resourceVersion, and how
-// far the pages read reach.
-type versionList struct {
-	rv map[string]string
-	// complete is set when the pages read were all there was; otherwise
-	// names after through were not read.
-	complete bool
-	through  string
-}
-
-// covers reports whether the list says anything of name: present at a
-// version, or absent because it did not exist.
-func (l *versionList) covers(name string) bool {
-	return l.complete || (l.through != "" && name <= l.through)
-}
+// versionList is what one LIST found: each listed name's resourceVersion.
+// A name it lacks (deleted, created since, or past the pages read) is
+// simply not known to be current.
+type versionList map[string]string
 
 type versionsCall struct {
 	done chan struct{}
-	list *versionList
+	list versionList
 }
 
 // NewVersions lists live, remembering each list for ttl within weight (one
 // per name held). now is the clock; nil means time.Now.
 func NewVersions(live client.Reader, ttl time.Duration, weight int, now func() time.Time) *Versions {
-	return &Versions{live: live, m: newMemory[versionsKey, *versionList](ttl, weight, now), flight: map[versionsKey]*versionsCall{}}
+	return &Versions{live: live, m: newMemory[versionsKey, versionList](ttl, weight, now), flight: map[versionsKey]*versionsCall{}}
 }
 
 // Current reports whether cached, the cache's copy of source s in
@@ -90,17 +79,13 @@ func (v *Versions) Current(ctx context.Context, namespace string, s hasher.Sourc
 	if v == nil || cached.GetResourceVersion() == "" {
 		return false
 	}
-	list := v.list(ctx, versionsKey{s.Kind, namespace})
-	if list == nil || !list.covers(s.Name) {
-		return false
-	}
-	rv, ok := list.rv[s.Name]
+	rv, ok := v.list(ctx, versionsKey{s.Kind, namespace})[s.Name]
 	return ok && rv == cached.GetResourceVersion()
 }
 
 // list returns the remembered list of key, or makes it, sharing one LIST
 // among concurrent callers. It returns nil if ctx ends first.
-func (v *Versions) list(ctx context.Context, key versionsKey) *versionList {
+func (v *Versions) list(ctx context.Context, key versionsKey) versionList {
 	if l, ok := v.m.get(key); ok {
 		return l
 	}
@@ -113,7 +98,7 @@ func (v *Versions) list(ctx context.Context, key versionsKey) *versionList {
 	v.mu.Unlock()
 	if !waiting {
 		call.list = v.read(ctx, key)
-		v.m.add(key, call.list, 1+len(call.list.rv))
+		v.m.add(key, call.list, 1+len(call.list))
 		v.mu.Lock()
 		delete(v.flight, key)
 		v.mu.Unlock()
@@ -127,10 +112,10 @@ func (v *Versions) list(ctx context.Context, key versionsKey) *versionList {
 	}
 }
 
-// read LISTs key's sources live, metadata only, page by page. What a page
-// that failed would have said is simply not covered.
-func (v *Versions) read(ctx context.Context, key versionsKey) *versionList {
-	found := &versionList{rv: map[string]string{}}
+// read LISTs key's sources live, metadata only, page by page. A page that
+// fails ends the reading: what it would have listed is not known.
+func (v *Versions) read(ctx context.Context, key versionsKey) versionList {
+	found := versionList{}
 	listKind, err := listKindOf(key.kind)
 	if err != nil {
 		return found
@@ -147,13 +132,9 @@ func (v *Versions) read(ctx context.Context, key versionsKey) *versionList {
 			return found
 		}
 		for i := range page.Items {
-			found.rv[page.Items[i].Name] = page.Items[i].ResourceVersion
-		}
-		if n := len(page.Items); n > 0 {
-			found.through = page.Items[n-1].Name
+			found[page.Items[i].Name] = page.Items[i].ResourceVersion
 		}
 		if cont = page.Continue; cont == "" {
-			found.complete = true
 			return found
 		}
 	}

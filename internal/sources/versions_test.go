@@ -133,8 +133,7 @@ func TestVersionsCurrent(t *testing.T) {
 }
 
 // TestVersionsPages: at most VersionsPages pages are read; names past the
-// last one read are not known, and names before it that were not listed
-// are known to be absent.
+// last one read are not known to be current.
 func TestVersionsPages(t *testing.T) {
 	live := &listed{versions: map[string]string{}}
 	for i := range VersionsPageSize*VersionsPages + 10 {
