@@ -104,6 +104,7 @@ ARGOCD_GO := go1.27.3
 # failed spec, so that the end of a long CI log says what failed.
 E2E_LOGS := $(CURDIR)/bin/e2e-logs
 ARGOCD_TEST := $(CURDIR)/bin/argocd-diff.test
+argocd_test_built = test -x $(ARGOCD_TEST) || { echo "the Argo CD test binary was not built: see argocd-build"; exit 1; }
 suite = set -o pipefail; ( $(2) ) 2>&1 | tee $(E2E_LOGS)/$(1).log | sed -u 's/^/[$(1)] /' || grep -E -B 25 '^[[:space:]]*--- FAIL|^panic:' $(E2E_LOGS)/$(1).log > $(E2E_LOGS)/$(1).failed || echo "(no failed spec named; see $(E2E_LOGS)/$(1).log)" > $(E2E_LOGS)/$(1).failed
 E2E_SUITES := e2e-incluster e2e-deploy e2e-argocd-controller e2e-root e2e-argocd-build e2e-argocd-diff
 .PHONY: $(E2E_SUITES)
@@ -119,7 +120,7 @@ e2e-incluster:
 e2e-deploy: e2e-incluster
 	@$(call suite,deploy,cd e2e/deploy && $(GO) test -tags e2e -count=1 -timeout 30m -v ./...)
 e2e-argocd-controller: e2e-deploy e2e-argocd-build
-	@$(call suite,argocd-controller,test -x $(ARGOCD_TEST) || { echo "the Argo CD test binary was not built: see argocd-build"; exit 1; }; \
+	@$(call suite,argocd-controller,$(argocd_test_built); \
 		$(GO) run ./e2e/cmd/cluster exec --node -- $(ARGOCD_TEST) -test.v -test.count=1 -test.timeout=40m -test.run '^TestArgoCDController')
 
 # The control-plane lane.
@@ -128,7 +129,7 @@ e2e-root:
 e2e-argocd-build: e2e-root
 	@$(call suite,argocd-build,cd e2e/argocd && GOTOOLCHAIN=$(ARGOCD_GO) $(GO) test -c -o $(ARGOCD_TEST) .)
 e2e-argocd-diff: e2e-argocd-build
-	@$(call suite,argocd-diff,test -x $(ARGOCD_TEST) || { echo "the Argo CD test binary was not built: see argocd-build"; exit 1; }; \
+	@$(call suite,argocd-diff,$(argocd_test_built); \
 		$(GO) run ./e2e/cmd/cluster exec --rollouts -- $(ARGOCD_TEST) -test.v -test.count=1 -test.timeout=20m -test.skip '^TestArgoCDController')
 
 ## demo: start a local cluster with a node, deploy confighash from its manifests, show a sample app's log before and after a config change, stop (root)
