@@ -81,4 +81,14 @@
 // in a row, each reading its own ConfigMap, cost one quorum read per TTL,
 // not 200. The LIST is bounded (VersionsPages pages of VersionsPageSize
 // names); sources past it are read with GETs, as before.
+//
+// The LIST is kept off the admission path. A list's age counts from the
+// moment its LIST was sent, so no lookup takes one older than the TTL; one
+// past three quarters of it is read again in the background while lookups
+// go on taking it. In a namespace admitted steadily no admission waits for
+// a LIST; only the first after a quiet spell does. Each LIST runs in its
+// own goroutine, for at most the TTL, with the first caller's values but
+// not its cancellation: a caller that gives up stops neither the LIST nor
+// the others waiting for it, and the namespace is not remembered as
+// listing nothing because one request's deadline came first.
 package sources

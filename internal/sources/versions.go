@@ -36,8 +36,13 @@ import (
 // per name) and expires with the TTL. A failed LIST is remembered as
 // covering nothing, so that a missing permission costs one call per TTL,
 // not one per admission. It is safe for concurrent use.
+//
+// Its LISTs are kept off the admission path: see the package doc, "Live
+// reads".
 type Versions struct {
 	live client.Reader
+	ttl  time.Duration
+	now  func() time.Time
 	m    *memory[versionsKey, versionList]
 
 	mu     sync.Mutex
@@ -56,10 +61,13 @@ type versionsKey struct {
 	namespace string
 }
 
-// versionList is what one LIST found: each listed name's resourceVersion.
-// A name it lacks (deleted, created since, or past the pages read) is
-// simply not known to be current.
-type versionList map[string]string
+// versionList is what one LIST found: each listed name's resourceVersion,
+// and when the LIST was sent. A name it lacks (deleted, created since, or
+// past the pages read) is simply not known to be current.
+type versionList struct {
+	sent     time.Time
+	versions map[string]string
+}
 
 type versionsCall struct {
 	done chan struct{}
@@ -69,7 +77,10 @@ type versionsCall struct {
 // NewVersions lists live, remembering each list for ttl within weight (one
 // per name held). now is the clock; nil means time.Now.
 func NewVersions(live client.Reader, ttl time.Duration, weight int, now func() time.Time) *Versions {
-	return &Versions{live: live, m: newMemory[versionsKey, versionList](ttl, weight, now), flight: map[versionsKey]*versionsCall{}}
+	if now == nil {
+		now = time.Now
+	}
+	return &Versions{live: live, ttl: ttl, now: now, m: newMemory[versionsKey, versionList](ttl, weight, now), flight: map[versionsKey]*versionsCall{}}
 }
 
 // Current reports whether cached, the cache's copy of source s in
@@ -79,43 +90,59 @@ func (v *Versions) Current(ctx context.Context, namespace string, s hasher.Sourc
 	if v == nil || cached.GetResourceVersion() == "" {
 		return false
 	}
-	rv, ok := v.list(ctx, versionsKey{s.Kind, namespace})[s.Name]
+	rv, ok := v.list(ctx, versionsKey{s.Kind, namespace}).versions[s.Name]
 	return ok && rv == cached.GetResourceVersion()
 }
 
-// list returns the remembered list of key, or makes it, sharing one LIST
-// among concurrent callers. It returns nil if ctx ends first.
+// list returns the list of key sent within the TTL, starting a LIST in the
+// background when it is due again (past three quarters of the TTL), or, if
+// there is none, waits for one, shared among concurrent callers. It
+// returns an empty list if ctx ends first.
 func (v *Versions) list(ctx context.Context, key versionsKey) versionList {
-	if l, ok := v.m.get(key); ok {
+	if l, ok := v.m.get(key); ok && v.now().Sub(l.sent) < v.ttl {
+		if v.now().Sub(l.sent) >= v.ttl*3/4 {
+			v.start(ctx, key)
+		}
 		return l
 	}
-	v.mu.Lock()
-	call, waiting := v.flight[key]
-	if !waiting {
-		call = &versionsCall{done: make(chan struct{})}
-		v.flight[key] = call
-	}
-	v.mu.Unlock()
-	if !waiting {
-		call.list = v.read(ctx, key)
-		v.m.add(key, call.list, 1+len(call.list))
-		v.mu.Lock()
-		delete(v.flight, key)
-		v.mu.Unlock()
-		close(call.done)
-	}
+	call := v.start(ctx, key)
 	select {
 	case <-call.done:
 		return call.list
 	case <-ctx.Done():
-		return nil
+		return versionList{}
 	}
+}
+
+// start sends a LIST of key, unless one is in flight, and returns it. It
+// runs in its own goroutine, with ctx's values but not its end, for at most
+// the TTL (its answer would be too old to take after that).
+func (v *Versions) start(ctx context.Context, key versionsKey) *versionsCall {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if call, ok := v.flight[key]; ok {
+		return call
+	}
+	call := &versionsCall{done: make(chan struct{})}
+	v.flight[key] = call
+	sent := v.now()
+	go func() {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), v.ttl)
+		defer cancel()
+		call.list = versionList{sent: sent, versions: v.read(lctx, key)}
+		v.m.add(key, call.list, 1+len(call.list.versions))
+		v.mu.Lock()
+		delete(v.flight, key)
+		v.mu.Unlock()
+		close(call.done)
+	}()
+	return call
 }
 
 // read LISTs key's sources live, metadata only, page by page. A page that
 // fails ends the reading: what it would have listed is not known.
-func (v *Versions) read(ctx context.Context, key versionsKey) versionList {
-	found := versionList{}
+func (v *Versions) read(ctx context.Context, key versionsKey) map[string]string {
+	found := map[string]string{}
 	listKind, err := listKindOf(key.kind)
 	if err != nil {
 		return found

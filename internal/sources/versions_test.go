@@ -26,7 +26,7 @@ type listed struct {
 	versions map[string]string
 	data     map[string]string
 	fail     bool
-	block    chan struct{} // when set, LISTs wait until it is closed
+	block    chan struct{} // when set, LISTs wait until it is closed or their context ends
 	lists    atomic.Int32
 	gets     atomic.Int32
 }
@@ -43,10 +43,14 @@ func (l *listed) Get(_ context.Context, key client.ObjectKey, obj client.Object,
 	return nil
 }
 
-func (l *listed) List(_ context.Context, list client.ObjectList, opts ...client.ListOption) error {
+func (l *listed) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	l.lists.Add(1)
 	if l.block != nil {
-		<-l.block
+		select {
+		case <-l.block:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	if l.fail {
 		return errBoom
@@ -187,9 +191,7 @@ func TestVersionsSharedList(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for live.lists.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	eventually(t, "the lookup sent no LIST", func() bool { return live.lists.Load() > 0 })
 	if v.Current(ctx, "ns", configMapSource("a"), cachedAt("a", "5")) {
 		t.Error("a lookup whose context ended got an answer")
 	}
@@ -235,5 +237,137 @@ func TestReaderPreferLiveWithVersions(t *testing.T) {
 	}
 	if live.lists.Load() != before {
 		t.Error("a lookup without PreferLive listed")
+	}
+}
+
+// clock is a settable clock that is safe to read from a LIST's goroutine.
+type clock struct{ ns atomic.Int64 }
+
+func newClock() *clock {
+	c := &clock{}
+	c.ns.Store(time.Unix(1000, 0).UnixNano())
+	return c
+}
+
+func (c *clock) now() time.Time      { return time.Unix(0, c.ns.Load()) }
+func (c *clock) add(d time.Duration) { c.ns.Add(int64(d)) }
+func (v *Versions) inFlight(k versionsKey) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	_, ok := v.flight[k]
+	return ok
+}
+
+// eventually waits until cond holds, failing t after ten seconds.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal(what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// settled waits until no LIST of ns's ConfigMaps is in flight.
+func settled(t *testing.T, v *Versions, ns string) {
+	t.Helper()
+	eventually(t, "the LIST never ended", func() bool { return !v.inFlight(versionsKey{hasher.ConfigMap, ns}) })
+}
+
+// currentWithin is v.Current, failed if it does not answer within a
+// second: a lookup that has a list must not wait for the next one.
+func currentWithin(t *testing.T, v *Versions, name, rv string) bool {
+	t.Helper()
+	got := make(chan bool, 1)
+	go func() { got <- v.Current(context.Background(), "ns", configMapSource(name), cachedAt(name, rv)) }()
+	select {
+	case ok := <-got:
+		return ok
+	case <-time.After(time.Second):
+		t.Fatalf("Current(%s at %s) waited for a LIST", name, rv)
+		return false
+	}
+}
+
+// TestVersionsRefreshAhead: a list past three quarters of the TTL is read
+// again in the background; lookups meanwhile take the list they have,
+// without waiting, and those after it take the new one, without another
+// LIST.
+func TestVersionsRefreshAhead(t *testing.T) {
+	c := newClock()
+	live := &listed{names: []string{"a"}, versions: map[string]string{"a": "5"}}
+	v := NewVersions(live, 2*time.Second, DefaultRecentWeight, c.now)
+	if !currentWithin(t, v, "a", "5") {
+		t.Fatal("a at 5 not current after the first LIST")
+	}
+	c.add(time.Second)
+	if !currentWithin(t, v, "a", "5") || live.lists.Load() != 1 {
+		t.Fatalf("at half the TTL: %d LISTs, want 1, and a at 5 current", live.lists.Load())
+	}
+	live.versions["a"] = "9"
+	live.block = make(chan struct{})
+	c.add(600 * time.Millisecond)
+	if !currentWithin(t, v, "a", "5") {
+		t.Error("while the list is read again, the one held is not taken")
+	}
+	eventually(t, "no LIST past three quarters of the TTL", func() bool { return live.lists.Load() == 2 })
+	if !currentWithin(t, v, "a", "5") {
+		t.Error("a second lookup during the LIST waited or lost the held list")
+	}
+	close(live.block)
+	settled(t, v, "ns")
+	if currentWithin(t, v, "a", "5") || !currentWithin(t, v, "a", "9") {
+		t.Error("after the background LIST, the new version is not the one taken")
+	}
+	if n := live.lists.Load(); n != 2 {
+		t.Errorf("%d LISTs, want 2", n)
+	}
+}
+
+// TestVersionsCancelledWaiter: a lookup that gives up does not end the
+// LIST it waited for; the list it brings is kept for the next lookups.
+func TestVersionsCancelledWaiter(t *testing.T) {
+	live := &listed{names: []string{"a"}, versions: map[string]string{"a": "5"}, block: make(chan struct{})}
+	v := NewVersions(live, time.Minute, DefaultRecentWeight, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan bool)
+	go func() { done <- v.Current(ctx, "ns", configMapSource("a"), cachedAt("a", "5")) }()
+	eventually(t, "the lookup sent no LIST", func() bool { return live.lists.Load() > 0 })
+	cancel()
+	if <-done {
+		t.Error("a lookup whose context ended got an answer")
+	}
+	close(live.block)
+	settled(t, v, "ns")
+	if !currentWithin(t, v, "a", "5") {
+		t.Error("the LIST of a lookup that gave up was not kept")
+	}
+	if n := live.lists.Load(); n != 1 {
+		t.Errorf("%d LISTs, want 1", n)
+	}
+}
+
+// TestVersionsAgeFromSend: a list is as old as its LIST's sending, not its
+// answer: one whose answer came a TTL after it was sent serves the lookup
+// that waited for it, and no later one.
+func TestVersionsAgeFromSend(t *testing.T) {
+	c := newClock()
+	live := &listed{names: []string{"a"}, versions: map[string]string{"a": "5"}, block: make(chan struct{})}
+	v := NewVersions(live, 2*time.Second, DefaultRecentWeight, c.now)
+	done := make(chan bool)
+	go func() { done <- v.Current(context.Background(), "ns", configMapSource("a"), cachedAt("a", "5")) }()
+	eventually(t, "the lookup sent no LIST", func() bool { return live.lists.Load() > 0 })
+	c.add(2 * time.Second)
+	close(live.block) // and the next LIST does not wait
+	if !<-done {
+		t.Error("the lookup that waited for the LIST did not get its answer")
+	}
+	if !v.Current(context.Background(), "ns", configMapSource("a"), cachedAt("a", "5")) {
+		t.Error("a at 5 not current after a fresh LIST")
+	}
+	if n := live.lists.Load(); n != 2 {
+		t.Errorf("%d LISTs, want 2: a list sent a TTL ago was taken", n)
 	}
 }
