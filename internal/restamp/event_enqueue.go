@@ -219,16 +219,26 @@ func recheckFor(kind workload.Kind, delay time.Duration, replay bool, pl *planne
 // include, exclude or injection annotations). The hook's own writes (a
 // re-stamp, a hold annotation), status writes and the rest of the
 // workload's metadata change none of these, so they re-check nothing.
+//
+// Most updates are status writes (each rollout makes several), so the
+// templates are compared only when the generation says the spec changed
+// (Kind.SameGeneration): a comparison costs two deep comparisons, and for
+// an unstructured kind two conversions of the template.
 func templateChanged(kind workload.Kind, oldObj, newObj client.Object) bool {
+	oa, na := oldObj.GetAnnotations(), newObj.GetAnnotations()
+	if oa[contract.IncludeAnnotation] != na[contract.IncludeAnnotation] ||
+		oa[contract.ExcludeAnnotation] != na[contract.ExcludeAnnotation] ||
+		oa[contract.InjectionAnnotation] != na[contract.InjectionAnnotation] {
+		return true
+	}
+	if kind.SameGeneration(oldObj, newObj) {
+		return false
+	}
 	ot, ok1 := kind.PodTemplate(oldObj)
 	nt, ok2 := kind.PodTemplate(newObj)
 	if ok1 != ok2 {
 		// A custom object that got a template, or lost it.
 		return true
 	}
-	oa, na := oldObj.GetAnnotations(), newObj.GetAnnotations()
-	return (ok1 && !workload.SameTemplate(ot, nt)) ||
-		oa[contract.IncludeAnnotation] != na[contract.IncludeAnnotation] ||
-		oa[contract.ExcludeAnnotation] != na[contract.ExcludeAnnotation] ||
-		oa[contract.InjectionAnnotation] != na[contract.InjectionAnnotation]
+	return ok1 && !workload.SameTemplate(ot, nt)
 }

@@ -13,6 +13,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -238,6 +241,91 @@ func TestTemplateChanged(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTemplateChangedByGeneration: at one stored generation the templates
+// are not compared (the spec, and so the template, is the one the
+// generation was given for), while the annotations that change what the
+// workload reads still are, since metadata edits keep the generation. A
+// bumped generation compares the templates as before.
+func TestTemplateChangedByGeneration(t *testing.T) {
+	at := func(g int64, mutate func(*appsv1.Deployment)) *appsv1.Deployment {
+		d := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Generation: g},
+			Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{contract.ChecksumAnnotation: "v2:k:old"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "a"}}}}},
+		}
+		mutate(d)
+		return d
+	}
+	none := func(*appsv1.Deployment) {}
+	image := func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "b" }
+	tests := map[string]struct {
+		old, new *appsv1.Deployment
+		want     bool
+	}{
+		"status write": {at(3, none), at(3, func(d *appsv1.Deployment) { d.Status.ReadyReplicas = 1 }), false},
+		"same generation, templates not compared": {at(3, none), at(3, image), false},
+		"include at the same generation": {at(3, none), at(3, func(d *appsv1.Deployment) {
+			d.Annotations = map[string]string{contract.IncludeAnnotation: "configmap/x"}
+		}), true},
+		"pod spec, bumped": {at(3, none), at(4, image), true},
+		"the hook's re-stamp, bumped": {at(3, none), at(4, func(d *appsv1.Deployment) {
+			d.Spec.Template.Annotations[contract.ChecksumAnnotation] = "v2:k:new"
+		}), false},
+	}
+	for name, tc := range tests {
+		if got := templateChanged(deploymentKind(t), tc.old, tc.new); got != tc.want {
+			t.Errorf("%s: templateChanged = %v, want %v", name, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkTemplateChangedStatusWrite is the update most often seen: a
+// status write, for a Deployment and for a Rollout (unstructured).
+func BenchmarkTemplateChangedStatusWrite(b *testing.B) {
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Generation: 7},
+		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}, Annotations: map[string]string{contract.ChecksumAnnotation: "v2:k:old"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "a",
+				EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}}}}}}},
+	}
+	written := d.DeepCopy()
+	written.Status.ReadyReplicas = 1
+	deploy, ok := workload.Kinds().Of(appsv1.SchemeGroupVersion.WithKind("Deployment"))
+	if !ok {
+		b.Fatal("no Deployment kind")
+	}
+	rollout, ok := workload.Kinds().Of(schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Rollout"})
+	if !ok {
+		b.Fatal("no Rollout kind")
+	}
+	toUnstructured := func(o *appsv1.Deployment) *unstructured.Unstructured {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		u := &unstructured.Unstructured{Object: m}
+		u.SetGroupVersionKind(rollout.GVK)
+		return u
+	}
+	ro, rw := toUnstructured(d), toUnstructured(written)
+	b.Run("Deployment", func(b *testing.B) {
+		for b.Loop() {
+			if templateChanged(deploy, d, written) {
+				b.Fatal("a status write changed the template")
+			}
+		}
+	})
+	b.Run("Rollout", func(b *testing.B) {
+		for b.Loop() {
+			if templateChanged(rollout, ro, rw) {
+				b.Fatal("a status write changed the template")
+			}
+		}
+	})
 }
 
 func deploymentKind(t *testing.T) workload.Kind {

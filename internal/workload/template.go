@@ -55,6 +55,21 @@ func (k Kind) PodTemplate(obj client.Object) (Template, bool) {
 	return Template{Meta: &spec.ObjectMeta, Spec: &spec.Spec, u: u, path: k.TemplatePath, metaAbsent: !hasMeta}, true
 }
 
+// SameGeneration reports whether a and b, two stored copies of one object
+// of kind k, are known to hold the same pod template because they have the
+// same metadata.generation. The apiserver bumps it on every change to a
+// built-in workload's spec, and to a custom resource's fields outside
+// metadata and status, and a pod template is inside those; a status write
+// or a metadata edit leaves it. A generation of 0 (an object the apiserver
+// did not store) tells nothing, and neither does a custom kind whose
+// template path starts in metadata or status.
+func (k Kind) SameGeneration(a, b client.Object) bool {
+	if len(k.TemplatePath) > 0 && (k.TemplatePath[0] == "metadata" || k.TemplatePath[0] == "status") {
+		return false
+	}
+	return a.GetGeneration() != 0 && a.GetGeneration() == b.GetGeneration()
+}
+
 // HasMeta reports whether the object has a metadata field at the template
 // (typed objects always serialize one).
 func (t Template) HasMeta() bool { return !t.metaAbsent }

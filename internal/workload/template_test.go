@@ -431,3 +431,42 @@ func withTemplate(t *testing.T, k Kind) client.Object {
 	}
 	return obj
 }
+
+// TestSameGeneration: two copies at one stored generation hold one
+// template, for typed kinds and for custom kinds whose template is outside
+// metadata and status; generation 0, a bumped generation, and a template
+// the generation does not cover tell nothing.
+func TestSameGeneration(t *testing.T) {
+	deploy, ok := Kinds().Of(appsv1.SchemeGroupVersion.WithKind("Deployment"))
+	if !ok {
+		t.Fatal("no Deployment kind")
+	}
+	gvk := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "App"}
+	inSpec := CustomKind(gvk, "apps", []string{"spec", "template"})
+	inStatus := CustomKind(gvk, "apps", []string{"status", "template"})
+	inMeta := CustomKind(gvk, "apps", []string{"metadata", "template"})
+	at := func(g int64) client.Object {
+		d := &appsv1.Deployment{}
+		d.SetGeneration(g)
+		return d
+	}
+	tests := map[string]struct {
+		kind Kind
+		a, b int64
+		want bool
+	}{
+		"typed, same generation":            {deploy, 3, 3, true},
+		"typed, bumped":                     {deploy, 3, 4, false},
+		"typed, not stored":                 {deploy, 0, 0, false},
+		"custom, template in spec":          {inSpec, 3, 3, true},
+		"custom, template in status":        {inStatus, 3, 3, false},
+		"custom, template in metadata":      {inMeta, 3, 3, false},
+		"custom, template in spec, bumped":  {inSpec, 3, 4, false},
+		"custom, template in spec, no gen.": {inSpec, 0, 0, false},
+	}
+	for name, tc := range tests {
+		if got := tc.kind.SameGeneration(at(tc.a), at(tc.b)); got != tc.want {
+			t.Errorf("%s: SameGeneration = %v, want %v", name, got, tc.want)
+		}
+	}
+}
