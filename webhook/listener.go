@@ -49,10 +49,12 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if ok {
 			return &countedConn{Conn: c, l: l, addr: addr}, nil
 		}
-		_ = c.Close()
+		// Counted before it is closed, so that whoever sees the close
+		// also sees the count.
 		if l.refused != nil {
 			l.refused()
 		}
+		_ = c.Close()
 	}
 }
 

@@ -36,7 +36,7 @@ func TestServerBoundsConnectionsPerAddress(t *testing.T) {
 	addr := *srv.addr.Load()
 
 	dial := func(from string) error {
-		d := &tls.Dialer{NetDialer: &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 2 * time.Second},
+		d := &tls.Dialer{NetDialer: &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 10 * time.Second},
 			Config: &tls.Config{InsecureSkipVerify: true}}
 		c, err := d.DialContext(t.Context(), "tcp", addr)
 		if err != nil {
