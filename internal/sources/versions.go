@@ -27,15 +27,16 @@ import (
 // one per source, 200 Deployments created one after another, each reading
 // its own ConfigMap, cost 200 of them, which made admission 2.4 to 2.7
 // times the do-nothing webhook's time (docs/benchmarks.md). With Versions
-// they cost one LIST per namespace, kind and TTL.
+// they cost about one LIST per namespace, kind and TTL.
 //
 // Bounds, whatever a tenant creates: a LIST reads at most VersionsPages
 // pages of VersionsPageSize names, metadata only, so a namespace with more
 // sources than that has the rest read with GETs; concurrent lookups of one
 // namespace and kind share one LIST; what is held is bounded by weight (one
 // per name) and expires with the TTL. A failed LIST is remembered as
-// covering nothing, so that a missing permission costs one call per TTL,
-// not one per admission. It is safe for concurrent use.
+// covering nothing, so that a missing permission costs one call per three
+// quarters of the TTL while admissions come (see list), not one per
+// admission. It is safe for concurrent use.
 //
 // Its LISTs are kept off the admission path: see the package doc, "Live
 // reads".

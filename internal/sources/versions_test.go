@@ -161,7 +161,7 @@ func TestVersionsPages(t *testing.T) {
 }
 
 // TestVersionsFailedList: a failed LIST covers nothing, and is remembered,
-// so that a LIST the apiserver refuses costs one call per TTL.
+// so that a LIST the apiserver refuses is not sent again per admission.
 func TestVersionsFailedList(t *testing.T) {
 	live := &listed{names: []string{"a"}, versions: map[string]string{"a": "5"}, fail: true}
 	v := NewVersions(live, time.Minute, DefaultRecentWeight, nil)
