@@ -276,17 +276,18 @@ func settled(t *testing.T, v *Versions, ns string) {
 	eventually(t, "the LIST never ended", func() bool { return !v.inFlight(versionsKey{hasher.ConfigMap, ns}) })
 }
 
-// currentWithin is v.Current, failed if it does not answer within a
-// second: a lookup that has a list must not wait for the next one.
-func currentWithin(t *testing.T, v *Versions, name, rv string) bool {
+// currentWithin is v.Current of ConfigMap a in ns, failed if it does not
+// answer within a second: a lookup that has a list must not wait for the
+// next one.
+func currentWithin(t *testing.T, v *Versions, rv string) bool {
 	t.Helper()
 	got := make(chan bool, 1)
-	go func() { got <- v.Current(context.Background(), "ns", configMapSource(name), cachedAt(name, rv)) }()
+	go func() { got <- v.Current(context.Background(), "ns", configMapSource("a"), cachedAt("a", rv)) }()
 	select {
 	case ok := <-got:
 		return ok
 	case <-time.After(time.Second):
-		t.Fatalf("Current(%s at %s) waited for a LIST", name, rv)
+		t.Fatalf("Current(a at %s) waited for a LIST", rv)
 		return false
 	}
 }
@@ -299,26 +300,26 @@ func TestVersionsRefreshAhead(t *testing.T) {
 	c := newClock()
 	live := &listed{names: []string{"a"}, versions: map[string]string{"a": "5"}}
 	v := NewVersions(live, 2*time.Second, DefaultRecentWeight, c.now)
-	if !currentWithin(t, v, "a", "5") {
+	if !currentWithin(t, v, "5") {
 		t.Fatal("a at 5 not current after the first LIST")
 	}
 	c.add(time.Second)
-	if !currentWithin(t, v, "a", "5") || live.lists.Load() != 1 {
+	if !currentWithin(t, v, "5") || live.lists.Load() != 1 {
 		t.Fatalf("at half the TTL: %d LISTs, want 1, and a at 5 current", live.lists.Load())
 	}
 	live.versions["a"] = "9"
 	live.block = make(chan struct{})
 	c.add(600 * time.Millisecond)
-	if !currentWithin(t, v, "a", "5") {
+	if !currentWithin(t, v, "5") {
 		t.Error("while the list is read again, the one held is not taken")
 	}
 	eventually(t, "no LIST past three quarters of the TTL", func() bool { return live.lists.Load() == 2 })
-	if !currentWithin(t, v, "a", "5") {
+	if !currentWithin(t, v, "5") {
 		t.Error("a second lookup during the LIST waited or lost the held list")
 	}
 	close(live.block)
 	settled(t, v, "ns")
-	if currentWithin(t, v, "a", "5") || !currentWithin(t, v, "a", "9") {
+	if currentWithin(t, v, "5") || !currentWithin(t, v, "9") {
 		t.Error("after the background LIST, the new version is not the one taken")
 	}
 	if n := live.lists.Load(); n != 2 {
@@ -341,7 +342,7 @@ func TestVersionsCancelledWaiter(t *testing.T) {
 	}
 	close(live.block)
 	settled(t, v, "ns")
-	if !currentWithin(t, v, "a", "5") {
+	if !currentWithin(t, v, "5") {
 		t.Error("the LIST of a lookup that gave up was not kept")
 	}
 	if n := live.lists.Load(); n != 1 {
