@@ -246,7 +246,8 @@ func TestTemplateChanged(t *testing.T) {
 // TestTemplateChangedByGeneration: at one stored generation the templates
 // are not compared (the spec, and so the template, is the one the
 // generation was given for), while the annotations that change what the
-// workload reads still are, since metadata edits keep the generation. A
+// workload reads still are, since a metadata edit need not bump the
+// generation (only a Deployment's annotations do). A
 // bumped generation compares the templates as before.
 func TestTemplateChangedByGeneration(t *testing.T) {
 	at := func(g int64, mutate func(*appsv1.Deployment)) *appsv1.Deployment {

@@ -100,8 +100,9 @@ func (v *Versions) Current(ctx context.Context, namespace string, s hasher.Sourc
 // there is none, waits for one, shared among concurrent callers. It
 // returns an empty list if ctx ends first.
 func (v *Versions) list(ctx context.Context, key versionsKey) versionList {
-	if l, ok := v.m.get(key); ok && v.now().Sub(l.sent) < v.ttl {
-		if v.now().Sub(l.sent) >= v.ttl*3/4 {
+	l, ok := v.m.get(key)
+	if age := v.now().Sub(l.sent); ok && age < v.ttl {
+		if age >= v.ttl*3/4 {
 			v.start(ctx, key)
 		}
 		return l

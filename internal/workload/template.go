@@ -59,10 +59,12 @@ func (k Kind) PodTemplate(obj client.Object) (Template, bool) {
 // of kind k, are known to hold the same pod template because they have the
 // same metadata.generation. The apiserver bumps it on every change to a
 // built-in workload's spec, and to a custom resource's fields outside
-// metadata and status, and a pod template is inside those; a status write
-// or a metadata edit leaves it. A generation of 0 (an object the apiserver
-// did not store) tells nothing, and neither does a custom kind whose
-// template path starts in metadata or status.
+// metadata and status, and a pod template is inside those. A status write
+// leaves it, and so does a metadata edit, except a Deployment's annotations
+// (so a caller that cares about some annotations compares them itself). A
+// generation of 0 (an object the apiserver did not store) tells nothing,
+// and neither does a custom kind whose template path starts in metadata or
+// status.
 func (k Kind) SameGeneration(a, b client.Object) bool {
 	if len(k.TemplatePath) > 0 && (k.TemplatePath[0] == "metadata" || k.TemplatePath[0] == "status") {
 		return false
