@@ -22,13 +22,8 @@ const minHoldRetry = time.Second
 // without a re-stamp. Otherwise the caller goes on, re-stamping if stale;
 // its patch drops the annotation with the stamp.
 func (r *reconciler) checkFlapGuard(ctx context.Context, obj client.Object, req Request, sum string, stale bool) (done bool, res reconcile.Result, f fate, err error) {
-	logger := log.FromContext(ctx)
-	now := r.now()
-	stored, parseErr := storedHold(obj.GetAnnotations(), now)
-	if parseErr != nil {
-		logger.Error(parseErr, "unreadable hold annotation; holding for one quiet time")
-	}
-	v := r.flaps.look(keyOf(req), sum, stale, stored, now)
+	stored := r.holdRecord(ctx, req.KindName, obj)
+	v := r.flaps.look(keyOf(req), sum, stale, stored, r.now())
 	return r.actOnHold(ctx, obj, req, v, stale)
 }
 
@@ -38,14 +33,9 @@ func (r *reconciler) checkFlapGuard(ctx context.Context, obj client.Object, req 
 // is held already and stays held; it never starts a hold. Otherwise the
 // caller goes on and asks checkFlapGuard.
 func (r *reconciler) checkStillHeld(ctx context.Context, obj client.Object, req Request, sum string) (done bool, res reconcile.Result, f fate, err error) {
-	now := r.now()
-	stored, parseErr := storedHold(obj.GetAnnotations(), now)
-	v, held := r.flaps.held(keyOf(req), sum, stored, now)
+	v, held := r.flaps.held(keyOf(req), sum, r.holdRecord(ctx, req.KindName, obj), r.now())
 	if !held {
-		return false, reconcile.Result{}, forget, nil // checkFlapGuard reports parseErr
-	}
-	if parseErr != nil {
-		log.FromContext(ctx).Error(parseErr, "unreadable hold annotation; holding for one quiet time")
+		return false, reconcile.Result{}, forget, nil
 	}
 	// A differing stamp: counted as a withheld re-stamp, although it might
 	// have been kept anyway.
@@ -57,7 +47,7 @@ func (r *reconciler) actOnHold(ctx context.Context, obj client.Object, req Reque
 	logger := log.FromContext(ctx)
 	switch {
 	case v.Hold != nil:
-		if err := r.setHold(ctx, obj, v.Hold); err != nil {
+		if err := r.setHold(ctx, req.KindName, obj, v.Hold); err != nil {
 			return true, reconcile.Result{}, keep, err
 		}
 		if stale {
@@ -72,7 +62,7 @@ func (r *reconciler) actOnHold(ctx context.Context, obj client.Object, req Reque
 	case v.Release && !stale:
 		// The sources settled on what the workload was stamped with:
 		// nothing to roll, only the hold to drop.
-		if err := r.setHold(ctx, obj, nil); err != nil {
+		if err := r.setHold(ctx, req.KindName, obj, nil); err != nil {
 			return true, reconcile.Result{}, keep, err
 		}
 		r.flaps.released(keyOf(req), r.now())

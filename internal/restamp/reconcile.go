@@ -49,6 +49,9 @@ type reconciler struct {
 	// written holds the re-stamps whose write the cache has not shown yet
 	// (write_expect.go); nil: none are tracked.
 	written *expectations
+	// recordWarns reports each record that cannot be used once
+	// (records.go).
+	recordWarns recordWarnings
 }
 
 // Reconcile takes req's pending changes, once, and puts them back only when
@@ -210,7 +213,7 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 		return reconcile.Result{}, forget, nil
 	}
 	from := obj.GetResourceVersion()
-	if err := r.patch(ctx, obj, t, res.Checksum, rec); err != nil {
+	if err := r.patch(ctx, req.KindName, obj, t, res.Checksum, rec); err != nil {
 		r.planner.abort(identity(req), fl)
 		return reconcile.Result{}, keep, err
 	}

@@ -190,7 +190,7 @@ func TestReconcile(t *testing.T) {
 			wantHold:    "v1 since=2030-01-02T03:04:05Z level=0 quiet=1m0s",
 		},
 		"held by a former leader": {
-			objects:     []client.Object{enabledNS(), appCM(), web("v1:stale", withHold("v1 since=2030-01-02T02:00:00Z level=2 quiet=4m0s"))},
+			objects:     []client.Object{enabledNS(), appCM(), web("v1:stale", withHold(sealedOn(t, "web", "v1 since=2030-01-02T02:00:00Z level=2 quiet=4m0s")))},
 			req:         webReq,
 			wantStamp:   "v1:stale",
 			wantRequeue: 4 * time.Minute,
@@ -199,21 +199,19 @@ func TestReconcile(t *testing.T) {
 			wantHold:    "v1 since=2030-01-02T02:00:00Z level=2 quiet=4m0s",
 		},
 		"held by a former leader, stamp current: the hold runs its course": {
-			objects:     []client.Object{enabledNS(), appCM(), web(current, withHold("v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s"))},
+			objects:     []client.Object{enabledNS(), appCM(), web(current, withHold(sealedOn(t, "web", "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s")))},
 			req:         webReq,
 			wantStamp:   current,
 			wantRequeue: flapQuiet,
 			wantPending: true,
 			wantHold:    "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s",
 		},
-		"unreadable hold annotation: held at the first level, rewritten": {
-			objects:     []client.Object{enabledNS(), appCM(), web("v1:stale", withHold("someone's note"))},
-			req:         webReq,
-			wantStamp:   "v1:stale",
-			wantRequeue: flapQuiet,
-			wantHolds:   1,
-			wantPending: true,
-			wantHold:    "v1 since=2030-01-02T03:04:05Z level=0 quiet=1m0s",
+		"a hold confighash did not seal (by hand, before the upgrade): ignored, with a warning": {
+			objects:   []client.Object{enabledNS(), appCM(), web(current, withHold("someone's note"))},
+			req:       webReq,
+			wantStamp: current,
+			wantEvent: "Warning InvalidAnnotation confighash.dev/hold is not sealed by confighash",
+			wantHold:  "someone's note",
 		},
 	}
 	for name, tc := range tests {
@@ -248,7 +246,8 @@ func TestReconcile(t *testing.T) {
 				if _, found := d.Annotations[contract.ChecksumAnnotation]; found {
 					t.Errorf("stamp written to the Deployment's own annotations")
 				}
-				if got := d.Annotations[contract.HoldAnnotation]; got != tc.wantHold {
+				// A hold the hook wrote is sealed: the test names what it says.
+				if got := contract.Unsealed(d.Annotations[contract.HoldAnnotation]); got != tc.wantHold {
 					t.Errorf("hold annotation = %q, want %q", got, tc.wantHold)
 				}
 				if _, found := d.Spec.Template.Annotations[contract.HoldAnnotation]; found {

@@ -13,11 +13,12 @@ import (
 )
 
 // patch writes only the stamp, and with waves the record of the re-stamp
-// (rec, on the workload's own metadata; nil: none). The optimistic lock
+// (rec, on the workload's own metadata, sealed for obj, a kindName; nil:
+// none). The optimistic lock
 // makes a concurrent template change fail the patch instead of being
 // overwritten; the error requeues us and the next try starts from the new
 // object.
-func (r *reconciler) patch(ctx context.Context, obj client.Object, t workload.Template, sum string, rec *contract.Rollout) error {
+func (r *reconciler) patch(ctx context.Context, kindName string, obj client.Object, t workload.Template, sum string, rec *contract.Rollout) error {
 	base := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	t.SetChecksum(sum)
 	if rec != nil {
@@ -25,8 +26,8 @@ func (r *reconciler) patch(ctx context.Context, obj client.Object, t workload.Te
 		if a == nil {
 			a = map[string]string{}
 		}
-		a[contract.RolloutAnnotation] = rec.String()
-		liftHalts(a, rec.Read)
+		r.liftHalts(ctx, kindName, obj, a, rec.Read)
+		r.sealRollout(kindName, obj, a, *rec)
 		obj.SetAnnotations(a)
 	}
 	// The re-stamp that ends a flap hold ends it on the workload too, in
@@ -42,25 +43,30 @@ func (r *reconciler) patch(ctx context.Context, obj client.Object, t workload.Te
 	return nil
 }
 
-// liftHalts drops from a's halt record the changes whose source now reads
-// other content than the halted one (read): the workload goes to that new
-// content. A halted change of a source that has not changed stays, and the
-// record goes only when none is left. A record that cannot be read, or
-// "released", goes with the re-stamp.
-func liftHalts(a map[string]string, read []contract.Change) {
-	v, ok := a[contract.HaltAnnotation]
-	if !ok {
+// liftHalts drops from obj's halt record, in a (obj's annotations, about
+// to be written), the changes whose source now reads other content than
+// the halted one (read): the workload goes to that new content. A halted
+// change of a source that has not changed stays, and the record goes only
+// when none is left. A record that holds nothing back (unreadable, too
+// long, dated ahead, or "released") goes with the re-stamp. What is left
+// of a halt that does not verify is written back unsealed: lifting part of
+// it does not make the rest the hook's.
+func (r *reconciler) liftHalts(ctx context.Context, kindName string, obj client.Object, a map[string]string, read []contract.Change) {
+	if _, ok := a[contract.HaltAnnotation]; !ok {
 		return
 	}
-	h, err := contract.ParseHalt(v)
-	if err != nil {
+	h, verified, ok := r.haltRecord(ctx, kindName, obj)
+	if !ok {
 		delete(a, contract.HaltAnnotation)
 		return
 	}
 	h.Changes = slices.DeleteFunc(h.Changes, func(c contract.Change) bool { return !slices.Contains(read, c) })
-	if len(h.Changes) == 0 {
+	switch {
+	case len(h.Changes) == 0:
 		delete(a, contract.HaltAnnotation)
-		return
+	case verified:
+		a[contract.HaltAnnotation] = r.sealHalt(kindName, obj, h)
+	default:
+		a[contract.HaltAnnotation] = h.String()
 	}
-	a[contract.HaltAnnotation] = h.String()
 }

@@ -1,0 +1,113 @@
+package restamp
+
+import (
+	"context"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/confighash/confighash/internal/contract"
+)
+
+// The hook's records on a workload (contract.RolloutAnnotation,
+// HaltAnnotation, HoldAnnotation) are written by it and read back sealed
+// (contract.Subject): these are the only ways the hook reads them. A
+// record that is not the hook's for the workload, is too long or dates
+// from the future is reported once (recordWarnings) and counts as absent;
+// a halt that only fails to verify still holds its change back (haltRecord
+// says why).
+
+// subjectOf names obj, a workload of the kind named kindName
+// (workload.Kind.Name, Request.KindName), as its records' MACs bind it.
+func subjectOf(kindName string, obj client.Object) contract.Subject {
+	return contract.Subject{Kind: kindName, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: string(obj.GetUID())}
+}
+
+// rolloutRecord is obj's rollout record: what the hook last re-stamped it
+// for, and when. ok is false when it has none the hook can trust: none at
+// all, or one it did not seal for this workload, too long, or dated ahead.
+// A record without any of that is what a reader never re-stamped has: it
+// is in no flight, its crashes date from no re-stamp, and which of its
+// sources changed is told without it.
+func (r *reconciler) rolloutRecord(ctx context.Context, kindName string, obj client.Object) (contract.Rollout, bool) {
+	v, has := obj.GetAnnotations()[contract.RolloutAnnotation]
+	if !has {
+		return contract.Rollout{}, false
+	}
+	rec, err := contract.ReadRollout(r.key, subjectOf(kindName, obj), v, r.now())
+	if err != nil {
+		r.recordWarns.warn(ctx, r.events, obj, contract.RolloutAnnotation, v, err, "it is ignored")
+		return contract.Rollout{}, false
+	}
+	return rec, true
+}
+
+// haltRecord is obj's halt record, if it holds anything back (ok). A value
+// that is not a halt (contract.HaltReleased included: callers check for it
+// first), is too long or dates from the future holds nothing back, as
+// before records were sealed an unreadable one held nothing. A halt that
+// reads but does not verify (verified false: written before the upgrade,
+// sealed under an earlier key, copied, or by hand) still holds its change
+// back, with a warning: a halt only keeps stamps, which anyone who can
+// write a workload of the namespace can already bring about (a reader of
+// the source that fails first), while dropping it would let a broken
+// change roll on after every upgrade and key rotation.
+func (r *reconciler) haltRecord(ctx context.Context, kindName string, obj client.Object) (h contract.Halt, verified, ok bool) {
+	v, has := obj.GetAnnotations()[contract.HaltAnnotation]
+	if !has || v == contract.HaltReleased {
+		return contract.Halt{}, false, false
+	}
+	h, err := contract.ReadHalt(r.key, subjectOf(kindName, obj), v, r.now())
+	switch {
+	case err == nil:
+		return h, true, true
+	case contract.Unverified(err):
+		r.recordWarns.warn(ctx, r.events, obj, contract.HaltAnnotation, v, err, "it still holds its change back")
+		return h, false, true
+	}
+	r.recordWarns.warn(ctx, r.events, obj, contract.HaltAnnotation, v, err, "it holds nothing back")
+	return contract.Halt{}, false, false
+}
+
+// sealRollout sets rec, sealed for obj, as obj's rollout record in a (obj's
+// annotations, about to be written); a record too long to be read back is
+// not written at all, and none is left that names an earlier re-stamp.
+func (r *reconciler) sealRollout(kindName string, obj client.Object, a map[string]string, rec contract.Rollout) {
+	if v := rec.Sealed(r.key, subjectOf(kindName, obj)); v != "" {
+		a[contract.RolloutAnnotation] = v
+		return
+	}
+	delete(a, contract.RolloutAnnotation)
+}
+
+// sealHalt is h's value sealed for obj.
+func (r *reconciler) sealHalt(kindName string, obj client.Object, h contract.Halt) string {
+	return h.Sealed(r.key, subjectOf(kindName, obj))
+}
+
+// holdRecord is obj's flap hold record, nil when it has none the hook can
+// trust (as rolloutRecord); its quiet time is at most --flap-quiet-max. A
+// hold the hook cannot trust is ignored rather than honoured for a quiet
+// time: honouring it would let anyone who writes the workload keep it from
+// its config for good, by writing a new one whenever the last ended.
+func (r *reconciler) holdRecord(ctx context.Context, kindName string, obj client.Object) *contract.Hold {
+	v, has := obj.GetAnnotations()[contract.HoldAnnotation]
+	if !has {
+		return nil
+	}
+	var maxQuiet time.Duration
+	if r.flaps != nil {
+		maxQuiet = r.flaps.opts.FlapMaxQuiet
+	}
+	h, err := contract.ReadHold(r.key, subjectOf(kindName, obj), v, r.now(), maxQuiet)
+	if err != nil {
+		r.recordWarns.warn(ctx, r.events, obj, contract.HoldAnnotation, v, err, "it is ignored")
+		return nil
+	}
+	return &h
+}
+
+// sealHold is h's value sealed for obj.
+func (r *reconciler) sealHold(kindName string, obj client.Object, h contract.Hold) string {
+	return h.Sealed(r.key, subjectOf(kindName, obj))
+}
