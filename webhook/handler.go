@@ -206,7 +206,7 @@ func (h *Handler) checksum(ctx context.Context, ns string, reads workload.Reads,
 		warnings = append(warnings, workload.Warning(oneLine(reads.RefErr)))
 	}
 	if reads.Skip == workload.SkipOverLimit {
-		return unchanged(t, old), append(warnings, workload.Warning(fmt.Sprintf("template reads %d sources, more than the limit of %d; not stamped", len(reads.Refs), workload.MaxSources))), nil
+		return unchanged(t, old), append(warnings, workload.Warning(reads.LimitMessage())), nil
 	}
 	h.Metrics.checksum()
 	res, err := hasher.Checksum(h.Key, ns, reads.Refs, h.Sources.Lookup(ctx, ns))

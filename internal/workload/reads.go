@@ -1,10 +1,13 @@
 package workload
 
 import (
+	"fmt"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/internal/contract"
 )
 
 // Skip says why confighash reads nothing for a workload: it neither stamps
@@ -24,7 +27,8 @@ const (
 	// that reads a Deployment's through spec.workloadRef, a custom object
 	// without one).
 	SkipNoTemplate Skip = "no template"
-	// SkipOverLimit means the template reads more than MaxSources sources.
+	// SkipOverLimit means the template reads more than MaxSources sources,
+	// or more than MaxReferenceBytes of them (see LimitMessage).
 	SkipOverLimit Skip = "over the sources limit"
 )
 
@@ -53,7 +57,10 @@ type Reads struct {
 //
 // A Skip is decided in this order: an opt-out first (it is the user's
 // word, whatever else holds), then ownership and the template; the sources
-// limit last, since it needs the references.
+// limits last, since they need the references. An object SlimObject found
+// over the limits keeps no references, only a mark that says so, which is
+// read here: the hook's cached copy is skipped exactly as the whole object
+// is.
 func ReadsOf(k Kind, obj client.Object) Reads {
 	annotations := obj.GetAnnotations()
 	var r Reads
@@ -73,8 +80,41 @@ func ReadsOf(k Kind, obj client.Object) Reads {
 	}
 	r.Template = t
 	r.Refs, r.RefErr = hasher.References(t.Spec, annotations)
-	if r.Skip == NotSkipped && len(r.Refs) > MaxSources {
+	if r.Skip == NotSkipped && (overLimit(r.Refs, annotations) || slimmedOverLimit(annotations)) {
 		r.Skip = SkipOverLimit
 	}
 	return r
+}
+
+// overLimit reports whether a template reading refs, with the include and
+// exclude annotations of annotations, is over MaxSources or
+// MaxReferenceBytes.
+func overLimit(refs []hasher.Reference, annotations map[string]string) bool {
+	return len(refs) > MaxSources || referenceBytes(refs, annotations) > MaxReferenceBytes
+}
+
+// referenceBytes is the size MaxReferenceBytes bounds: every source name
+// and key of refs, each with entryCost, and the include and exclude
+// annotations as written. It stops counting once past the bound.
+func referenceBytes(refs []hasher.Reference, annotations map[string]string) int {
+	n := len(annotations[contract.IncludeAnnotation]) + len(annotations[contract.ExcludeAnnotation])
+	for _, r := range refs {
+		n += entryCost + len(r.Name)
+		for _, k := range r.Keys {
+			n += entryCost + len(k)
+		}
+		if n > MaxReferenceBytes {
+			return n
+		}
+	}
+	return n
+}
+
+// LimitMessage says which bound a template SkipOverLimit left alone is
+// over, for the webhook's warning.
+func (r Reads) LimitMessage() string {
+	if len(r.Refs) > MaxSources {
+		return fmt.Sprintf("template reads %d sources, more than the limit of %d; not stamped", len(r.Refs), MaxSources)
+	}
+	return fmt.Sprintf("template's references (names, keys, include and exclude) take more than the limit of %d bytes; not stamped", MaxReferenceBytes)
 }

@@ -1,0 +1,219 @@
+package workload
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/confighash/confighash/internal/contract"
+)
+
+// slimmedKey marks a workload SlimObject made, on its own annotations. The
+// key is not a valid annotation key, so the apiserver never delivers an
+// object carrying it. Its value is slimHeld, or slimOverLimit for a
+// template over MaxSources or MaxReferenceBytes, whose references are not
+// kept (ReadsOf reads the mark as SkipOverLimit).
+//
+// The mark also keeps the annotations never empty: the hook's writes are
+// merge patches diffed from the cached copy, and a copy whose last kept
+// annotation went would diff to "annotations": null, taking every
+// annotation the slim copy does not hold with it.
+const slimmedKey = "!confighash.dev/slimmed"
+
+const (
+	slimHeld      = "v1"
+	slimOverLimit = "over-limit"
+)
+
+// templateKey, on the slimmed pod template's annotations, is a digest of
+// the whole template but its stamp (templateDigest). Two slimmed copies
+// hold the same template exactly when their digests are equal, so
+// SameTemplate on them tells what it tells on the whole objects: the hook
+// re-checks a template changed in anything (an image, a restart
+// annotation), as it does with the whole object. Like slimmedKey, it keeps
+// the template's annotations never empty.
+const templateKey = "!confighash.dev/template"
+
+// Bounds of the annotation values a slimmed workload keeps. A longer value
+// is replaced by overLimitValue, which no parser accepts, so that the hook
+// reads it as it reads a malformed value, and a change of it is still a
+// change.
+const (
+	// shortValueBytes bounds the values that are a word or a number: the
+	// stamp, an opt-out, a window, an order, waves.
+	shortValueBytes = 256
+	// recordValueBytes bounds the hook's own records (rollout, halt,
+	// hold). A rollout record names each source read twice, about 60
+	// bytes each: 8 KiB is some 60 sources' record.
+	recordValueBytes = 8 << 10
+)
+
+// keptAnnotations are the annotations of a workload's own metadata that
+// the hook reads from its cache, with the bound of each value. Include and
+// exclude are bounded by MaxReferenceBytes through ReadsOf (an object over
+// it keeps neither).
+var keptAnnotations = map[string]int{
+	contract.InjectionAnnotation:      shortValueBytes,
+	contract.IncludeAnnotation:        MaxReferenceBytes,
+	contract.ExcludeAnnotation:        MaxReferenceBytes,
+	contract.CoalesceWindowAnnotation: shortValueBytes,
+	contract.RolloutOrderAnnotation:   shortValueBytes,
+	contract.WavesAnnotation:          shortValueBytes,
+	contract.HoldAnnotation:           recordValueBytes,
+	contract.RolloutAnnotation:        recordValueBytes,
+	contract.HaltAnnotation:           recordValueBytes,
+}
+
+// maxConditions bounds the status conditions kept; conditionBytes each of
+// their type, status and reason (the judge reads nothing else of them).
+const (
+	maxConditions  = 16
+	conditionBytes = 128
+)
+
+// maxSelectorBytes bounds a kept spec.selector (selectorBytes); a larger
+// one is dropped, and the judge then decides the rollout from the
+// workload's status without its pods, as for a kind without a selector.
+const maxSelectorBytes = 4 << 10
+
+// IsSlim reports whether obj was made by SlimObject.
+func IsSlim(obj client.Object) bool {
+	return obj.GetAnnotations()[slimmedKey] != ""
+}
+
+// slimmedOverLimit reports whether annotations are those of a slimmed
+// workload whose template was over the limits.
+func slimmedOverLimit(annotations map[string]string) bool {
+	return annotations[slimmedKey] == slimOverLimit
+}
+
+// SlimObject returns the smallest copy of obj, an object of kind k, that
+// the hook needs, for its cache: the identity and lifecycle, the
+// annotations it reads (bounded), the fields of spec and status the
+// rollout judge reads (bounded), and a pod template reduced to its stamp,
+// a digest of the rest, and a pod spec that reads exactly what obj's reads
+// (ReadsOf, and so hasher.Checksum, give the same answer on both). A
+// template over MaxSources or MaxReferenceBytes keeps no references and is
+// marked so. Whatever obj holds, the copy is at most some tens of KiB
+// (docs/security.md); real workloads cost a few hundred bytes. obj is left
+// as it was. An object SlimObject made, or of another kind, is returned as
+// it is.
+func (k Kind) SlimObject(obj client.Object) client.Object {
+	if IsSlim(obj) {
+		return obj
+	}
+	reads := ReadsOf(k, obj)
+	over := reads.Skip == SkipOverLimit || overLimit(reads.Refs, obj.GetAnnotations())
+	meta := slimMeta(obj, over)
+	var tmpl *corev1.PodTemplateSpec
+	if t, ok := k.PodTemplate(obj); ok && reads.Skip != SkipNoTemplate {
+		tmpl = &corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+			templateKey: templateDigest(t),
+		}}}
+		if stamp := t.Checksum(); stamp != "" {
+			tmpl.Annotations[contract.ChecksumAnnotation] = bounded(stamp, shortValueBytes)
+		}
+		if !over {
+			tmpl.Spec = readingSpec(reads.Refs)
+		}
+	}
+	if k.Unstructured() {
+		return k.slimUnstructured(obj, meta, tmpl)
+	}
+	out, ok := slimTyped(obj, meta, tmpl)
+	if !ok {
+		return obj
+	}
+	return out
+}
+
+// slimMeta keeps identity, lifecycle, the controller reference and the
+// annotations the hook reads. Labels go: the hook selects pods by
+// spec.selector, never by the workload's labels.
+func slimMeta(obj client.Object, over bool) metav1.ObjectMeta {
+	mark := slimHeld
+	if over {
+		mark = slimOverLimit
+	}
+	annotations := map[string]string{slimmedKey: mark}
+	for key, v := range obj.GetAnnotations() {
+		limit, ok := keptAnnotations[key]
+		if !ok || (over && (key == contract.IncludeAnnotation || key == contract.ExcludeAnnotation)) {
+			continue
+		}
+		annotations[key] = bounded(v, limit)
+	}
+	m := metav1.ObjectMeta{
+		Name:              obj.GetName(),
+		Namespace:         obj.GetNamespace(),
+		UID:               obj.GetUID(),
+		ResourceVersion:   obj.GetResourceVersion(),
+		Generation:        obj.GetGeneration(),
+		CreationTimestamp: obj.GetCreationTimestamp(),
+		DeletionTimestamp: obj.GetDeletionTimestamp(),
+		Annotations:       annotations,
+	}
+	if c := metav1.GetControllerOfNoCopy(obj); c != nil {
+		m.OwnerReferences = []metav1.OwnerReference{*c.DeepCopy()}
+	}
+	return m
+}
+
+// bounded is v, or overLimitValue(v) when v is longer than limit.
+func bounded(v string, limit int) string {
+	if len(v) <= limit {
+		return v
+	}
+	return overLimitValue(v)
+}
+
+// overLimitValue stands for a value over its bound: "!" starts no value
+// any confighash parser accepts, and the digest makes two long values
+// differ as the values do.
+func overLimitValue(v string) string {
+	d := sha256.Sum256([]byte(v))
+	return "!over-limit:" + hex.EncodeToString(d[:8])
+}
+
+// templateDigest digests t but its stamp, as SameTemplate compares it: the
+// decoded metadata and spec, JSON-encoded (one encoding per value, so the
+// pre-image is unambiguous). t's own stamp is put back before it returns.
+func templateDigest(t Template) string {
+	var stamp string
+	var had bool
+	if t.Meta != nil {
+		stamp, had = t.Meta.Annotations[contract.ChecksumAnnotation]
+		delete(t.Meta.Annotations, contract.ChecksumAnnotation)
+	}
+	b, err := json.Marshal(struct {
+		Meta *metav1.ObjectMeta `json:"m"`
+		Spec *corev1.PodSpec    `json:"s"`
+	}{t.Meta, t.Spec})
+	if had {
+		t.Meta.Annotations[contract.ChecksumAnnotation] = stamp
+	}
+	if err != nil {
+		// A decoded template always encodes; were it not to, a fixed
+		// value marks the copy as different from every real digest.
+		return "!unencodable"
+	}
+	d := sha256.Sum256(b)
+	return hex.EncodeToString(d[:])
+}
+
+// Transform returns the cache transform that slims the objects of r's
+// mutable kinds (SlimObject) and hands every other object to next.
+func (r Registry) Transform(next func(any) (any, error)) func(any) (any, error) {
+	return func(obj any) (any, error) {
+		if o, ok := obj.(client.Object); ok {
+			if k, ok := r.For(o); ok && k.Mutable {
+				return k.SlimObject(o), nil
+			}
+		}
+		return next(obj)
+	}
+}

@@ -1,0 +1,95 @@
+package workload
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// slimTyped builds the slimmed copy of a built-in mutable kind's object:
+// meta, the template tmpl (a typed object always has one), and of its spec
+// and status what internal/rollout and kstatus read (replicas, selector,
+// strategy, pause, progress deadline; the replica counts, revisions,
+// observed generation and conditions). A CronJob keeps its template only:
+// its rollout is never waited for.
+func slimTyped(obj client.Object, meta metav1.ObjectMeta, tmpl *corev1.PodTemplateSpec) (client.Object, bool) {
+	if tmpl == nil {
+		tmpl = &corev1.PodTemplateSpec{}
+	}
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		st := o.Status
+		st.Conditions = slimConditions(st.Conditions, func(c appsv1.DeploymentCondition) appsv1.DeploymentCondition {
+			return appsv1.DeploymentCondition{Type: appsv1.DeploymentConditionType(short(string(c.Type))),
+				Status: corev1.ConditionStatus(short(string(c.Status))), Reason: short(c.Reason)}
+		})
+		return &appsv1.Deployment{TypeMeta: o.TypeMeta, ObjectMeta: meta, Status: st, Spec: appsv1.DeploymentSpec{
+			Replicas: o.Spec.Replicas, Selector: slimSelector(o.Spec.Selector), Paused: o.Spec.Paused,
+			ProgressDeadlineSeconds: o.Spec.ProgressDeadlineSeconds, Template: *tmpl}}, true
+	case *appsv1.StatefulSet:
+		st := o.Status
+		st.CurrentRevision, st.UpdateRevision = short(st.CurrentRevision), short(st.UpdateRevision)
+		st.Conditions = slimConditions(st.Conditions, func(c appsv1.StatefulSetCondition) appsv1.StatefulSetCondition {
+			return appsv1.StatefulSetCondition{Type: appsv1.StatefulSetConditionType(short(string(c.Type))),
+				Status: corev1.ConditionStatus(short(string(c.Status))), Reason: short(c.Reason)}
+		})
+		return &appsv1.StatefulSet{TypeMeta: o.TypeMeta, ObjectMeta: meta, Status: st, Spec: appsv1.StatefulSetSpec{
+			Replicas: o.Spec.Replicas, Selector: slimSelector(o.Spec.Selector),
+			UpdateStrategy: *o.Spec.UpdateStrategy.DeepCopy(), Template: *tmpl}}, true
+	case *appsv1.DaemonSet:
+		st := o.Status
+		st.Conditions = slimConditions(st.Conditions, func(c appsv1.DaemonSetCondition) appsv1.DaemonSetCondition {
+			return appsv1.DaemonSetCondition{Type: appsv1.DaemonSetConditionType(short(string(c.Type))),
+				Status: corev1.ConditionStatus(short(string(c.Status))), Reason: short(c.Reason)}
+		})
+		return &appsv1.DaemonSet{TypeMeta: o.TypeMeta, ObjectMeta: meta, Status: st, Spec: appsv1.DaemonSetSpec{
+			Selector: slimSelector(o.Spec.Selector), UpdateStrategy: *o.Spec.UpdateStrategy.DeepCopy(), Template: *tmpl}}, true
+	case *batchv1.CronJob:
+		out := &batchv1.CronJob{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+		out.Spec.JobTemplate.Spec.Template = *tmpl
+		return out, true
+	}
+	return nil, false
+}
+
+// slimConditions keeps the first maxConditions of cs, each reduced by keep.
+func slimConditions[C any](cs []C, keep func(C) C) []C {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]C, min(len(cs), maxConditions))
+	for i := range out {
+		out[i] = keep(cs[i])
+	}
+	return out
+}
+
+// short bounds a condition's word: a longer one stands for none the judge
+// knows.
+func short(s string) string { return bounded(s, conditionBytes) }
+
+// slimSelector is s, or nil when it is larger than maxSelectorBytes.
+func slimSelector(s *metav1.LabelSelector) *metav1.LabelSelector {
+	if s == nil || selectorBytes(s) > maxSelectorBytes {
+		return nil
+	}
+	return s.DeepCopy()
+}
+
+// selectorBytes is the size of s's keys, values and operators, each with
+// entryCost, as referenceBytes counts references.
+func selectorBytes(s *metav1.LabelSelector) int {
+	n := 0
+	for k, v := range s.MatchLabels {
+		n += entryCost + len(k) + len(v)
+	}
+	for _, e := range s.MatchExpressions {
+		n += entryCost + len(e.Key) + len(e.Operator)
+		for _, v := range e.Values {
+			n += entryCost + len(v)
+		}
+	}
+	return n
+}
