@@ -33,8 +33,10 @@
 //     default). A pod the cluster disrupted (condition DisruptionTarget:
 //     eviction, preemption, node shutdown) is not a failure of its config.
 //     Nor is an exit of a container that had started before the re-stamp
-//     (the Since of the workload's confighash.dev/rollout record; without
-//     one every exit counts): it ran with the content before the change.
+//     (Input.Since: the hook's own time of the re-stamp, or the since of
+//     the workload's confighash.dev/rollout record once the hook has
+//     verified it, never ahead of now; without one every exit counts): it
+//     ran with the content before the change.
 //     Only a pod that outlived the change can show one, when the template
 //     comes back to a revision whose pods are still running, as when the
 //     fix of a halted change is a revert; a crash-looping pod whose last

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -34,6 +33,14 @@ type Input struct {
 	// Soak is how long every new-revision pod must have run, since its
 	// latest container start and without a restart, before Succeeded.
 	Soak time.Duration
+	// Since is when the hook re-stamped the workload for the change judged
+	// (zero: unknown, and every exit counts): an exit of a container
+	// started before it ran with the content before the change. The caller
+	// takes it from its own memory or from a record it verified, never
+	// from the object's annotations as they are, which anyone who writes
+	// the workload can set (a since far ahead there would make every exit
+	// look older than the change).
+	Since time.Time
 }
 
 // Judge says whether in.Object's rollout of its current pod template has
@@ -56,7 +63,7 @@ func Judge(in Input) Verdict {
 		return succeeded("CronJob", "a CronJob's stamp only reaches its future Jobs; nothing rolls now")
 	}
 	pods := newRevision(in.Pods, in.Stamp)
-	if v, bad := podFailure(pods, restampedAt(u)); bad {
+	if v, bad := podFailure(pods, in.Since); bad {
 		return v
 	}
 	if in.Stamp != "" {
@@ -94,16 +101,6 @@ func awaitsPods(k workload.Kind, obj client.Object, u *unstructured.Unstructured
 	}
 	_, ok, err := PodSelector(k, obj)
 	return ok && err == nil
-}
-
-// restampedAt is when the hook re-stamped the workload, from its
-// confighash.dev/rollout record; zero when it has none.
-func restampedAt(u *unstructured.Unstructured) time.Time {
-	r, err := contract.ParseRollout(u.GetAnnotations()[contract.RolloutAnnotation])
-	if err != nil {
-		return time.Time{}
-	}
-	return r.Since
 }
 
 // reasonUpdated is the Reason of a kind's verdict that still waits for the

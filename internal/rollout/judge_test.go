@@ -13,7 +13,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -23,6 +22,7 @@ type judgeCase struct {
 	obj    client.Object
 	pods   []corev1.Pod
 	stamp  string // newStamp when ""
+	since  time.Time
 	state  State
 	reason string
 }
@@ -117,22 +117,25 @@ func deploymentCases() []judgeCase {
 		// A fix that reverts a halted change brings back the template of
 		// pods that outlived the change; the crashes they had with the bad
 		// content, before the re-stamp, are not the fix's.
-		{name: "a reused pod that crashed before the re-stamp and has run since", kind: D, obj: restamped(deploymentDone(), t0().Add(-time.Minute)),
+		{name: "a reused pod that crashed before the re-stamp and has run since", kind: D, obj: deploymentDone(), since: t0().Add(-time.Minute),
 			pods: withPods(pod("web-new-d", newStamp, t0().Add(-2*soakFor), crashedAt(1, t0().Add(-time.Hour)))), state: Succeeded, reason: "Updated"},
-		{name: "a reused pod in back-off after a crash from before the re-stamp", kind: D, obj: restamped(deploymentDone(), t0().Add(-time.Minute)),
+		{name: "a reused pod in back-off after a crash from before the re-stamp", kind: D, obj: deploymentDone(), since: t0().Add(-time.Minute),
 			pods:  withPods(pod("web-new-d", newStamp, t0(), crashedAt(1, t0().Add(-2*time.Minute)), waiting("CrashLoopBackOff"))),
 			state: Progressing, reason: "Soaking"},
-		{name: "a reused pod that crashed after the re-stamp", kind: D, obj: restamped(deploymentDone(), t0().Add(-time.Minute)),
+		{name: "a reused pod that crashed after the re-stamp", kind: D, obj: deploymentDone(), since: t0().Add(-time.Minute),
 			pods: withPods(pod("web-new-d", newStamp, t0(), crashedAt(2, t0().Add(-30*time.Second)))), state: Failed, reason: "NonZeroExit"},
-		{name: "a reused pod that exited, started before the re-stamp", kind: D, obj: restamped(deploymentDone(), t0().Add(-time.Minute)),
+		{name: "a reused pod that exited, started before the re-stamp", kind: D, obj: deploymentDone(), since: t0().Add(-time.Minute),
 			pods: withPods(pod("web-new-d", newStamp, t0(), exitedNow(1), func(p *corev1.Pod) {
 				p.Status.ContainerStatuses[0].State.Terminated.StartedAt = metav1.NewTime(t0().Add(-time.Hour))
 			})), state: Progressing, reason: "Soaking"},
-		{name: "an unreadable rollout record judges every crash", kind: D, obj: func() client.Object {
-			d := restamped(deploymentDone(), t0().Add(-time.Minute))
-			d.Annotations[contract.RolloutAnnotation] = "v0 garbage"
-			return d
-		}(), pods: withPods(pod("web-new-d", newStamp, t0().Add(-2*soakFor), crashedAt(1, t0().Add(-time.Hour)))), state: Failed, reason: "NonZeroExit"},
+		{name: "no re-stamp known: every crash is judged", kind: D, obj: deploymentDone(),
+			pods: withPods(pod("web-new-d", newStamp, t0().Add(-2*soakFor), crashedAt(1, t0().Add(-time.Hour)))), state: Failed, reason: "NonZeroExit"},
+		// The record on the object is anyone's to write: a since far ahead
+		// there would make every exit look older than the change. Only
+		// Input.Since, the caller's verified time, dates the change.
+		{name: "a rollout record dated ahead on the object hides no crash", kind: D, obj: restamped(deploymentDone(), t0().Add(24*time.Hour)),
+			since: t0().Add(-time.Minute),
+			pods:  withPods(pod("web-new-d", newStamp, t0(), crashedAt(2, t0().Add(-30*time.Second)))), state: Failed, reason: "NonZeroExit"},
 		{name: "deployment rolled out, a new pod being deleted does not soak", kind: D, obj: deploymentDone(),
 			pods: withPods(pod("web-new-d", newStamp, t0(), pending(), deleting())), state: Succeeded, reason: "Updated"},
 		{name: "deployment rolled out, old pods still terminating", kind: D, obj: deploymentDone(),
@@ -318,7 +321,7 @@ func TestJudge(t *testing.T) {
 				stamp = ""
 			}
 			before := c.obj.DeepCopyObject()
-			v := Judge(Input{Kind: c.kind, Object: c.obj, Stamp: stamp, Pods: c.pods, Now: t0(), Soak: soakFor})
+			v := Judge(Input{Kind: c.kind, Object: c.obj, Stamp: stamp, Pods: c.pods, Now: t0(), Soak: soakFor, Since: c.since})
 			if v.State != c.state || v.Reason != c.reason {
 				t.Fatalf("Judge = %s %q (%s), want %s %q", v.State, v.Reason, v.Message, c.state, c.reason)
 			}
