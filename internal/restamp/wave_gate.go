@@ -139,6 +139,11 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 		if _, err := waves.OrderOf(obj.GetAnnotations()); err != nil {
 			r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonInvalidAnnotation, "Restamp", "%s; it goes as 0", err.Error())
 		}
+		if f != nil {
+			// A re-stamp of a reader in flight keeps the first one's
+			// clock, and so does a new leader that reads the record.
+			rec.Since = f.since.UTC().Truncate(time.Second)
+		}
 		return true, f, reconcile.Result{}, rec, nil
 	case waitHalt:
 		// Woken when the halt is released; the source's next change

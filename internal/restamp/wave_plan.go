@@ -35,6 +35,12 @@ type plan struct {
 	// finished is when every member had succeeded or settled; zero
 	// while the waves go.
 	finished time.Time
+	// unchecked are the members planning did not check for staleness
+	// (beyond planChecks of them, in the waves' order): each is checked by
+	// its own reconcile, and settled there if current. The time is when
+	// one was last woken for that by a later wave waiting on it; zero:
+	// never.
+	unchecked map[Request]time.Time
 }
 
 // planHalt says which member halted a plan, and why.
@@ -46,7 +52,13 @@ type planHalt struct {
 // flight is a reader re-stamped for one or more plans whose rollout is
 // being judged; it counts against --max-concurrent-rollouts until it ends.
 type flight struct {
+	// since is when the reader was first re-stamped while in flight: a
+	// re-stamp of a reader in flight does not restart the clock of
+	// --rollout-timeout, so re-stamping a rollout that never ends cannot
+	// keep its slot for ever.
 	since time.Time
+	// light: its re-stamp starts no pod; it takes no slot of the bound.
+	light bool
 	// judged is when its rollout was last looked at (zero: never).
 	judged time.Time
 	// stamp is the stamp written, which the new revision's pods carry.
@@ -91,8 +103,9 @@ type planner struct {
 	maxWave, maxInFlight int
 	plans                map[planKey]*plan
 	flights              map[Request]*flight
-	// blocked are readers whose wave is due but who wait for the bound.
-	blocked map[Request]bool
+	// blocked are readers whose wave is due but who wait for a slot of the
+	// bound, shared fairly across namespaces (wave_fair.go).
+	blocked *slotWaiters
 	// waiting maps each reader told to wait to the request it came with,
 	// which is the one to wake: its pending changes are kept under it.
 	waiting map[Request]Request
@@ -111,7 +124,7 @@ type planner struct {
 
 func newPlanner(maxWave, maxInFlight int, wake func(Request)) *planner {
 	return &planner{maxWave: maxWave, maxInFlight: maxInFlight, plans: map[planKey]*plan{},
-		flights: map[Request]*flight{}, blocked: map[Request]bool{}, waiting: map[Request]Request{}, judged: map[Request]time.Time{}, wake: wake, now: time.Now}
+		flights: map[Request]*flight{}, blocked: newSlotWaiters(), waiting: map[Request]Request{}, judged: map[Request]time.Time{}, wake: wake, now: time.Now}
 }
 
 // member is a reader of a change as the plan is built: its place in the
@@ -125,10 +138,16 @@ type member struct {
 	// since is when it was re-stamped for the change (from the annotation).
 	since  time.Time
 	reason string
+	// unchecked: planning did not check whether it is stale for the
+	// change (plan.unchecked).
+	unchecked bool
 }
 
 // current returns the plan of key if it is for change.
 func (p *planner) current(key planKey, change contract.Change) (*plan, bool) {
+	if p == nil {
+		return nil, false
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pl, ok := p.plans[key]
@@ -140,8 +159,15 @@ func (p *planner) current(key planKey, change contract.Change) (*plan, bool) {
 // members not known to be in flight are put in flight, and woken, so that
 // a new leader judges their rollout; but only those re-stamped within
 // --rollout-timeout (timeout; 0: all): an older one has long ended, and
-// whatever it does now is not this change's doing.
+// whatever it does now is not this change's doing. A record's time later
+// than now counts as now, and a rebuilt flight takes a slot of the bound as
+// an admitted one does: one that finds none counts as ended, so that no
+// record, valid or not, puts readers in flight past the bound or past the
+// timeout.
 func (p *planner) install(key planKey, change contract.Change, ms []member, now time.Time, timeout time.Duration) *plan {
+	if p == nil {
+		return nil
+	}
 	p.mu.Lock()
 	if pl, ok := p.plans[key]; ok && pl.change == change {
 		p.mu.Unlock()
@@ -151,10 +177,13 @@ func (p *planner) install(key planKey, change contract.Change, ms []member, now 
 	slices.SortFunc(ms, func(a, b member) int {
 		return waves.Compare(memberOf(a.req, a.order), memberOf(b.req, b.order))
 	})
-	pl := &plan{key: key, change: change, gone: map[Request]bool{}, done: map[Request]bool{}, index: map[Request]int{}}
+	pl := &plan{key: key, change: change, gone: map[Request]bool{}, done: map[Request]bool{}, index: map[Request]int{}, unchecked: map[Request]time.Time{}}
 	for _, m := range ms {
 		pl.index[m.req] = len(pl.members)
 		pl.members = append(pl.members, m.req)
+		if m.since.After(now) {
+			m.since = now
+		}
 		switch {
 		case m.released:
 			pl.gone[m.req], pl.done[m.req] = true, true
@@ -166,6 +195,9 @@ func (p *planner) install(key planKey, change contract.Change, ms []member, now 
 		case m.gone && (timeout > 0 && now.Sub(m.since) > timeout || !p.judged[m.req].Before(m.since)):
 			// Long over, or judged already by this leader.
 			pl.gone[m.req], pl.done[m.req] = true, true
+		case m.gone && p.flights[m.req] == nil && !p.slotFor(m.req, now):
+			// No slot: what a leader keeping the bound never left.
+			pl.gone[m.req], pl.done[m.req] = true, true
 		case m.gone:
 			pl.gone[m.req] = true
 			f := p.flights[m.req]
@@ -175,6 +207,8 @@ func (p *planner) install(key planKey, change contract.Change, ms []member, now 
 				judge = append(judge, m.req)
 			}
 			f.plans = append(f.plans, pl)
+		case m.unchecked:
+			pl.unchecked[m.req] = time.Time{}
 		}
 	}
 	p.plans[key] = pl
@@ -225,10 +259,18 @@ const (
 // them would take it to the halted content too, so it waits, but settled
 // there. light says the re-stamp starts no pod (rollout.NothingToRun), so
 // it takes no slot of --max-concurrent-rollouts: it can cause no storm, and
-// its flight ends as soon as it is written.
+// its flight ends as soon as it is written. Any other re-stamp needs a slot
+// (slotFor), a reader in flight already included.
 func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Time, light bool) (verdict, *plan, *flight) {
+	if p == nil {
+		return admitted, nil, nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for _, pl := range plans {
+		// It asks: its own reconcile found it stale.
+		delete(pl.unchecked, r)
+	}
 	// Halted, or r is the reader whose rollout halted another change:
 	// re-stamping it would only fail again, and halt this one too.
 	var halted *plan
@@ -247,6 +289,7 @@ func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Ti
 		}
 	}
 	if halted != nil {
+		p.blocked.remove(r)
 		p.wait(r, req)
 		var next []Request
 		for _, other := range plans {
@@ -261,25 +304,28 @@ func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Ti
 	}
 	for _, pl := range plans {
 		if !pl.due(r, p.maxWave) {
+			p.blocked.remove(r)
 			p.wait(r, req)
 			p.wakeLater(p.unjudged(pl, now))
+			p.wakeLater(pl.uncheckedBefore(r, p.maxWave, p.waiting, now))
 			return waitWave, pl, nil
 		}
 	}
-	if _, again := p.flights[r]; !again && !light && p.maxInFlight > 0 && len(p.flights) >= p.maxInFlight {
-		p.blocked[r] = true
+	if !light && !p.slotFor(r, now) {
+		p.blocked.add(r)
 		p.wait(r, req)
 		return waitBound, nil, nil
 	}
-	delete(p.blocked, r)
+	p.blocked.remove(r)
 	delete(p.waiting, r)
-	f := &flight{since: now, stamp: stamp, plans: slices.Clone(plans)}
+	f := &flight{since: now, light: light, stamp: stamp, plans: slices.Clone(plans)}
 	if old := p.flights[r]; old != nil {
 		// Re-stamped again while the last rollout was going. Its plans that
 		// are still current (another source's change, whose wave waits on
 		// r) stay with the new flight: one verdict, on the new stamp,
 		// decides them all, since the new pods carry both changes. A
-		// superseded plan is done with r.
+		// superseded plan is done with r. The clock goes on from the first
+		// re-stamp.
 		for _, pl := range old.plans {
 			switch {
 			case slices.Contains(f.plans, pl):
@@ -288,6 +334,9 @@ func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Ti
 			default:
 				pl.done[r] = true
 			}
+		}
+		if old.since.Before(f.since) {
+			f.since = old.since
 		}
 		f.prev = old
 	}
@@ -310,9 +359,20 @@ func (pl *plan) has(r Request) bool {
 // has succeeded. A reader that is not a member (it began to read the source
 // after the plan was made) is due at once.
 func (pl *plan) due(r Request, maxWave int) bool {
+	for _, m := range pl.members[:pl.waveStart(r, maxWave)] {
+		if !pl.done[m] {
+			return false
+		}
+	}
+	return true
+}
+
+// waveStart is the index in members of the first member of r's wave (0
+// for a reader that is not a member).
+func (pl *plan) waveStart(r Request, maxWave int) int {
 	i, ok := pl.index[r]
 	if !ok {
-		return true
+		return 0
 	}
 	start := 0
 	for _, size := range waves.Sizes(i+1, maxWave) {
@@ -321,12 +381,28 @@ func (pl *plan) due(r Request, maxWave int) bool {
 		}
 		start += size
 	}
-	for _, m := range pl.members[:start] {
-		if !pl.done[m] {
-			return false
-		}
+	return start
+}
+
+// uncheckedBefore lists, as re-checks, the members of the waves before r's
+// that planning did not check and that have not asked (waiting), at most
+// once per staleJudgement each: r waits on them, and their own reconcile
+// settles one that is current. Callers hold mu.
+func (pl *plan) uncheckedBefore(r Request, maxWave int, waiting map[Request]Request, now time.Time) []Request {
+	if len(pl.unchecked) == 0 {
+		return nil
 	}
-	return true
+	var rs []Request
+	for _, m := range pl.members[:pl.waveStart(r, maxWave)] {
+		last, ok := pl.unchecked[m]
+		if _, asked := waiting[m]; !ok || asked || pl.gone[m] || pl.done[m] || (!last.IsZero() && now.Sub(last) <= staleJudgement) {
+			continue
+		}
+		pl.unchecked[m] = now
+		m.Recheck = true
+		rs = append(rs, m)
+	}
+	return rs
 }
 
 // abort takes r out of flight f after a re-stamp that was admitted but not
@@ -393,7 +469,7 @@ func (p *planner) inFlight(r Request) (*flight, bool) {
 	return f, ok
 }
 
-// succeeded ends r's flight: its plans' next waves may go.
+// succeeded ends r's flight, whichever it is: its plans' next waves may go.
 func (p *planner) succeeded(r Request) { p.succeededFlight(r, nil) }
 
 // succeededFlight ends r's flight judged succeeded, if it is still only (a
@@ -401,27 +477,32 @@ func (p *planner) succeeded(r Request) { p.succeededFlight(r, nil) }
 // replaced meanwhile (two requests of one workload run at once) ends
 // nothing.
 func (p *planner) succeededFlight(r Request, only *flight) {
-	p.mu.Lock()
-	f, ok := p.flights[r]
-	if ok && only != nil && f != only {
-		p.mu.Unlock()
+	if p == nil {
 		return
 	}
-	delete(p.flights, r)
-	if ok {
-		p.judged[r] = f.since
-	}
-	var next []Request
-	if ok {
-		for _, pl := range f.plans {
-			pl.done[r] = true
-			next = append(next, pl.dueMembers(p.maxWave, p.waiting)...)
-			p.forgetIfDone(pl)
-		}
-	}
+	p.mu.Lock()
+	next := p.endSucceeded(r, only)
 	p.mu.Unlock()
 	p.wakeAll(next)
 	p.wakeBlocked()
+}
+
+// endSucceeded is succeededFlight's work, returning the readers to wake.
+// Callers hold mu.
+func (p *planner) endSucceeded(r Request, only *flight) []Request {
+	f, ok := p.flights[r]
+	if !ok || only != nil && f != only {
+		return nil
+	}
+	delete(p.flights, r)
+	p.judged[r] = f.since
+	var next []Request
+	for _, pl := range f.plans {
+		pl.done[r] = true
+		next = append(next, pl.dueMembers(p.maxWave, p.waiting)...)
+		p.forgetIfDone(pl)
+	}
+	return next
 }
 
 // forgetIfDone drops pl once every member has succeeded, so that the
@@ -463,7 +544,11 @@ func (p *planner) settled(r Request) {
 		return
 	}
 	p.mu.Lock()
-	p.settle(r)
+	next := p.settle(r)
+	p.mu.Unlock()
+	p.wakeAll(next)
+	// A slot kept for it, if any, goes to another waiter.
+	p.wakeBlocked()
 }
 
 // settledRecheck is settled for a re-check that leaves r alone because it
@@ -479,13 +564,17 @@ func (p *planner) settledRecheck(req Request) {
 		p.mu.Unlock()
 		return
 	}
-	p.settle(r)
+	next := p.settle(r)
+	p.mu.Unlock()
+	p.wakeAll(next)
+	p.wakeBlocked()
 }
 
-// settle is settled's work; callers hold mu, which it releases.
-func (p *planner) settle(r Request) {
+// settle is settled's work, returning the readers to wake. Callers hold mu.
+func (p *planner) settle(r Request) []Request {
 	var next []Request
 	for _, pl := range p.plans {
+		delete(pl.unchecked, r)
 		if pl.has(r) && !pl.gone[r] && !pl.done[r] {
 			pl.done[r] = true
 			next = append(next, pl.dueMembers(p.maxWave, p.waiting)...)
@@ -493,18 +582,18 @@ func (p *planner) settle(r Request) {
 		}
 	}
 	delete(p.waiting, r)
-	delete(p.blocked, r)
-	p.mu.Unlock()
-	p.wakeAll(next)
-	// A slot it was woken for, if any, goes to another blocked reader.
-	p.wakeBlocked()
+	p.blocked.remove(r)
+	return next
 }
 
 // adopt puts r in flight for the current plans it is a member of and has
 // not gone in, with stamp: its stamp went to the new content without the
 // hook (the webhook stamped a template change of it), so its rollout is
 // judged as if the hook had re-stamped it, and the next wave waits for it.
-// It reports whether r was such a member.
+// It reports whether r was such a member. A member planning did not check
+// is not adopted (it may never have been stale: its reconcile settles it),
+// nor is one that finds no slot of the bound (it is settled too: its
+// rollout is its own template change's).
 func (p *planner) adopt(r Request, stamp string, now time.Time) bool {
 	if p == nil {
 		return false
@@ -513,17 +602,21 @@ func (p *planner) adopt(r Request, stamp string, now time.Time) bool {
 	defer p.mu.Unlock()
 	var plans []*plan
 	for _, pl := range p.plans {
-		if pl.has(r) && !pl.gone[r] && !pl.done[r] && pl.halt == nil {
-			pl.gone[r] = true
+		_, unchecked := pl.unchecked[r]
+		if pl.has(r) && !pl.gone[r] && !pl.done[r] && pl.halt == nil && !unchecked {
 			plans = append(plans, pl)
 		}
 	}
-	if len(plans) == 0 {
+	f := p.flights[r]
+	if len(plans) == 0 || f == nil && !p.slotFor(r, now) {
 		return false
 	}
+	for _, pl := range plans {
+		pl.gone[r] = true
+	}
 	delete(p.waiting, r)
-	delete(p.blocked, r)
-	if f := p.flights[r]; f != nil {
+	p.blocked.remove(r)
+	if f != nil {
 		f.plans = append(f.plans, plans...)
 		return true
 	}
@@ -552,19 +645,38 @@ func (p *planner) haltsBy(r Request) ([]contract.Change, string) {
 	return cs, reason
 }
 
-// deleted forgets r, a reader that no longer exists: its flight ends and a
-// halt it caused is lifted, as a new leader would find no record of it.
+// deleted forgets r, a reader that no longer exists: its flight ends, a
+// halt it caused is lifted, as a new leader would find no record of it, and
+// it holds up no wave.
 func (p *planner) deleted(r Request) {
 	if p == nil {
 		return
 	}
-	p.release(r)
-	p.settled(r)
+	p.mu.Lock()
+	next := p.lift(r)
+	next = append(next, p.endSucceeded(r, nil)...)
+	next = append(next, p.settle(r)...)
+	p.mu.Unlock()
+	p.wakeAll(next)
+	p.wakeBlocked()
 }
 
-// release ends a halt by hand: r counts as succeeded.
+// release ends a halt by hand: r counts as succeeded in the plans it
+// halted. A rollout of r in flight now is another one (the halting one
+// ended as it failed), and is judged on its own.
 func (p *planner) release(r Request) {
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
+	next := p.lift(r)
+	p.mu.Unlock()
+	p.wakeAll(next)
+}
+
+// lift lifts the halts r caused, returning the readers to wake. Callers
+// hold mu.
+func (p *planner) lift(r Request) []Request {
 	var next []Request
 	for _, pl := range p.plans {
 		if pl.halt != nil && pl.halt.by == r {
@@ -574,11 +686,7 @@ func (p *planner) release(r Request) {
 			p.forgetIfDone(pl)
 		}
 	}
-	p.mu.Unlock()
-	if _, ok := p.inFlight(r); ok {
-		p.succeeded(r)
-	}
-	p.wakeAll(next)
+	return next
 }
 
 // failed ends r's flight and halts its plans that are still current (a
@@ -587,6 +695,9 @@ func (p *planner) failed(r Request, reason string) []*plan { return p.failedFlig
 
 // failedFlight is failed for the flight judged, as succeededFlight.
 func (p *planner) failedFlight(r Request, reason string, only *flight) []*plan {
+	if p == nil {
+		return nil
+	}
 	p.mu.Lock()
 	f, ok := p.flights[r]
 	if ok && only != nil && f != only {
@@ -634,6 +745,9 @@ func (pl *plan) dueMembers(maxWave int, waiting map[Request]Request) []Request {
 // counts returns the rollouts in flight and the current plans halted, for
 // the gauges.
 func (p *planner) counts() (inFlight, halted int) {
+	if p == nil {
+		return 0, 0
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, pl := range p.plans {
@@ -644,22 +758,15 @@ func (p *planner) counts() (inFlight, halted int) {
 	return len(p.flights), halted
 }
 
-// wakeBlocked wakes as many readers blocked by the bound as there are free
-// slots (all, without a bound), and any wakes decided under mu.
+// wakeBlocked wakes as many readers waiting for the bound as there are
+// free slots (all, without a bound), fairly across namespaces
+// (nextWaiters), and any wakes decided under mu.
 func (p *planner) wakeBlocked() {
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
-	free := len(p.blocked)
-	if p.maxInFlight > 0 {
-		free = max(0, p.maxInFlight-len(p.flights))
-	}
-	var rs []Request
-	for r := range p.blocked {
-		if len(rs) == free {
-			break
-		}
-		rs = append(rs, r)
-		delete(p.blocked, r)
-	}
+	rs := p.nextWaiters(p.now())
 	rs = append(rs, p.later...)
 	p.later = nil
 	p.mu.Unlock()
@@ -707,6 +814,9 @@ const staleJudgement = 5 * rolloutPoll
 
 // looked notes that r's rollout was judged at now.
 func (p *planner) looked(r Request, now time.Time) {
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if f, ok := p.flights[r]; ok {
@@ -734,7 +844,7 @@ func (p *planner) flushLater() {
 
 // wakeAll queues rs again, each with the request it waited with.
 func (p *planner) wakeAll(rs []Request) {
-	if p.wake == nil {
+	if p == nil || p.wake == nil || len(rs) == 0 {
 		return
 	}
 	p.mu.Lock()

@@ -288,7 +288,7 @@ func TestRestampKeepsTheOtherPlansFlight(t *testing.T) {
 // An admitted re-stamp that is not written puts back the rollout that was
 // going, which is still judged and counted.
 func TestAbortPutsTheRunningFlightBack(t *testing.T) {
-	p := newPlanner(8, 1, nil)
+	p := newPlanner(8, 2, nil)
 	pl := p.install(shared, change1, members(2), wavesT0, 0)
 	r0 := reader("r00")
 	p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
@@ -539,7 +539,11 @@ func TestLightReaderTakesNoSlot(t *testing.T) {
 	if v, _, _ := p.admit(r1, r1, []*plan{b}, "s", wavesT0, true); v != admitted {
 		t.Fatalf("a reader with nothing to run: %v with the one slot taken, want admitted", v)
 	}
-	if v, _, _ := p.admit(r1, r1, []*plan{b}, "s", wavesT0, false); v != admitted {
+	if v, _, _ := p.admit(r1, r1, []*plan{b}, "s", wavesT0, true); v != admitted {
 		t.Fatalf("again: %v", v)
+	}
+	// Once it has pods to start, it needs the slot like any other reader.
+	if v, _, _ := p.admit(r1, r1, []*plan{b}, "s", wavesT0, false); v != waitBound {
+		t.Fatalf("with pods to start and the one slot taken: %v, want waitBound", v)
 	}
 }

@@ -1,0 +1,176 @@
+package restamp
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/confighash/confighash/internal/contract"
+)
+
+func readerIn(namespace, name string) Request {
+	return Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}}
+}
+
+// onePlan installs a plan of its own for r, read from source src, and
+// returns it.
+func onePlan(p *planner, r Request, src, content string) *plan {
+	c := contract.Change{Source: src, Content: content}
+	return p.install(planKey{namespace: r.Namespace, source: src}, c, []member{{req: r}}, wavesT0, 0)
+}
+
+// A reader in flight that is re-stamped again (a new change of its
+// source) needs a free slot like any other reader; its rollout in flight
+// keeps the one it has until it ends.
+func TestReadmitNeedsASlot(t *testing.T) {
+	p := newPlanner(8, 1, nil)
+	p.now = func() time.Time { return wavesT0 }
+	t0, v0 := readerIn("tenant", "t0"), readerIn("victim", "v0")
+	if v, _, _ := p.admit(t0, t0, []*plan{onePlan(p, t0, "configmap/t", "0000000000000001")}, "s1", wavesT0, false); v != admitted {
+		t.Fatalf("the tenant's canary: %v", v)
+	}
+	if v, _, _ := p.admit(v0, v0, []*plan{onePlan(p, v0, "configmap/v", "0000000000000001")}, "s", wavesT0, false); v != waitBound {
+		t.Fatalf("the victim with the one slot taken: %v, want waitBound", v)
+	}
+	again := onePlan(p, t0, "configmap/t", "0000000000000002")
+	if v, _, _ := p.admit(t0, t0, []*plan{again}, "s2", wavesT0.Add(10*time.Minute), false); v != waitBound {
+		t.Fatalf("the tenant's canary re-stamped again with the bound full: %v, want waitBound", v)
+	}
+	if f, _ := p.inFlight(t0); f == nil || f.stamp != "s1" {
+		t.Fatalf("the rollout in flight is not the first one: %+v", f)
+	}
+}
+
+// A re-stamp of a reader in flight does not restart its clock: the
+// timeout counts from the first.
+func TestReadmitKeepsTheClock(t *testing.T) {
+	p := newPlanner(8, 10, nil)
+	t0 := readerIn("tenant", "t0")
+	for i, at := range []time.Duration{0, 10 * time.Minute, 20 * time.Minute} {
+		pl := onePlan(p, t0, "configmap/t", fmt.Sprintf("%016d", i+1))
+		if v, _, f := p.admit(t0, t0, []*plan{pl}, "s", wavesT0.Add(at), false); v != admitted || !f.since.Equal(wavesT0) {
+			t.Fatalf("re-stamp at +%s: %v, since %v; want admitted, since the first re-stamp %v", at, v, f.since, wavesT0)
+		}
+	}
+}
+
+// A free slot goes to the waiting namespace that holds the fewest, and a
+// namespace holding more is refused it while the other waits.
+func TestFreeSlotGoesToTheNamespaceHoldingFewest(t *testing.T) {
+	var woken []Request
+	p := newPlanner(8, 4, func(r Request) { woken = append(woken, r) })
+	p.now = func() time.Time { return wavesT0 }
+	var tenant []Request
+	for i := range 24 {
+		r := readerIn("tenant", fmt.Sprintf("t%02d", i))
+		tenant = append(tenant, r)
+		p.admit(r, r, []*plan{onePlan(p, r, "configmap/"+r.Name, "0000000000000001")}, "s", wavesT0, false)
+	}
+	v0 := readerIn("victim", "v0")
+	if v, _, _ := p.admit(v0, v0, []*plan{onePlan(p, v0, "configmap/v", "0000000000000001")}, "s", wavesT0, false); v != waitBound {
+		t.Fatalf("the victim: %v, want waitBound", v)
+	}
+	p.succeeded(tenant[0])
+	if !slices.Equal(woken, []Request{v0}) {
+		t.Fatalf("the free slot woke %v, want the victim, whose namespace holds none", woken)
+	}
+	// A tenant's reader asking before the victim does is refused the
+	// slot kept for the victim.
+	for _, r := range tenant[4:] {
+		if v, _, _ := p.admit(r, r, []*plan{onePlan(p, r, "configmap/"+r.Name, "0000000000000001")}, "s", wavesT0, false); v != waitBound {
+			t.Fatalf("%s asking with the slot kept for the victim: %v, want waitBound", r.Name, v)
+		}
+	}
+	if v, _, _ := p.admit(v0, v0, []*plan{onePlan(p, v0, "configmap/v", "0000000000000001")}, "s", wavesT0, false); v != admitted {
+		t.Fatalf("the woken victim: %v, want admitted", v)
+	}
+}
+
+// A slot kept for a woken waiter that never asks is given up after a
+// while, to the next waiter.
+func TestKeptSlotLapses(t *testing.T) {
+	var woken []string
+	now := wavesT0
+	p := newPlanner(8, 1, func(r Request) { woken = append(woken, r.Name) })
+	p.now = func() time.Time { return now }
+	a, b, c := readerIn("a", "a0"), readerIn("b", "b0"), readerIn("c", "c0")
+	for _, r := range []Request{a, b, c} {
+		p.admit(r, r, []*plan{onePlan(p, r, "configmap/"+r.Name, "0000000000000001")}, "s", now, false)
+	}
+	p.succeeded(a)
+	if len(woken) != 1 {
+		t.Fatalf("one slot woke %v", woken)
+	}
+	now = now.Add(slotKept + time.Second)
+	p.wakeBlocked()
+	if len(woken) != 2 || woken[1] == woken[0] {
+		t.Fatalf("after the kept slot lapsed: woke %v, want the other waiter", woken)
+	}
+}
+
+// A new leader rebuilding flights from records keeps the bound: a gone
+// member beyond it counts as ended, and a record's time in the future
+// counts as now.
+func TestInstallKeepsTheBound(t *testing.T) {
+	p := newPlanner(8, 2, nil)
+	p.now = func() time.Time { return wavesT0 }
+	ms := members(5)
+	for i := range ms {
+		ms[i].gone, ms[i].since = true, wavesT0.Add(time.Hour)
+	}
+	pl := p.install(shared, change1, ms, wavesT0, 15*time.Minute)
+	if n, _ := p.counts(); n != 2 {
+		t.Fatalf("%d rebuilt rollouts in flight, want the bound, 2", n)
+	}
+	for _, m := range pl.members {
+		if f, ok := p.inFlight(m); ok && f.since.After(wavesT0) {
+			t.Fatalf("%s in flight since %v, after now", m.Name, f.since)
+		}
+		if _, ok := p.inFlight(m); !ok && !pl.done[m] {
+			t.Fatalf("%s neither in flight nor done: the plan would wait on it for ever", m.Name)
+		}
+	}
+}
+
+// A halt released by hand ends no other rollout of the reader: one in
+// flight for another change is still to be judged.
+func TestReleaseEndsNoOtherRollout(t *testing.T) {
+	p := newPlanner(8, 0, nil)
+	x := p.install(shared, change1, members(2), wavesT0, 0)
+	r0 := reader("r00")
+	p.admit(r0, r0, []*plan{x}, "s1", wavesT0, false)
+	p.failed(r0, "NonZeroExit")
+	cy := contract.Change{Source: "configmap/y", Content: "0000000000000009"}
+	y := p.install(planKey{namespace: "ns", source: cy.Source}, cy, members(2), wavesT0, 0)
+	if !p.adopt(r0, "s2", wavesT0) {
+		t.Fatal("r00 was not adopted for Y")
+	}
+	p.release(r0)
+	if _, ok := p.inFlight(r0); !ok {
+		t.Fatal("releasing X's halt ended r00's rollout for Y unjudged")
+	}
+	r1 := reader("r01")
+	if v, _, _ := p.admit(r1, r1, []*plan{y}, "s", wavesT0, false); v != waitWave {
+		t.Fatalf("Y's second wave: %v while its canary still rolls, want waitWave", v)
+	}
+}
+
+// A reader the webhook stamped mid-waves takes a slot to be judged in;
+// with none free it is settled instead of passing the bound.
+func TestAdoptTakesASlot(t *testing.T) {
+	p := newPlanner(8, 1, nil)
+	p.now = func() time.Time { return wavesT0 }
+	t0 := readerIn("tenant", "t0")
+	p.admit(t0, t0, []*plan{onePlan(p, t0, "configmap/t", "0000000000000001")}, "s", wavesT0, false)
+	pl := p.install(shared, change1, members(2), wavesT0, 0)
+	if p.adopt(reader("r00"), "s", wavesT0) {
+		t.Fatal("adopted past the bound")
+	}
+	p.settled(reader("r00"))
+	if !pl.done[reader("r00")] {
+		t.Fatal("the reader not adopted was not settled")
+	}
+}
