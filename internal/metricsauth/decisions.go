@@ -92,8 +92,8 @@ func (d *decisions) allow(k tokenKey, now time.Time) {
 
 // deny records a denied decision. It forgets k as known good (a revoked
 // binding takes effect), and evicts only denied entries when full: expired
-// ones, else any one. Entries arrive no faster than the review limit, so the
-// scan of a full cache is paid at most that often.
+// ones, else any one. Entries arrive no faster than the review budgets
+// allow, so the scan of a full cache is paid at most that often.
 func (d *decisions) deny(k tokenKey, status int, now time.Time) {
 	delete(d.allowed, k)
 	if _, ok := d.denied[k]; !ok && len(d.denied) >= d.maxDenied {

@@ -16,11 +16,17 @@
 //   - allowed and denied decisions live in two caches, each bounded; only a
 //     token the apiserver allowed enters the allowed one, so junk tokens
 //     fill and evict the denied cache only;
-//   - tokens that are not known good are reviewed at most reviewsPerSecond
-//     (burst reviewBurst); past that the caller gets 429 and Retry-After;
 //   - a caller allowed within knownTTL is known good: when its minute-long
-//     allow goes stale it is reviewed again without waiting on that limit;
+//     allow goes stale it is reviewed again without waiting on any limit;
 //     a denial on that review forgets it;
+//   - any other token is reviewed from a budget chosen by the caller's TCP
+//     peer address (budgets.go): an address a token was allowed from has a
+//     small one of its own (a scraper whose token rotated); others share
+//     reviewsPerSecond (burst reviewBurst), and an address none of whose
+//     tokens was denied lately gets one review from a reserve when that is
+//     spent. Past its budget the caller gets 429 and Retry-After. The
+//     budgets bound the reviews a second; the addresses remembered are
+//     bounded too (peers.go);
 //   - a token longer than maxTokenBytes is refused without being hashed or
 //     sent to the apiserver.
 package metricsauth

@@ -3,6 +3,7 @@ package metricsauth
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -49,7 +50,8 @@ const (
 	// one is refused without hashing it or asking the apiserver.
 	maxTokenBytes = 16 << 10
 	// reviewsPerSecond and reviewBurst limit the TokenReviews (each with
-	// its SubjectAccessReview) asked about tokens that are not known good.
+	// its SubjectAccessReview) asked about tokens that are not known good,
+	// from addresses without a budget of their own (budgets.go).
 	reviewsPerSecond = 5
 	reviewBurst      = 10
 )
@@ -64,9 +66,13 @@ type Guard struct {
 
 	mu        sync.Mutex
 	decisions *decisions
+	peers     *peers
 	// reviews limits the reviews of unknown tokens; a known-good caller's
-	// re-review does not wait on it.
+	// re-review does not wait on it, and fresh and good addresses have
+	// budgets of their own (budgets.go).
 	reviews *rate.Limiter
+	// fresh is the reserve of addresses no token of which was denied.
+	fresh *rate.Limiter
 }
 
 // NewGuard returns a Guard asking r.
@@ -75,7 +81,9 @@ func NewGuard(r Reviewer) *Guard {
 		reviewer:  r,
 		now:       time.Now,
 		decisions: newDecisions(maxAllowed, maxDenied),
+		peers:     newPeers(maxGoodPeers, maxSuspectPeers, goodPeerBudget),
 		reviews:   rate.NewLimiter(reviewsPerSecond, reviewBurst),
+		fresh:     rate.NewLimiter(freshReviewsPerSecond, freshReviewBurst),
 	}
 }
 
@@ -92,7 +100,7 @@ func (g *Guard) Wrap(log logr.Logger, next http.Handler) (http.Handler, error) {
 			unauthorized(w, "Unauthorized: the token is too long")
 			return
 		}
-		status, err := g.decide(r.Context(), token, strings.ToLower(r.Method), r.URL.Path)
+		status, err := g.decide(r.Context(), peerOf(r.RemoteAddr), token, strings.ToLower(r.Method), r.URL.Path)
 		if err != nil {
 			log.Error(err, "checking a metrics caller with the apiserver")
 			http.Error(w, "Internal Server Error: could not check the caller", http.StatusInternalServerError)
@@ -130,35 +138,43 @@ func bearerToken(r *http.Request) (string, bool) {
 	return token, token != ""
 }
 
-// decide returns the HTTP status for a caller, from the cache or from the
-// apiserver. A token that is not known good is reviewed only within the
-// review limit, else refused with 429. Errors are not cached: the next scrape
-// asks again.
-func (g *Guard) decide(ctx context.Context, token, verb, path string) (int, error) {
+// decide returns the HTTP status for a caller at peer, from the cache or
+// from the apiserver. A token that is not known good is reviewed only
+// within the budget admit chooses for peer, else refused with 429. Errors
+// are not cached: the next scrape asks again.
+func (g *Guard) decide(ctx context.Context, peer netip.Addr, token, verb, path string) (int, error) {
 	key := keyOf(token, verb, path)
 	now := g.now()
 	g.mu.Lock()
 	status, known := g.decisions.lookup(key, now)
-	throttled := status == 0 && !known && !g.reviews.AllowN(now, 1)
+	var adm admission
+	if status == 0 && !known {
+		adm = g.admit(peer, now)
+	}
 	g.mu.Unlock()
 	if status != 0 {
 		return status, nil
 	}
-	if throttled {
+	if !known && !adm.ok {
 		return http.StatusTooManyRequests, nil
 	}
 
 	status, err := g.review(ctx, token, verb, path)
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	if err != nil {
+		if adm.fresh {
+			g.peers.forget(peer)
+		}
 		return 0, err
 	}
-	g.mu.Lock()
 	if status == statusAllowed {
 		g.decisions.allow(key, now)
+		g.peers.allowed(peer, now)
 	} else {
 		g.decisions.deny(key, status, now)
+		g.peers.denied(peer, now)
 	}
-	g.mu.Unlock()
 	return status, nil
 }
 

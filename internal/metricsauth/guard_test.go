@@ -160,9 +160,11 @@ func TestGuardDoesNotCacheErrors(t *testing.T) {
 	}
 }
 
-// unlimited lifts the review limit, to test the caches alone.
+// unlimited lifts every review budget, to test the caches alone.
 func unlimited(g *Guard) *Guard {
 	g.reviews = rate.NewLimiter(rate.Inf, 0)
+	g.fresh = rate.NewLimiter(rate.Inf, 0)
+	g.peers.budget = func() *rate.Limiter { return rate.NewLimiter(rate.Inf, 0) }
 	return g
 }
 
