@@ -18,10 +18,12 @@ import (
 //     only such addresses draw from, and is suspect from then until a
 //     token of it is allowed.
 //
-// So a flood from A addresses takes at most A reviews of the reserve, one
-// each, and then only the shared limit; a new scraper waits at most for
-// those. Unknown tokens cost the apiserver at most reviewsPerSecond +
-// freshReviewsPerSecond + maxGoodPeers/goodPeerReviewEvery a second.
+// So a flood from A addresses takes A reviews of the reserve, one each, and
+// then only the shared limit, as long as that denies each address again
+// within suspectTTL (A up to reviewsPerSecond*suspectTTL, 1500); a new
+// scraper waits at most for those A. Unknown tokens cost the apiserver at
+// most reviewsPerSecond + freshReviewsPerSecond +
+// maxGoodPeers/goodPeerReviewEvery a second.
 const (
 	freshReviewsPerSecond = 5
 	freshReviewBurst      = 5
@@ -32,9 +34,9 @@ const (
 	// maxGoodPeers bounds good addresses; only an allowed token makes one,
 	// so it bounds the good budgets' total too.
 	maxGoodPeers = 64
-	// maxSuspectPeers bounds suspect addresses: past it a new address is
-	// treated as suspect, so the reserve holds for floods from fewer
-	// addresses than this.
+	// maxSuspectPeers bounds suspect addresses: about what the budgets can
+	// deny within suspectTTL. Past it a new address is treated as suspect,
+	// so more addresses than it holds cannot each draw on the reserve.
 	maxSuspectPeers = 4096
 	// suspectTTL is how long a denial keeps an address from the reserve.
 	// A flooding address is denied again long before it ends; a scraper
