@@ -240,16 +240,17 @@ func (f *Facts) lookup(st SourceState, found bool) hasher.Lookup {
 // reasons are said, never a change's digest.
 func waitsFor(src hasher.Source, ann map[string]string) string {
 	var waits []string
-	if v, ok := ann[contract.HoldAnnotation]; ok {
-		if h, err := contract.ParseHold(v); err == nil {
-			waits = append(waits, fmt.Sprintf("on a flap hold since %s: it rolls once its sources have gone unchanged for %s",
+	// Preview has no key: a sealed hold is taken as the hook's
+	// (unverified), and one without a seal, or unreadable, is ignored, as
+	// the hook ignores it. A halt holds back sealed or not, as in the hook.
+	if v, ok := ann[contract.HoldAnnotation]; ok && contract.Sealed(v) {
+		if h, err := contract.ParseHold(contract.Unsealed(v)); err == nil {
+			waits = append(waits, fmt.Sprintf("on a flap hold since %s (unverified): it rolls once its sources have gone unchanged for %s",
 				h.Since.UTC().Format(time.RFC3339), h.Quiet))
-		} else {
-			waits = append(waits, fmt.Sprintf("on a flap hold (its %s is unreadable: the hook holds it for one quiet time)", contract.HoldAnnotation))
 		}
 	}
 	if v, ok := ann[contract.HaltAnnotation]; ok && v != contract.HaltReleased {
-		h, err := contract.ParseHalt(v)
+		h, err := contract.ParseHalt(contract.Unsealed(v))
 		if err != nil {
 			waits = append(waits, fmt.Sprintf("its %s is unreadable", contract.HaltAnnotation))
 		} else {

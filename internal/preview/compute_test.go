@@ -446,7 +446,9 @@ func TestComputeHeldAndHaltedReaders(t *testing.T) {
 	live := cmState(t, map[string]string{"a": "1"}, nil)
 	next := cmState(t, map[string]string{"a": "2"}, nil)
 	since := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
-	hold := contract.Hold{Since: since, Level: 1, Quiet: time.Minute}.String()
+	// Preview has no key: a seal is only checked to be there.
+	sealed := func(v string) string { return v + " mac=" + strings.Repeat("0", 64) }
+	hold := sealed(contract.Hold{Since: since, Level: 1, Quiet: time.Minute}.String())
 	haltOf := func(src string) string {
 		return contract.Halt{Since: since, Reason: "CrashLoopBackOff", Changes: []contract.Change{{Source: src, Content: "0123456789abcdef"}}}.String()
 	}
@@ -455,7 +457,8 @@ func TestComputeHeldAndHaltedReaders(t *testing.T) {
 		deployment("b-halted-other", map[string]string{contract.HaltAnnotation: haltOf("secret/db")}, envKey("a")),
 		deployment("c-halted-this", map[string]string{contract.HaltAnnotation: haltOf("configmap/app")}, envKey("a")),
 		deployment("d-released", map[string]string{contract.HaltAnnotation: contract.HaltReleased}, envKey("a")),
-		deployment("e-bad-hold", map[string]string{contract.HoldAnnotation: "v9 nonsense"}, envKey("a")))
+		deployment("e-bad-hold", map[string]string{contract.HoldAnnotation: sealed("v9 nonsense")}, envKey("a")),
+		deployment("f-unsealed-hold", map[string]string{contract.HoldAnnotation: contract.Hold{Since: since, Quiet: time.Minute}.String()}, envKey("a")))
 	rep, err := Compute(f, testKey, 8)
 	if err != nil {
 		t.Fatal(err)
@@ -465,11 +468,13 @@ func TestComputeHeldAndHaltedReaders(t *testing.T) {
 		waits[r.Ref] = r.Waits
 	}
 	for ref, want := range map[string]string{
-		"deployment/a-held":         "on a flap hold since 2026-12-01T20:00:00Z: it rolls once its sources have gone unchanged for 1m0s",
+		"deployment/a-held":         "on a flap hold since 2026-12-01T20:00:00Z (unverified): it rolls once its sources have gone unchanged for 1m0s",
 		"deployment/b-halted-other": "its rollout halted a change of secret/db (CrashLoopBackOff): it rolls once that halt is released (confighash.dev/halt=released)",
 		"deployment/c-halted-this":  "",
 		"deployment/d-released":     "",
-		"deployment/e-bad-hold":     "on a flap hold (its confighash.dev/hold is unreadable: the hook holds it for one quiet time)",
+		// The hook ignores a hold it cannot read, or did not seal.
+		"deployment/e-bad-hold":      "",
+		"deployment/f-unsealed-hold": "",
 	} {
 		got, ok := waits[ref]
 		if !ok {

@@ -83,7 +83,7 @@ func classify(w *Workload) (State, string) {
 	if w.StampedChecksum == w.ExpectedChecksum {
 		return StateCurrent, "the stamp is what the sources give now"
 	}
-	if h := w.Hold; h != nil {
+	if h := w.Hold; h != nil && h.Error == "" {
 		return StateHeld, heldReason(h)
 	}
 	if state, reason := ignoredReason(w); state != "" {
@@ -99,10 +99,6 @@ func classify(w *Workload) (State, string) {
 
 // heldReason explains a flap hold.
 func heldReason(h *Hold) string {
-	if h.Error != "" {
-		return "the stamp is out of date and the hook holds the workload (its hold annotation is unreadable: " +
-			h.Error + "); it takes the latest content once the sources have been quiet for the first-level quiet time"
-	}
 	return fmt.Sprintf("the stamp is out of date: its sources flap, and the hook has held the workload since %s "+
 		"(backoff level %d); it takes their latest content, once, when they have not changed for %s",
 		h.Since.UTC().Format("2006-01-02T15:04:05Z"), h.Level, h.Quiet)

@@ -59,9 +59,9 @@ func TestClassify(t *testing.T) {
 			w:    Workload{Injection: on, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa", Hold: hold},
 			want: StateHeld,
 		},
-		"held: unreadable hold annotation": {
+		"stale: a hold annotation the hook ignores (unreadable, or not sealed) holds nothing": {
 			w:    Workload{Injection: on, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa", Hold: &Hold{Error: "garbage"}},
-			want: StateHeld, wantReason: "unreadable: garbage",
+			want: StateStale, wantReason: "the hook re-stamps it",
 		},
 		"stale: a FlapHold event without the annotation is a hold that ended": {
 			w: Workload{Injection: on, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa",

@@ -113,7 +113,7 @@ func TestCollect(t *testing.T) {
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "on", Name: "sec"}, Data: map[string][]byte{"password": []byte(secretValue)}},
 		deploy("on", "web", "v1:good", spec, nil),
 		deploy("on", "stale", "v1:old", spec, nil),
-		deploy("on", "held", "v1:old", spec, map[string]string{contract.HoldAnnotation: "v1 since=2026-01-02T03:05:05Z level=0 quiet=1m0s"}),
+		deploy("on", "held", "v1:old", spec, map[string]string{contract.HoldAnnotation: sealed("v1 since=2026-01-02T03:05:05Z level=0 quiet=1m0s")}),
 		deploy("on", "missing", "v1:good", readsSpec("cfg", "gone"), nil),
 		deploy("on", "optout", "", spec, optOut),
 		deploy("on", "down", "v1:good", spec, nil),

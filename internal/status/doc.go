@@ -27,6 +27,13 @@
 // no source. The rollout record (confighash.dev/rollout) is shown and
 // decides nothing.
 //
+// The hook seals its records (rollout, halt, hold) with a MAC under its
+// key, bound to the workload, and ignores a rollout or hold record that
+// does not verify. Status has no key: it shows a sealed record as
+// "sealed, unverified", a rollout or hold record without a seal as
+// ignored (such a hold does not make the workload held), and a halt
+// without one as in force, as the hook still honours it.
+//
 // Collect and CheckInstall gather facts into plain structs (Report and
 // InstallReport); Classify turns a workload's facts into its State; the
 // Write functions render them as a table or as JSON. Only the gathering

@@ -28,6 +28,11 @@ type Halt struct {
 	// contract.HaltReleased: the change goes on as if the rollout had
 	// succeeded, and the workload holds back nobody.
 	Released bool `json:"released,omitempty"`
+	// Sealed: as Rollout.Sealed. Unlike an unsealed rollout or hold
+	// record, an unsealed halt is in force: the hook still holds its
+	// change back (a halt only keeps stamps), so that one written before
+	// records were sealed, or under an earlier key, is not lost.
+	Sealed bool `json:"sealed,omitempty"`
 	// Error says why the annotation could not be read.
 	Error string `json:"error,omitempty"`
 }
@@ -52,11 +57,12 @@ func haltOf(annotations map[string]string) *Halt {
 	if v == contract.HaltReleased {
 		return &Halt{Released: true}
 	}
-	h, err := contract.ParseHalt(v)
+	sealed := contract.Sealed(v)
+	h, err := contract.ParseHalt(contract.Unsealed(v))
 	if err != nil {
-		return &Halt{Error: err.Error()}
+		return &Halt{Sealed: sealed, Error: err.Error()}
 	}
-	return &Halt{Since: h.Since, Changes: changeStrings(h.Changes), Reason: h.Reason}
+	return &Halt{Since: h.Since, Changes: changeStrings(h.Changes), Reason: h.Reason, Sealed: sealed}
 }
 
 // haltedReason explains the halt a workload carries.

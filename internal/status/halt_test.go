@@ -73,15 +73,15 @@ func TestRolloutOf(t *testing.T) {
 	if got := rolloutOf(nil); got != nil || describeRollout(got, now) != "<none>" {
 		t.Errorf("no annotation: %+v", got)
 	}
-	got := rolloutOf(map[string]string{contract.RolloutAnnotation: contract.Rollout{Since: since, Changes: []contract.Change{cm, cm}}.String()})
+	got := rolloutOf(map[string]string{contract.RolloutAnnotation: sealed(contract.Rollout{Since: since, Changes: []contract.Change{cm, cm}}.String())})
 	if got == nil || !got.Since.Equal(since) || len(got.Changes) != 2 || got.Changes[0] != cm.String() || got.Error != "" {
 		t.Fatalf("rolloutOf = %+v", got)
 	}
-	if d := describeRollout(got, now); d != "2026-12-01T00:12:00Z (3m ago) for configmap/shared" {
+	if d := describeRollout(got, now); d != "2026-12-01T00:12:00Z (3m ago) for configmap/shared (sealed, unverified)" {
 		t.Errorf("describeRollout = %q", d)
 	}
-	bad := rolloutOf(map[string]string{contract.RolloutAnnotation: "v1 since=2026-12-01T00:12:00Z"})
-	if bad == nil || !strings.Contains(bad.Error, "changes missing") || !strings.HasPrefix(describeRollout(bad, now), "unreadable: ") {
+	bad := rolloutOf(map[string]string{contract.RolloutAnnotation: sealed("v1 since=2026-12-01T00:12:00Z")})
+	if bad == nil || !strings.Contains(bad.Error, "changes missing") || !strings.HasPrefix(describeRollout(bad, now), "ignored: ") {
 		t.Errorf("unreadable: %+v", bad)
 	}
 }

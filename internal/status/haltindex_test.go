@@ -42,7 +42,7 @@ func TestCollectHalts(t *testing.T) {
 	labelled := map[string]string{contract.InjectionLabel: contract.InjectionEnabled}
 	halt := contract.Halt{Since: since, Reason: "CrashLoopBackOff",
 		Changes: []contract.Change{{Source: "configmap/cfg", Content: "0123456789abcdef"}}}.String()
-	rollout := contract.Rollout{Since: since, Changes: []contract.Change{{Source: "configmap/cfg", Content: "0123456789abcdef"}}}.String()
+	rollout := sealed(contract.Rollout{Since: since, Changes: []contract.Change{{Source: "configmap/cfg", Content: "0123456789abcdef"}}}.String())
 	spec := readsSpec("cfg", "sec")
 	base := newFakeClient(t,
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop", Labels: labelled}},

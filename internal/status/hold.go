@@ -20,8 +20,10 @@ type Hold struct {
 	// Quiet is how long the sources must go unchanged before the hook
 	// re-stamps the workload, once, with their latest content.
 	Quiet string `json:"quiet"`
-	// Error says why the annotation could not be read; the hook still
-	// holds the workload, at the first level.
+	// Sealed: as Rollout.Sealed; shown unverified.
+	Sealed bool `json:"sealed,omitempty"`
+	// Error says why the annotation could not be read, or that it is not
+	// sealed; the hook ignores it either way, and the workload is not held.
 	Error string `json:"error,omitempty"`
 }
 
@@ -31,9 +33,12 @@ func holdOf(annotations map[string]string) *Hold {
 	if !ok {
 		return nil
 	}
-	h, err := contract.ParseHold(v)
-	if err != nil {
-		return &Hold{Error: err.Error()}
+	if !contract.Sealed(v) {
+		return &Hold{Error: unsealedNote}
 	}
-	return &Hold{Since: h.Since, Level: h.Level, Quiet: h.Quiet.String()}
+	h, err := contract.ParseHold(contract.Unsealed(v))
+	if err != nil {
+		return &Hold{Sealed: true, Error: err.Error()}
+	}
+	return &Hold{Since: h.Since, Level: h.Level, Quiet: h.Quiet.String(), Sealed: true}
 }

@@ -21,14 +21,14 @@ func TestHoldOf(t *testing.T) {
 			wantDescribe: "<none>",
 		},
 		"held": {
-			annotations:  map[string]string{contract.HoldAnnotation: contract.Hold{Since: since, Level: 2, Quiet: 4 * time.Minute}.String()},
+			annotations:  map[string]string{contract.HoldAnnotation: sealed(contract.Hold{Since: since, Level: 2, Quiet: 4 * time.Minute}.String())},
 			want:         &Hold{Since: since, Level: 2, Quiet: "4m0s"},
 			wantDescribe: "since 2026-12-01T00:37:28Z, level 2, released after 4m0s without a change",
 		},
 		"unreadable": {
-			annotations:  map[string]string{contract.HoldAnnotation: "v9 whatever"},
+			annotations:  map[string]string{contract.HoldAnnotation: sealed("v9 whatever")},
 			wantErr:      `want a value starting "v1"`,
-			wantDescribe: "unreadable: confighash.dev/hold",
+			wantDescribe: "ignored: confighash.dev/hold",
 		},
 	}
 	for name, tc := range tests {

@@ -167,9 +167,18 @@ func describeHold(h *Hold) string {
 	case h == nil:
 		return "<none>"
 	case h.Error != "":
-		return "unreadable: " + oneLine(h.Error)
+		return "ignored: " + oneLine(h.Error)
 	}
-	return fmt.Sprintf("since %s, level %d, released after %s without a change", h.Since.UTC().Format(time.RFC3339), h.Level, h.Quiet)
+	return fmt.Sprintf("since %s, level %d, released after %s without a change%s", h.Since.UTC().Format(time.RFC3339), h.Level, h.Quiet, sealNote(h.Sealed))
+}
+
+// sealNote ends the line of a sealed record: status has no key to check
+// the seal with (the hook does, and ignores a record whose seal fails).
+func sealNote(sealed bool) string {
+	if sealed {
+		return " (sealed, unverified)"
+	}
+	return ""
 }
 
 // describeHalt is the Halt line of the details.
@@ -182,7 +191,11 @@ func describeHalt(h *Halt) string {
 	case h.Error != "":
 		return "unreadable: " + oneLine(h.Error)
 	}
-	return fmt.Sprintf("since %s, %s, for %s", h.Since.UTC().Format(time.RFC3339), h.Reason, strings.Join(h.Sources(), ", "))
+	note := sealNote(true)
+	if !h.Sealed {
+		note = " (not sealed by confighash; the hook holds the change back all the same)"
+	}
+	return fmt.Sprintf("since %s, %s, for %s%s", h.Since.UTC().Format(time.RFC3339), h.Reason, strings.Join(h.Sources(), ", "), note)
 }
 
 // describeRollout is the Last re-stamp line of the details.
@@ -191,10 +204,10 @@ func describeRollout(r *Rollout, now time.Time) string {
 	case r == nil:
 		return "<none>"
 	case r.Error != "":
-		return "unreadable: " + oneLine(r.Error)
+		return "ignored: " + oneLine(r.Error)
 	}
-	return fmt.Sprintf("%s (%s ago) for %s", r.Since.UTC().Format(time.RFC3339), duration.HumanDuration(now.Sub(r.Since)),
-		strings.Join(sourcesOfChanges(r.Changes), ", "))
+	return fmt.Sprintf("%s (%s ago) for %s%s", r.Since.UTC().Format(time.RFC3339), duration.HumanDuration(now.Sub(r.Since)),
+		strings.Join(sourcesOfChanges(r.Changes), ", "), sealNote(r.Sealed))
 }
 
 func orNone(s string) string {

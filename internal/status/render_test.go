@@ -161,7 +161,7 @@ func TestWriteTableHalts(t *testing.T) {
 		"deployment/canary   on          halted    1/1       <none>           its rollout for configmap/shared failed (CrashLoopBackOff since 2026-01-02T03:02:05Z) and holds back the change from the source's other readers",
 		"deployment/web      on          waiting   1/1       <none>           waiting: change of configmap/shared halted at deployment/canary (CrashLoopBackOff); ",
 		"deployment/freed    on          current   1/1       <none>           the stamp is what the sources give now; its halt (confighash.dev/halt) was released by hand",
-		"  Halt:                 since 2026-01-02T03:02:05Z, CrashLoopBackOff, for configmap/shared\n",
+		"  Halt:                 since 2026-01-02T03:02:05Z, CrashLoopBackOff, for configmap/shared (not sealed by confighash; the hook holds the change back all the same)\n",
 		"  Last re-stamp:        2026-01-02T03:01:05Z (3m ago) for configmap/shared\n",
 		"  Halted change:        configmap/shared at deployment/canary (CrashLoopBackOff since 2026-01-02T03:02:05Z)\n",
 		"  Halt:                 released by hand: it holds back no change\n",

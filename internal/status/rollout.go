@@ -16,9 +16,19 @@ type Rollout struct {
 	// Changes are the changes it re-stamped the workload for,
 	// SOURCE@DIGEST (contract.Change).
 	Changes []string `json:"changes,omitempty"`
-	// Error says why the annotation could not be read.
+	// Sealed says the record carries confighash's seal (a MAC binding it
+	// to this workload). Status cannot check the seal, which takes
+	// confighash's key: a sealed record is shown unverified. The hook
+	// ignores one without a seal, or whose seal does not verify.
+	Sealed bool `json:"sealed,omitempty"`
+	// Error says why the annotation could not be read, or that it is not
+	// sealed; the hook ignores it either way.
 	Error string `json:"error,omitempty"`
 }
+
+// unsealedNote is the Error of a record the hook ignores for want of a
+// seal.
+const unsealedNote = "not sealed by confighash (written by hand, or before records were sealed): the hook ignores it"
 
 // rolloutOf reads the rollout record from a workload's annotations; nil
 // when there is none.
@@ -27,9 +37,12 @@ func rolloutOf(annotations map[string]string) *Rollout {
 	if !ok {
 		return nil
 	}
-	r, err := contract.ParseRollout(v)
-	if err != nil {
-		return &Rollout{Error: err.Error()}
+	if !contract.Sealed(v) {
+		return &Rollout{Error: unsealedNote}
 	}
-	return &Rollout{Since: r.Since, Changes: changeStrings(r.Changes)}
+	r, err := contract.ParseRollout(contract.Unsealed(v))
+	if err != nil {
+		return &Rollout{Sealed: true, Error: err.Error()}
+	}
+	return &Rollout{Since: r.Since, Changes: changeStrings(r.Changes), Sealed: true}
 }

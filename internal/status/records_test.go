@@ -1,0 +1,55 @@
+package status
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/confighash/confighash/internal/contract"
+)
+
+// sealed gives v a well-formed seal, as the hook writes: status has no key
+// and cannot tell it from a real one, which is the point of showing it
+// unverified.
+func sealed(v string) string { return v + " mac=" + strings.Repeat("0", 64) }
+
+// TestRecordsSealedOrNot: status shows what a sealed record says, marked
+// unverified; a rollout or hold record without a seal, which the hook
+// ignores, as ignored (so an unsealed hold does not make the workload
+// held); a halt without one as still in force, as the hook treats it.
+func TestRecordsSealedOrNot(t *testing.T) {
+	since := time.Date(2026, 12, 1, 0, 12, 0, 0, time.UTC)
+	cm := contract.Change{Source: "configmap/shared", Content: "0123456789abcdef"}
+	hold := contract.Hold{Since: since, Level: 1, Quiet: 2 * time.Minute}.String()
+	rollout := contract.Rollout{Since: since, Changes: []contract.Change{cm}}.String()
+	halt := contract.Halt{Since: since, Changes: []contract.Change{cm}, Reason: "CrashLoopBackOff"}.String()
+
+	if h := holdOf(map[string]string{contract.HoldAnnotation: sealed(hold)}); h == nil || !h.Sealed || h.Error != "" ||
+		!strings.HasSuffix(describeHold(h), "(sealed, unverified)") {
+		t.Errorf("a sealed hold: %+v, %q", h, describeHold(h))
+	}
+	h := holdOf(map[string]string{contract.HoldAnnotation: hold})
+	if h == nil || h.Sealed || !strings.HasPrefix(describeHold(h), "ignored: not sealed") {
+		t.Errorf("an unsealed hold: %+v", h)
+	}
+	w := &Workload{Injection: Injection{State: InjectionOn}, StampedChecksum: "v2:k:00", ExpectedChecksum: "v2:k:11", Hold: h}
+	if state, reason := Classify(w); state != StateStale {
+		t.Errorf("an unsealed hold on a stale workload: %s (%s), want stale: the hook re-stamps it", state, reason)
+	}
+
+	if r := rolloutOf(map[string]string{contract.RolloutAnnotation: rollout}); r == nil || r.Sealed || !strings.HasPrefix(describeRollout(r, since), "ignored: not sealed") {
+		t.Errorf("an unsealed rollout record: %+v", r)
+	}
+	if r := rolloutOf(map[string]string{contract.RolloutAnnotation: sealed(rollout)}); r == nil || !r.Sealed || len(r.Changes) != 1 ||
+		!strings.HasSuffix(describeRollout(r, since), "(sealed, unverified)") {
+		t.Errorf("a sealed rollout record: %+v", r)
+	}
+
+	hl := haltOf(map[string]string{contract.HaltAnnotation: halt})
+	if !hl.InForce() || hl.Sealed || !strings.Contains(describeHalt(hl), "not sealed by confighash; the hook holds the change back all the same") {
+		t.Errorf("an unsealed halt: %+v, %q", hl, describeHalt(hl))
+	}
+	if hl := haltOf(map[string]string{contract.HaltAnnotation: sealed(halt)}); !hl.InForce() || !hl.Sealed || !strings.HasSuffix(describeHalt(hl), "(sealed, unverified)") {
+		t.Errorf("a sealed halt: %+v", hl)
+	}
+}
