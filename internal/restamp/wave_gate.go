@@ -177,15 +177,20 @@ func (r *reconciler) sourceWavesOff(ctx context.Context, namespace, source strin
 // buildPlan finds the members of a change: the readers of its source that
 // it concerns (stale for it, or re-stamped for it already, as their
 // contract.RolloutAnnotation says), with their place in the order and any
-// halt their metadata records; and installs the plan.
+// halt their metadata records; and installs the plan. Whether a reader is
+// stale costs a checksum and a content ID per source it reads, so only the
+// first planChecks candidates in the waves' order are checked; the others
+// are members unchecked, each checked by its own reconcile when it comes
+// (and settled there if current), so that one plan's work does not grow
+// with the readers a tenant makes.
 func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Change) (*plan, error) {
 	src, err := hasher.ParseSource(c.Source)
 	if err != nil {
 		return nil, err
 	}
-	lookup := sources.Reader{Cache: r.client}.Lookup(ctx, key.namespace)
 	var ms []member
 	var obsolete []client.Object
+	var cands []candidate
 	err = listReaders(ctx, r.readers, r.kinds, key.namespace, src, func(k workload.Kind, o client.Object) {
 		reads := workload.ReadsOf(k, o)
 		if reads.Skip != workload.NotSkipped || wavesOff(o) || o.GetDeletionTimestamp() != nil {
@@ -213,13 +218,6 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 			ms = append(ms, m)
 			return
 		}
-		if _, light := rollout.NothingToRun(k, o); light {
-			// It starts no pod: no canary (its rollout says nothing of the
-			// change's health), and holding its stamp back protects
-			// nothing, since a pod it starts later reads the config as it
-			// is then. Not a member: it goes at once (admit finds it due).
-			return
-		}
 		pending := r.changes.since(m.req)
 		if reads.Template.Checksum() == "" && len(pending) == 0 {
 			// Never stamped and no change seen live: left alone until
@@ -231,22 +229,34 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 			// Held: it takes the content when its hold ends, by itself.
 			return
 		}
-		res, err := hasher.Checksum(r.key, key.namespace, reads.Refs, lookup)
-		if err != nil {
-			// Cannot tell: a member, so that it cannot go outside the waves.
-			ms = append(ms, m)
-			return
-		}
-		if res.Checksum == reads.Template.Checksum() || len(res.Missing) > 0 {
-			// Current; or missing a required source, which keeps its
-			// stamp until the source exists.
-			return
-		}
-		ids, err := r.contentIDs(key.namespace, reads.Refs, lookup)
-		if err != nil || slices.Contains(changedSources(o, ids, pending), c.Source) {
-			ms = append(ms, m)
-		}
+		cands = append(cands, candidate{m: m, kind: k, obj: o, reads: reads, pending: pending})
 	})
+	slices.SortFunc(cands, func(a, b candidate) int {
+		return waves.Compare(memberOf(a.m.req, a.m.order), memberOf(b.m.req, b.m.order))
+	})
+	lookup := sources.Reader{Cache: r.client}.Lookup(ctx, key.namespace)
+	checks := planChecks(r.planner.maxWave)
+	for _, cd := range cands {
+		if checks == 0 {
+			// Its own reconcile tells, when it asks: whether it starts
+			// pods and whether it is stale.
+			cd.m.unchecked = true
+			ms = append(ms, cd.m)
+			continue
+		}
+		if _, light := rollout.NothingToRun(cd.kind, cd.obj); light {
+			// It starts no pod: no canary (its rollout says nothing of the
+			// change's health), and holding its stamp back protects
+			// nothing, since a pod it starts later reads the config as it
+			// is then. Not a member: it goes at once (admit finds it due).
+			// It costs no check.
+			continue
+		}
+		checks--
+		if r.staleFor(key.namespace, c, cd, lookup) {
+			ms = append(ms, cd.m)
+		}
+	}
 	if err != nil {
 		// A kind that cannot be listed (a custom kind whose index is not
 		// there yet) is left out, as the enqueuer leaves it out: its
@@ -275,6 +285,43 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 		}
 	}
 	return pl, nil
+}
+
+// candidate is a reader of a change that may be stale for it: what
+// planning knows of it before any checksum.
+type candidate struct {
+	m       member
+	kind    workload.Kind
+	obj     client.Object
+	reads   workload.Reads
+	pending []string
+}
+
+// staleFor reports whether cd is stale for c: its stamp is not the fresh
+// checksum and c's source is among those that changed for it. A reader
+// that cannot be told is counted stale, so that it cannot go outside the
+// waves; one missing a required source keeps its stamp until it exists.
+func (r *reconciler) staleFor(namespace string, c contract.Change, cd candidate, lookup hasher.Lookup) bool {
+	res, err := hasher.Checksum(r.key, namespace, cd.reads.Refs, lookup)
+	if err != nil {
+		return true
+	}
+	if res.Checksum == cd.reads.Template.Checksum() || len(res.Missing) > 0 {
+		return false
+	}
+	ids, err := r.contentIDs(namespace, cd.reads.Refs, lookup)
+	return err != nil || slices.Contains(changedSources(cd.obj, ids, cd.pending), c.Source)
+}
+
+// maxPlanChecks caps planChecks whatever --max-wave-size is.
+const maxPlanChecks = 64
+
+// planChecks is how many readers of a change planning checks for
+// staleness: twice the largest wave covers the waves up to the first of
+// that size (1+2+...+max), whose canaries must be readers the change
+// concerns; capped at maxPlanChecks.
+func planChecks(maxWave int) int {
+	return min(2*max(maxWave, 1), maxPlanChecks)
 }
 
 // haltsSource reports whether h halts any content of source.
