@@ -22,7 +22,8 @@ const (
 	ReasonSourceTooLarge = "SourceTooLarge"
 	// ReasonInvalidAnnotation (Warning): the workload's
 	// CoalesceWindowAnnotation or RolloutOrderAnnotation cannot be used as
-	// it is.
+	// it is, or one of its records (RolloutAnnotation, HaltAnnotation,
+	// HoldAnnotation) is not sealed for it, too long or dated ahead.
 	ReasonInvalidAnnotation = "InvalidAnnotation"
 	// ReasonKindNotWatched (Warning), on confighash's own pod: the hook
 	// refuses to watch a custom kind whose template path leads nowhere in
