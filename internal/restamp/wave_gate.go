@@ -52,13 +52,13 @@ func (r *reconciler) contentIDs(namespace string, refs []hasher.Reference, looku
 }
 
 // changedSources says which of a stale reader's sources changed since its
-// last re-stamp: those whose content differs from its
-// contract.RolloutAnnotation's record, when it has one; else those its
-// pending changes name; else (a replay of a reader never re-stamped) all of
-// them.
-func changedSources(obj client.Object, ids map[string]string, named []string) []string {
+// last re-stamp: those whose content differs from its verified rollout
+// record (rec, from rolloutRecord; nil: none), when it has one; else those
+// its pending changes name; else (a replay of a reader never re-stamped)
+// all of them.
+func changedSources(rec *contract.Rollout, ids map[string]string, named []string) []string {
 	var changed []string
-	if rec, err := contract.ParseRollout(obj.GetAnnotations()[contract.RolloutAnnotation]); err == nil && len(rec.Read) > 0 {
+	if rec != nil && len(rec.Read) > 0 {
 		for src, id := range ids {
 			if !slices.Contains(rec.Read, contract.Change{Source: src, Content: id}) {
 				changed = append(changed, src)
@@ -78,6 +78,14 @@ func changedSources(obj client.Object, ids map[string]string, named []string) []
 	}
 	slices.Sort(changed)
 	return changed
+}
+
+// lastRollout is obj's verified rollout record, nil when it has none.
+func (r *reconciler) lastRollout(ctx context.Context, kindName string, obj client.Object) *contract.Rollout {
+	if rec, ok := r.rolloutRecord(ctx, kindName, obj); ok {
+		return &rec
+	}
+	return nil
 }
 
 // wavesOff reports whether obj asks for today's behaviour: re-stamped at
@@ -102,7 +110,7 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 	for _, src := range slices.Sorted(maps.Keys(ids)) {
 		rec.Read = append(rec.Read, contract.Change{Source: src, Content: ids[src]})
 	}
-	changed := changedSources(obj, ids, named)
+	changed := changedSources(r.lastRollout(ctx, req.KindName, obj), ids, named)
 	for _, src := range changed {
 		rec.Changes = append(rec.Changes, contract.Change{Source: src, Content: ids[src]})
 	}
@@ -189,7 +197,11 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 		return nil, err
 	}
 	var ms []member
-	var obsolete []client.Object
+	type kindObject struct {
+		kind string
+		obj  client.Object
+	}
+	var obsolete []kindObject
 	var cands []candidate
 	err = listReaders(ctx, r.readers, r.kinds, key.namespace, src, func(k workload.Kind, o client.Object) {
 		reads := workload.ReadsOf(k, o)
@@ -199,17 +211,17 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 		m := member{req: Request{KindName: k.Name(), NamespacedName: client.ObjectKeyFromObject(o)}}
 		m.order, _ = waves.OrderOf(o.GetAnnotations())
 		a := o.GetAnnotations()
-		if h := a[contract.HaltAnnotation]; h != "" {
-			hl, err := contract.ParseHalt(h)
+		if hl, _, ok := r.haltRecord(ctx, k.Name(), o); ok {
 			switch {
-			case err == nil && hl.Has(c):
+			case hl.Has(c):
 				m.halted, m.reason = true, hl.Reason
-			case err == nil && haltsSource(hl, c.Source):
-				obsolete = append(obsolete, o.DeepCopyObject().(client.Object))
+			case haltsSource(hl, c.Source):
+				obsolete = append(obsolete, kindObject{k.Name(), o.DeepCopyObject().(client.Object)})
 			}
 		}
-		if rec, err := contract.ParseRollout(a[contract.RolloutAnnotation]); err == nil && rec.Has(c) {
-			m.gone, m.since = true, rec.Since
+		last := r.lastRollout(ctx, k.Name(), o)
+		if last != nil && last.Has(c) {
+			m.gone, m.since = true, last.Since
 			m.released = a[contract.HaltAnnotation] == contract.HaltReleased
 			ms = append(ms, m)
 			return
@@ -229,7 +241,7 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 			// Held: it takes the content when its hold ends, by itself.
 			return
 		}
-		cands = append(cands, candidate{m: m, kind: k, obj: o, reads: reads, pending: pending})
+		cands = append(cands, candidate{m: m, kind: k, obj: o, reads: reads, pending: pending, last: last})
 	})
 	slices.SortFunc(cands, func(a, b candidate) int {
 		return waves.Compare(memberOf(a.m.req, a.m.order), memberOf(b.m.req, b.m.order))
@@ -265,18 +277,22 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 		log.FromContext(ctx).Error(err, "finding the readers of a change; planning with those found", "source", c.Source)
 	}
 	pl := r.planner.install(key, c, ms, r.now(), r.rollouts.timeout)
-	for _, o := range obsolete {
+	for _, ko := range obsolete {
 		// A halt of an earlier content of this source no longer holds
 		// anything back: the source changed since (the fix). It goes (its
-		// halts of other sources stay), so that status does not show it
-		// while the reader waits for its wave.
+		// halts of other sources stay, sealed only if they were), so that
+		// status does not show it while the reader waits for its wave.
+		o := ko.obj
 		base := client.MergeFrom(o.DeepCopyObject().(client.Object))
 		a := o.GetAnnotations()
-		h, _ := contract.ParseHalt(a[contract.HaltAnnotation])
+		h, verified, _ := r.haltRecord(ctx, ko.kind, o)
 		h.Changes = slices.DeleteFunc(h.Changes, func(old contract.Change) bool { return old.Source == c.Source })
-		if len(h.Changes) == 0 {
+		switch {
+		case len(h.Changes) == 0:
 			delete(a, contract.HaltAnnotation)
-		} else {
+		case verified:
+			a[contract.HaltAnnotation] = r.sealHalt(ko.kind, o, h)
+		default:
 			a[contract.HaltAnnotation] = h.String()
 		}
 		o.SetAnnotations(a)
@@ -295,6 +311,8 @@ type candidate struct {
 	obj     client.Object
 	reads   workload.Reads
 	pending []string
+	// last is its verified rollout record (nil: none).
+	last *contract.Rollout
 }
 
 // staleFor reports whether cd is stale for c: its stamp is not the fresh
@@ -310,7 +328,7 @@ func (r *reconciler) staleFor(namespace string, c contract.Change, cd candidate,
 		return false
 	}
 	ids, err := r.contentIDs(namespace, cd.reads.Refs, lookup)
-	return err != nil || slices.Contains(changedSources(cd.obj, ids, cd.pending), c.Source)
+	return err != nil || slices.Contains(changedSources(cd.last, ids, cd.pending), c.Source)
 }
 
 // maxPlanChecks caps planChecks whatever --max-wave-size is.

@@ -77,7 +77,7 @@ func (r *reconciler) judge(ctx context.Context, req Request) error {
 	if !inFlight {
 		// A halt this leader holds, whose record is missing (its write
 		// failed, or a sync removed it): written again.
-		if !recorded(obj, halts) {
+		if !r.recorded(ctx, req.KindName, obj, halts) {
 			return r.writeHalt(ctx, req, obj, contract.Halt{Since: r.now().UTC().Truncate(time.Second), Changes: halts, Reason: reason})
 		}
 		return nil
@@ -108,7 +108,7 @@ func (r *reconciler) verdict(ctx context.Context, req Request, kind workload.Kin
 		}
 	}
 	now := r.now()
-	v, err := r.judgeWithPods(ctx, req, kind, obj, stamp, now)
+	v, err := r.judgeWithPods(ctx, req, kind, obj, stamp, f.since, now)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "judging the rollout; it counts as going")
 		v = rollout.Verdict{State: rollout.Progressing, Reason: "PodsUnreadable"}
@@ -120,7 +120,9 @@ func (r *reconciler) verdict(ctx context.Context, req Request, kind workload.Kin
 	return v
 }
 
-func (r *reconciler) judgeWithPods(ctx context.Context, req Request, kind workload.Kind, obj client.Object, stamp string, now time.Time) (rollout.Verdict, error) {
+// since is when the flight began: this leader's re-stamp, or the verified
+// record a new leader rebuilt it from; never the object's record as it is.
+func (r *reconciler) judgeWithPods(ctx context.Context, req Request, kind workload.Kind, obj client.Object, stamp string, since, now time.Time) (rollout.Verdict, error) {
 	var pods []corev1.Pod
 	sel, ok, err := rollout.PodSelector(kind, obj)
 	if err != nil {
@@ -133,13 +135,14 @@ func (r *reconciler) judgeWithPods(ctx context.Context, req Request, kind worklo
 		}
 		pods = rollout.Owned(obj, list.Items)
 	}
-	return rollout.Judge(rollout.Input{Kind: kind, Object: obj, Stamp: stamp, Pods: pods, Now: now, Soak: r.rollouts.soak}), nil
+	return rollout.Judge(rollout.Input{Kind: kind, Object: obj, Stamp: stamp, Pods: pods, Now: now, Soak: r.rollouts.soak, Since: since}), nil
 }
 
 // recorded reports whether obj's halt record names every change of cs.
-func recorded(obj client.Object, cs []contract.Change) bool {
-	h, err := contract.ParseHalt(obj.GetAnnotations()[contract.HaltAnnotation])
-	if err != nil {
+// One the hook did not seal counts: it holds them back as well.
+func (r *reconciler) recorded(ctx context.Context, kindName string, obj client.Object, cs []contract.Change) bool {
+	h, _, ok := r.haltRecord(ctx, kindName, obj)
+	if !ok {
 		return false
 	}
 	for _, c := range cs {
@@ -183,7 +186,7 @@ func (r *reconciler) halt(ctx context.Context, req Request, obj client.Object, p
 // writeHalt records h on obj, keeping the halted changes of other sources
 // an earlier record names.
 func (r *reconciler) writeHalt(ctx context.Context, req Request, obj client.Object, h contract.Halt) error {
-	if old, err := contract.ParseHalt(obj.GetAnnotations()[contract.HaltAnnotation]); err == nil {
+	if old, _, ok := r.haltRecord(ctx, req.KindName, obj); ok {
 		for _, c := range old.Changes {
 			if !slices.ContainsFunc(h.Changes, func(n contract.Change) bool { return n.Source == c.Source }) {
 				h.Changes = append(h.Changes, c)
@@ -195,7 +198,7 @@ func (r *reconciler) writeHalt(ctx context.Context, req Request, obj client.Obje
 	if a == nil {
 		a = map[string]string{}
 	}
-	a[contract.HaltAnnotation] = h.String()
+	a[contract.HaltAnnotation] = r.sealHalt(req.KindName, obj, h)
 	obj.SetAnnotations(a)
 	if err := r.client.Patch(ctx, obj, base, client.FieldOwner(contract.FieldManager)); err != nil {
 		return fmt.Errorf("recording the halt on %s: %w", req, err)

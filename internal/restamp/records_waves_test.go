@@ -1,0 +1,118 @@
+package restamp
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/confighash/confighash/internal/contract"
+)
+
+// subjectIn is the Subject of the fixture's Deployment name, which has no
+// UID.
+func subjectIn(name string) contract.Subject {
+	return contract.Subject{Kind: "Deployment", Namespace: "ns", Name: name}
+}
+
+func reqOf(name string) Request {
+	return Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
+}
+
+// TestForgedRolloutRecordsPutNoReaderInFlight: a new leader rebuilds its
+// flights from the readers' rollout records; a record the hook did not
+// seal for the reader it is on (written by hand, copied from the canary,
+// or from a workload of the same name since deleted) must not put that
+// reader in flight, where it would take a slot and its rollout would count
+// for the waves, although it was never re-stamped.
+func TestForgedRolloutRecordsPutNoReaderInFlight(t *testing.T) {
+	f := newWavesFixture(t, 4)
+	f.reconcile(t, "d0")
+	canary := f.get(t, "d0").Annotations[contract.RolloutAnnotation]
+	rec, err := contract.ReadRollout(hookKey, subjectIn("d0"), canary, time.Now())
+	if err != nil || len(rec.Changes) != 1 {
+		t.Fatalf("the canary's record %q: %+v, %v", canary, rec, err)
+	}
+	forged := map[string]string{
+		"d1": canary, // copied from the canary
+		"d2": contract.Rollout{Since: time.Now().Truncate(time.Second), Changes: rec.Changes, Read: rec.Read}.String(),
+		"d3": rec.Sealed(hookKey, contract.Subject{Kind: "Deployment", Namespace: "ns", Name: "d3", UID: "an-earlier-d3"}),
+	}
+	for name, v := range forged {
+		d := f.get(t, name)
+		if d.Annotations == nil {
+			d.Annotations = map[string]string{}
+		}
+		d.Annotations[contract.RolloutAnnotation] = v
+		if err := f.c.Update(context.Background(), d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A new leader: it knows nothing but the objects.
+	f.woken = nil
+	f.r.planner = newPlanner(8, 0, func(r Request) { f.woken = append(f.woken, r.Name) })
+	f.reconcile(t, "d1")
+	for _, name := range []string{"d1", "d2", "d3"} {
+		if _, in := f.r.planner.inFlight(reqOf(name)); in {
+			t.Errorf("%s is in flight on a record the hook did not seal for it", name)
+		}
+	}
+	if _, in := f.r.planner.inFlight(reqOf("d0")); !in || !slices.Equal(f.woken, []string{"d0"}) {
+		t.Errorf("the canary in flight %v, woken %v; want the canary alone, by its own record", in, f.woken)
+	}
+	if got := f.restamped(t, 4); !slices.Equal(got, []string{"d0"}) {
+		t.Errorf("re-stamped %v; the others wait for the canary", got)
+	}
+}
+
+// TestFutureRolloutRecordHidesNoCrash: a record dated far ahead would make
+// every exit of the new revision look older than the change. The leader
+// judges from its own time of the re-stamp, whatever the record then says,
+// so a crash after the real re-stamp halts the change.
+func TestFutureRolloutRecordHidesNoCrash(t *testing.T) {
+	f := newWavesFixture(t, 2)
+	now := t0
+	f.r.now = func() time.Time { return now }
+	f.r.live = f.c
+	f.reconcile(t, "d0")
+	restampedAt := now
+	d := f.get(t, "d0")
+	rec, err := contract.ReadRollout(hookKey, subjectIn("d0"), d.Annotations[contract.RolloutAnnotation], now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Since = now.Add(24 * time.Hour)
+	d.Annotations[contract.RolloutAnnotation] = rec.String()
+	if err := f.c.Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	// The new revision's pod exited non-zero after the re-stamp and was
+	// restarted.
+	started := metav1.NewTime(restampedAt.Add(2 * time.Second))
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "d0-5d8f7-abcde", Namespace: "ns",
+		Labels:          map[string]string{"app": "d0"},
+		Annotations:     map[string]string{contract.ChecksumAnnotation: f.cur},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "d0-5d8f7", UID: "rs", Controller: ptr.To(true)}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "app", RestartCount: 1,
+			State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(restampedAt.Add(5 * time.Second))}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, StartedAt: started}}}}}}
+	if err := f.c.Create(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(10 * time.Second)
+	f.setStatus(t, "d0", false, false)
+	f.reconcile(t, "d0")
+	v := f.get(t, "d0").Annotations[contract.HaltAnnotation]
+	h, err := contract.ReadHalt(hookKey, subjectIn("d0"), v, now)
+	if err != nil || h.Reason != "NonZeroExit" {
+		t.Fatalf("halt %q: %+v, %v; want the crash to halt the change, in a sealed record", v, h, err)
+	}
+	if _, in := f.r.planner.inFlight(reqOf("d0")); in {
+		t.Error("still in flight after the crash")
+	}
+}
