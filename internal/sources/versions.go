@@ -1,13 +1,11 @@
 package sources
 
 import (
+	"bufio"
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/hasher"
@@ -30,21 +28,29 @@ import (
 // they cost about one LIST per namespace, kind and TTL.
 //
 // Bounds, whatever a tenant creates: a LIST reads at most VersionsPages
-// pages of VersionsPageSize names, metadata only, so a namespace with more
-// sources than that has the rest read with GETs; concurrent lookups of one
-// namespace and kind share one LIST; what is held is bounded by weight (one
-// per name) and expires with the TTL. A failed LIST is remembered as
-// covering nothing, so that a missing permission costs one call per three
-// quarters of the TTL while admissions come (see list), not one per
-// admission. It is safe for concurrent use.
+// pages of VersionsPageSize names, and at most VersionsListBytes in all,
+// so a namespace with more sources than that, or bulkier ones, has the
+// rest read with GETs. A LIST is read as it arrives (readPage): it holds
+// one read buffer and the names it keeps, never a page, so a tenant's
+// annotations and managedFields cost it time, not memory. At most
+// VersionsListsInFlight LISTs run at once; a lookup that would start
+// another while they do is not current (its sources are read with GETs).
+// Concurrent lookups of one namespace and kind share one LIST; what is
+// held is bounded by weight (one per name) and expires with the TTL. A
+// failed LIST is remembered as covering nothing, so that a missing
+// permission costs one call per three quarters of the TTL while
+// admissions come (see list), not one per admission. It is safe for
+// concurrent use.
 //
 // Its LISTs are kept off the admission path: see the package doc, "Live
 // reads".
 type Versions struct {
-	live client.Reader
-	ttl  time.Duration
-	now  func() time.Time
-	m    *memory[versionsKey, versionList]
+	live     Pages
+	ttl      time.Duration
+	now      func() time.Time
+	m        *memory[versionsKey, versionList]
+	maxBytes int64
+	slots    chan struct{} // one per LIST in flight
 
 	mu     sync.Mutex
 	flight map[versionsKey]*versionsCall
@@ -55,6 +61,9 @@ const (
 	VersionsPageSize = 500
 	// VersionsPages is the pages one LIST reads at most.
 	VersionsPages = 2
+	// VersionsListsInFlight is the LISTs running at once, across
+	// namespaces and kinds.
+	VersionsListsInFlight = 4
 )
 
 type versionsKey struct {
@@ -77,11 +86,17 @@ type versionsCall struct {
 
 // NewVersions lists live, remembering each list for ttl within weight (one
 // per name held). now is the clock; nil means time.Now.
-func NewVersions(live client.Reader, ttl time.Duration, weight int, now func() time.Time) *Versions {
+func NewVersions(live Pages, ttl time.Duration, weight int, now func() time.Time) *Versions {
 	if now == nil {
 		now = time.Now
 	}
-	return &Versions{live: live, ttl: ttl, now: now, m: newMemory[versionsKey, versionList](ttl, weight, now), flight: map[versionsKey]*versionsCall{}}
+	return &Versions{
+		live: live, ttl: ttl, now: now,
+		m:        newMemory[versionsKey, versionList](ttl, weight, now),
+		maxBytes: VersionsListBytes,
+		slots:    make(chan struct{}, VersionsListsInFlight),
+		flight:   map[versionsKey]*versionsCall{},
+	}
 }
 
 // Current reports whether cached, the cache's copy of source s in
@@ -118,7 +133,9 @@ func (v *Versions) list(ctx context.Context, key versionsKey) versionList {
 
 // start sends a LIST of key, unless one is in flight, and returns it. It
 // runs in its own goroutine, with ctx's values but not its end, for at most
-// the TTL (its answer would be too old to take after that).
+// the TTL (its answer would be too old to take after that). With
+// VersionsListsInFlight LISTs running, it sends none and returns an empty
+// list, which is not remembered: the next lookup tries again.
 func (v *Versions) start(ctx context.Context, key versionsKey) *versionsCall {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -126,12 +143,19 @@ func (v *Versions) start(ctx context.Context, key versionsKey) *versionsCall {
 		return call
 	}
 	call := &versionsCall{done: make(chan struct{})}
+	select {
+	case v.slots <- struct{}{}:
+	default:
+		close(call.done)
+		return call
+	}
 	v.flight[key] = call
 	sent := v.now()
 	go func() {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), v.ttl)
 		defer cancel()
 		call.list = versionList{sent: sent, versions: v.read(lctx, key)}
+		<-v.slots
 		v.m.add(key, call.list, 1+len(call.list.versions))
 		v.mu.Lock()
 		delete(v.flight, key)
@@ -141,41 +165,27 @@ func (v *Versions) start(ctx context.Context, key versionsKey) *versionsCall {
 	return call
 }
 
-// read LISTs key's sources live, metadata only, page by page. A page that
-// fails ends the reading: what it would have listed is not known.
+// read LISTs key's sources live, metadata only, page by page, within
+// v.maxBytes in all. A page that fails, or the budget's end, ends the
+// reading, keeping the items read whole: what the rest would have listed
+// is not known.
 func (v *Versions) read(ctx context.Context, key versionsKey) map[string]string {
 	found := map[string]string{}
-	listKind, err := listKindOf(key.kind)
-	if err != nil {
-		return found
-	}
+	left := &budget{left: v.maxBytes}
+	r := bufio.NewReaderSize(left, versionsReadBuffer)
 	cont := ""
 	for range VersionsPages {
-		page := &metav1.PartialObjectMetadataList{}
-		page.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(listKind))
-		opts := []client.ListOption{client.InNamespace(key.namespace), client.Limit(VersionsPageSize)}
-		if cont != "" {
-			opts = append(opts, client.Continue(cont))
-		}
-		if err := v.live.List(ctx, page, opts...); err != nil {
+		body, err := v.live.Page(ctx, key.kind, key.namespace, VersionsPageSize, cont)
+		if err != nil {
 			return found
 		}
-		for i := range page.Items {
-			found[page.Items[i].Name] = page.Items[i].ResourceVersion
-		}
-		if cont = page.Continue; cont == "" {
+		left.r = body
+		r.Reset(left)
+		cont, err = readPage(r, found)
+		_ = body.Close() // read or not, the page is done with
+		if err != nil || cont == "" {
 			return found
 		}
 	}
 	return found
-}
-
-func listKindOf(k hasher.Kind) (string, error) {
-	switch k {
-	case hasher.ConfigMap:
-		return "ConfigMapList", nil
-	case hasher.Secret:
-		return "SecretList", nil
-	}
-	return "", fmt.Errorf("unknown source kind %q", k)
 }

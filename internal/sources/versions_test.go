@@ -1,8 +1,12 @@
 package sources
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -43,39 +47,45 @@ func (l *listed) Get(_ context.Context, key client.ObjectKey, obj client.Object,
 	return nil
 }
 
-func (l *listed) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+// List refuses: Versions lists through Page, as a stream.
+func (l *listed) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return errors.New("a LIST through the client")
+}
+
+// Page serves one page of a metadata-only LIST as the apiserver writes it.
+func (l *listed) Page(ctx context.Context, kind hasher.Kind, namespace string, limit int64, cont string) (io.ReadCloser, error) {
 	l.lists.Add(1)
 	if l.block != nil {
 		select {
 		case <-l.block:
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
 	if l.fail {
-		return errBoom
+		return nil, errBoom
 	}
-	page, ok := list.(*metav1.PartialObjectMetadataList)
-	if !ok {
-		return fmt.Errorf("a LIST of %T, not metadata only", list)
-	}
-	o := (&client.ListOptions{}).ApplyOptions(opts)
+	page := metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{Kind: "PartialObjectMetadataList", APIVersion: "meta.k8s.io/v1"}}
 	start := 0
-	if o.Continue != "" {
+	if cont != "" {
 		var err error
-		if start, err = strconv.Atoi(o.Continue); err != nil {
-			return err
+		if start, err = strconv.Atoi(cont); err != nil {
+			return nil, err
 		}
 	}
 	end := len(l.names)
-	if o.Limit > 0 && start+int(o.Limit) < end {
-		end = start + int(o.Limit)
+	if limit > 0 && start+int(limit) < end {
+		end = start + int(limit)
 		page.Continue = strconv.Itoa(end)
 	}
 	for _, n := range l.names[start:end] {
-		page.Items = append(page.Items, metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: n, ResourceVersion: l.versions[n]}})
+		page.Items = append(page.Items, metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: namespace, ResourceVersion: l.versions[n]}})
 	}
-	return nil
+	b, err := json.Marshal(page)
+	if err != nil {
+		return nil, err
+	}
+	return io.NopCloser(bytes.NewReader(b)), nil
 }
 
 func cachedAt(name, rv string) *corev1.ConfigMap {
@@ -370,5 +380,33 @@ func TestVersionsAgeFromSend(t *testing.T) {
 	}
 	if n := live.lists.Load(); n != 2 {
 		t.Errorf("%d LISTs, want 2: a list sent a TTL ago was taken", n)
+	}
+}
+
+// TestVersionsListsInFlight: at most VersionsListsInFlight LISTs run at
+// once, across namespaces; a lookup that would start one more sends none,
+// is not current (its source is read with a GET), and is not remembered
+// as listing nothing: once a LIST ends, the next lookup lists.
+func TestVersionsListsInFlight(t *testing.T) {
+	live := &listed{names: []string{"a"}, versions: map[string]string{"a": "5"}, block: make(chan struct{})}
+	v := NewVersions(live, time.Minute, DefaultRecentWeight, nil)
+	var wg sync.WaitGroup
+	for i := range VersionsListsInFlight {
+		wg.Go(func() {
+			v.Current(context.Background(), fmt.Sprintf("ns-%d", i), configMapSource("a"), cachedAt("a", "5"))
+		})
+	}
+	eventually(t, "the lookups sent no LISTs", func() bool { return live.lists.Load() == VersionsListsInFlight })
+	if currentWithin(t, v, "5") {
+		t.Error("a lookup past the LISTs in flight is current")
+	}
+	if n := live.lists.Load(); n != VersionsListsInFlight {
+		t.Errorf("%d LISTs at once, want %d", n, VersionsListsInFlight)
+	}
+	close(live.block)
+	wg.Wait()
+	eventually(t, "the LISTs never ended", func() bool { return len(v.slots) == 0 })
+	if !currentWithin(t, v, "5") {
+		t.Error("once the LISTs ended, ns is still not listed")
 	}
 }

@@ -231,6 +231,12 @@ func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, ke
 	// present or absent, is remembered as briefly (see
 	// sources.RecentReads), so that callers naming what the cache lacks
 	// cost one GET per name and TTL, not one per request.
+	// Versions' LISTs are read as they arrive, through the manager's
+	// connections (sources.RESTPages).
+	pages, err := sources.NewRESTPages(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return err
+	}
 	recent := sources.NewRecentReads(mgr.GetAPIReader(), sources.DefaultMissTTL, sources.DefaultRecentWeight, nil)
 	recent.Slimmer = sources.Slimmer{MaxKeys: o.MaxSourceKeys}
 	reader := sources.Reader{
@@ -243,7 +249,7 @@ func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, ke
 		// one metadata LIST per namespace, kind and TTL tells which the
 		// cache already holds as the apiserver does, so that those cost
 		// no GET each (sources.Versions).
-		Versions: sources.NewVersions(mgr.GetAPIReader(), sources.DefaultMissTTL, sources.DefaultRecentWeight, nil),
+		Versions: sources.NewVersions(pages, sources.DefaultMissTTL, sources.DefaultRecentWeight, nil),
 	}
 	h := &webhook.Handler{
 		Key:     key,
