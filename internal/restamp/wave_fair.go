@@ -24,6 +24,10 @@ type slotWaiters struct {
 	seq   uint64
 	byNS  map[string]*nsWaiters
 	turns []string // namespaces with waiters; on a tie the first goes
+	// woken are the waiters a slot was kept for (at most the bound's worth
+	// at a time), so that counting the kept slots does not walk every
+	// waiter.
+	woken map[Request]*slotWait
 }
 
 // nsWaiters is one namespace's waiters: order is their arrival, and an
@@ -46,7 +50,7 @@ type slotWait struct {
 }
 
 func newSlotWaiters() *slotWaiters {
-	return &slotWaiters{byNS: map[string]*nsWaiters{}}
+	return &slotWaiters{byNS: map[string]*nsWaiters{}, woken: map[Request]*slotWait{}}
 }
 
 // add puts r at the back of its namespace's waiters; a reader waiting
@@ -76,6 +80,7 @@ func (w *slotWaiters) remove(r Request) {
 		return
 	}
 	delete(q.live, r)
+	delete(w.woken, r)
 	if len(q.live) == 0 {
 		delete(w.byNS, r.Namespace)
 		w.turns = slices.DeleteFunc(w.turns, func(ns string) bool { return ns == r.Namespace })
@@ -117,12 +122,13 @@ func (p *planner) load(now time.Time, except Request) (map[string]int, int) {
 			total++
 		}
 	}
-	for ns, q := range p.blocked.byNS {
-		for r, l := range q.live {
-			if r != except && l.kept(now) {
-				per[ns]++
-				total++
-			}
+	for r, l := range p.blocked.woken {
+		switch {
+		case !l.kept(now):
+			delete(p.blocked.woken, r)
+		case r != except:
+			per[r.Namespace]++
+			total++
 		}
 	}
 	return per, total
@@ -183,6 +189,7 @@ func (p *planner) nextWaiters(now time.Time) []Request {
 		ns := w.turns[best]
 		r, l, _ := w.byNS[ns].unwoken(now)
 		l.woken = now
+		w.woken[r] = l
 		per[ns]++
 		rs = append(rs, r)
 		// Its turn is taken: on the next tie another namespace goes.
