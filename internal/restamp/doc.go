@@ -60,6 +60,21 @@
 // toggles the hook saw (check_ignored.go). A held workload is held before
 // that check is made.
 //
+// The waves keep that bound and that fairness (wave_plan.go, wave_fair.go,
+// wave_gate.go). Planning a change checks at most planChecks of its readers
+// for staleness (twice --max-wave-size, at most 64, in the waves' order:
+// a checksum and a content ID per source each); the others are members
+// checked by their own reconcile, and settled there if current, so a plan
+// costs a fixed number of checksums however many readers a tenant makes,
+// and a reader that starts no pod costs none. The slots of
+// --max-concurrent-rollouts are shared as the queue is: a free one goes to
+// the waiting namespace that holds the fewest, ties in turn; a namespace
+// holding more is refused one while another waits; a re-stamp of a reader
+// already rolling needs a slot like any other; and --rollout-timeout counts
+// from a reader's first re-stamp while it rolls, so rollouts that never end
+// free their slots within one timeout whatever re-stamps them. Flights a
+// new leader rebuilds from the records keep the same bound.
+//
 // Only the leader runs it. It writes nothing but the stamp and, during a
 // flap hold, the hold annotation (write_hold.go), each with a merge patch
 // under the field manager "confighash"; the stamp only when it differs. The
