@@ -46,10 +46,10 @@ const (
 	// shortValueBytes bounds the values that are a word or a number: the
 	// stamp, an opt-out, a window, an order, waves.
 	shortValueBytes = 256
-	// recordValueBytes bounds the hook's own records (rollout, halt,
-	// hold). A rollout record names each source read twice, about 60
-	// bytes each: 8 KiB is some 60 sources' record.
-	recordValueBytes = 8 << 10
+	// recordValueBytes bounds the hook's own sealed records (rollout,
+	// halt, hold): the bound internal/contract reads them within, so that
+	// a longer one, refused there before it is parsed, loses nothing here.
+	recordValueBytes = 16 << 10
 )
 
 // keptAnnotations are the annotations of a workload's own metadata that
