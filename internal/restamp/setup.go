@@ -61,10 +61,11 @@ type Config struct {
 	Self *corev1.ObjectReference
 }
 
-// Setup indexes the workload kinds by the sources they read and adds the
-// hook's controller to mgr. It runs on the leader only. Custom kinds are
-// watched once the apiserver serves them (watch_custom.go). Options that do
-// not validate are refused.
+// Setup adds the hook's controller to mgr, which runs it on the leader
+// only. The workload kinds are indexed by the sources they read, and so
+// cached, only there: the built-in ones as the controller starts
+// (watch_index.go), custom ones once the apiserver serves them
+// (watch_custom.go). Options that do not validate are refused.
 func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
 	if err := o.Validate(); err != nil {
 		return fmt.Errorf("hook options: %w", err)
@@ -80,12 +81,10 @@ func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
 			builtin = append(builtin, k)
 		}
 	}
-	for _, k := range builtin {
-		if err := mgr.GetFieldIndexer().IndexField(ctx, k.New(), sources.ReadersIndex, sources.ReadKeysOf(k)); err != nil {
-			return fmt.Errorf("indexing %s by sources: %w", k.GVK.Kind, err)
-		}
-	}
-	w := newWatched(builtin...)
+	// The built-in kinds are indexed, and so cached, once the hook's
+	// sources start, on the leader only (watch_index.go).
+	w := newWatched()
+	gate := &indexGate{kinds: builtin, indexer: mgr.GetFieldIndexer(), watched: w}
 	var m *Metrics
 	if o.Metrics != nil {
 		var err error
@@ -140,8 +139,8 @@ func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
 		// A queue fair across namespaces (queue_fair.go), so that no
 		// namespace's flood holds up another's re-stamps.
 		WithOptions(controller.TypedOptions[Request]{MaxConcurrentReconciles: o.Workers, NewQueue: newFairQueue}).
-		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.ConfigMap{}, handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap))).
-		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.Secret{}, handlerFor[*corev1.Secret](e, hasher.Secret))).
+		WatchesRawSource(afterIndex{gate, source.TypedKind(mgr.GetCache(), &corev1.ConfigMap{}, handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap))}).
+		WatchesRawSource(afterIndex{gate, source.TypedKind(mgr.GetCache(), &corev1.Secret{}, handlerFor[*corev1.Secret](e, hasher.Secret))}).
 		WatchesRawSource(source.TypedChannel(wakes, handler.TypedFuncs[Request, Request]{
 			GenericFunc: func(_ context.Context, ev event.TypedGenericEvent[Request], q workqueue.TypedRateLimitingInterface[Request]) {
 				q.Add(ev.Object)
@@ -149,7 +148,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
 		}))
 	recheck := o.CoalesceWindow + RecheckDelay
 	for _, k := range builtin {
-		b = b.WatchesRawSource(source.TypedKind(mgr.GetCache(), k.New(), recheckFor(k, recheck, false, waves)))
+		b = b.WatchesRawSource(afterIndex{gate, source.TypedKind(mgr.GetCache(), k.New(), recheckFor(k, recheck, false, waves))})
 	}
 	c, err := b.Build(s)
 	if err != nil {

@@ -109,7 +109,7 @@ func Serve(ctx context.Context, o Options) error {
 		return err
 	}
 	sc := newSourceCache(ctx, o)
-	mgr, err := newManager(cfg, scheme, o, ep, wm, metricsCert, auth, sc)
+	mgr, err := newManager(cfg, scheme, o, kinds, ep, wm, metricsCert, auth, sc)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhookEndpoint, wm *webhook.Metrics, metricsCert *certwatcher.CertWatcher, auth *clientAuth, sc *sourceCache) (manager.Manager, error) {
+func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, kinds workload.Registry, ep *webhookEndpoint, wm *webhook.Metrics, metricsCert *certwatcher.CertWatcher, auth *clientAuth, sc *sourceCache) (manager.Manager, error) {
 	server := ctrlwebhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir, TLSOpts: auth.tlsOpts()}
 	if ep != nil {
 		server.Host, server.Port = ep.host, ep.port
@@ -180,8 +180,11 @@ func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, ep *webhook
 		WebhookServer: webhook.NewServer(server, o.Webhook, wm),
 		Cache: cache.Options{
 			DefaultNamespaces: cacheNamespaces(o.Namespaces),
-			DefaultTransform:  cache.TransformStripManagedFields(),
-			ByObject:          sc.byObject(o.IgnoreHelmReleaseSecrets),
+			// Workloads are cached as the hook's slim copies
+			// (workload.SlimObject), bounded per object whatever tenants
+			// put in them; everything else without its managedFields.
+			DefaultTransform: kinds.Transform(cache.TransformStripManagedFields()),
+			ByObject:         sc.byObject(o.IgnoreHelmReleaseSecrets),
 		},
 		NewClient: sc.newClient,
 	})
