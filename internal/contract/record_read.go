@@ -1,9 +1,6 @@
 package contract
 
-import (
-	"errors"
-	"time"
-)
+import "time"
 
 // Sealed returns r's annotation value sealed for s. A value longer than
 // maxRecordLen would be refused when read, so Read (which only saves work
@@ -52,19 +49,16 @@ func (h Halt) Sealed(key []byte, s Subject) string {
 	}
 }
 
-// ReadHalt reads the halt record value on s, as of now. A value longer than
-// maxRecordLen, one that is not a halt, or one whose since is ahead of now
-// is an error and no halt. A halt that parses but does not verify (not
-// sealed, or not for s under key) is returned with an error for which
-// Unverified is true: a halt only keeps stamps, so the caller may still
-// honour it (see docs/waves.md), but it is not the hook's record.
+// ReadHalt reads the halt record value on s, as of now, as ReadRollout
+// does: only a halt the hook sealed for s under key counts. Any other
+// value (one that does not verify, is too long, is not a halt, or is dated
+// ahead) is an error and no halt: honoured, a halt copied from another
+// workload or written by hand would hold a change back from every other
+// reader of its source.
 func ReadHalt(key []byte, s Subject, value string, now time.Time) (Halt, error) {
-	body, verr := open(key, s, HaltAnnotation, value)
-	if verr != nil {
-		if !Unverified(verr) {
-			return Halt{}, verr
-		}
-		body = Unsealed(value)
+	body, err := open(key, s, HaltAnnotation, value)
+	if err != nil {
+		return Halt{}, err
 	}
 	h, err := ParseHalt(body)
 	if err != nil {
@@ -73,13 +67,7 @@ func ReadHalt(key []byte, s Subject, value string, now time.Time) (Halt, error) 
 	if h.Since, err = notAhead(HaltAnnotation, h.Since, now); err != nil {
 		return Halt{}, err
 	}
-	return h, verr
-}
-
-// Unverified reports whether err says only that a record is not the hook's
-// for its workload (ErrRecordUnsealed, ErrRecordForged).
-func Unverified(err error) bool {
-	return errors.Is(err, ErrRecordUnsealed) || errors.Is(err, ErrRecordForged)
+	return h, nil
 }
 
 // Sealed returns h's annotation value sealed for s.

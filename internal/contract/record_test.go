@@ -154,20 +154,29 @@ func TestSealedFitsTheLimit(t *testing.T) {
 	}
 }
 
-// TestUnverifiedHaltStillReadable: a halt without a valid MAC is read, with
-// an error Unverified says is only that; a value that is no halt is not.
-func TestUnverifiedHaltStillReadable(t *testing.T) {
+// TestUnverifiedHaltIsNoHalt: a halt is the hook's record like the
+// others: one written by hand (or before records were sealed), copied from
+// another workload, or sealed under another key is no halt, with an error
+// that says which; the reader treats it as absent.
+func TestUnverifiedHaltIsNoHalt(t *testing.T) {
 	h := Halt{Since: recNow, Changes: recCs[:1], Reason: "CrashLoopBackOff"}
-	for name, v := range map[string]string{
-		"written before records were sealed": h.String(),
-		"copied from another workload":       h.Sealed(recKey, Subject{UID: "other"}),
+	otherUID := recSubj
+	otherUID.UID = "uid-2"
+	for name, tc := range map[string]struct {
+		value string
+		want  error
+	}{
+		"written before records were sealed": {h.String(), ErrRecordUnsealed},
+		"copied: other UID":                  {h.Sealed(recKey, otherUID), ErrRecordForged},
+		"copied: another workload":           {h.Sealed(recKey, Subject{Kind: "Deployment.apps", Namespace: "team-b", Name: "api", UID: "uid-3"}), ErrRecordForged},
+		"another key":                        {h.Sealed([]byte("another key, 32 bytes long......"), recSubj), ErrRecordForged},
 	} {
-		got, err := ReadHalt(recKey, recSubj, v, recNow)
-		if !Unverified(err) || !got.Has(recCs[0]) {
-			t.Errorf("%s: %+v, %v", name, got, err)
+		got, err := ReadHalt(recKey, recSubj, tc.value, recNow)
+		if !errors.Is(err, tc.want) || got.Has(recCs[0]) || len(got.Changes) != 0 {
+			t.Errorf("%s: ReadHalt = %+v, %v; want no halt, %v", name, got, err, tc.want)
 		}
 	}
-	if _, err := ReadHalt(recKey, recSubj, "v1 nonsense", recNow); err == nil || Unverified(err) {
-		t.Errorf("no halt: %v", err)
+	if _, err := ReadHalt(recKey, recSubj, seal(recKey, recSubj, HaltAnnotation, "v1 nonsense"), recNow); err == nil || errors.Is(err, ErrRecordUnsealed) || errors.Is(err, ErrRecordForged) {
+		t.Errorf("sealed, but no halt: %v; want an error other than unverified", err)
 	}
 }

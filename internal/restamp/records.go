@@ -13,9 +13,7 @@ import (
 // HaltAnnotation, HoldAnnotation) are written by it and read back sealed
 // (contract.Subject): these are the only ways the hook reads them. A
 // record that is not the hook's for the workload, is too long or dates
-// from the future is reported once (recordWarnings) and counts as absent;
-// a halt that only fails to verify still holds its change back (haltRecord
-// says why).
+// from the future is reported once (recordWarnings) and counts as absent.
 
 // subjectOf names obj, a workload of the kind named kindName
 // (workload.Kind.Name, Request.KindName), as its records' MACs bind it.
@@ -42,31 +40,23 @@ func (r *reconciler) rolloutRecord(ctx context.Context, kindName string, obj cli
 	return rec, true
 }
 
-// haltRecord is obj's halt record, if it holds anything back (ok). A value
-// that is not a halt (contract.HaltReleased included: callers check for it
-// first), is too long or dates from the future holds nothing back, as
-// before records were sealed an unreadable one held nothing. A halt that
-// reads but does not verify (verified false: written before the upgrade,
-// sealed under an earlier key, copied, or by hand) still holds its change
-// back, with a warning: a halt only keeps stamps, which anyone who can
-// write a workload of the namespace can already bring about (a reader of
-// the source that fails first), while dropping it would let a broken
-// change roll on after every upgrade and key rotation.
-func (r *reconciler) haltRecord(ctx context.Context, kindName string, obj client.Object) (h contract.Halt, verified, ok bool) {
+// haltRecord is obj's halt record, if it holds anything back (ok): only a
+// halt the hook sealed for obj. Any other value (contract.HaltReleased
+// included: callers check for it first) holds nothing back, with a
+// warning if it is not that: one copied from another workload or written
+// by hand would otherwise halt the change for every other reader of its
+// source (planner.install halts a whole plan on one member's halt).
+func (r *reconciler) haltRecord(ctx context.Context, kindName string, obj client.Object) (contract.Halt, bool) {
 	v, has := obj.GetAnnotations()[contract.HaltAnnotation]
 	if !has || v == contract.HaltReleased {
-		return contract.Halt{}, false, false
+		return contract.Halt{}, false
 	}
 	h, err := contract.ReadHalt(r.key, subjectOf(kindName, obj), v, r.now())
-	switch {
-	case err == nil:
-		return h, true, true
-	case contract.Unverified(err):
-		r.recordWarns.warn(ctx, r.events, obj, contract.HaltAnnotation, v, err, "it still holds its change back")
-		return h, false, true
+	if err != nil {
+		r.recordWarns.warn(ctx, r.events, obj, contract.HaltAnnotation, v, err, "it is ignored")
+		return contract.Halt{}, false
 	}
-	r.recordWarns.warn(ctx, r.events, obj, contract.HaltAnnotation, v, err, "it holds nothing back")
-	return contract.Halt{}, false, false
+	return h, true
 }
 
 // sealRollout sets rec, sealed for obj, as obj's rollout record in a (obj's

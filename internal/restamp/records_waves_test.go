@@ -3,6 +3,7 @@ package restamp
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,5 +115,91 @@ func TestFutureRolloutRecordHidesNoCrash(t *testing.T) {
 	}
 	if _, in := f.r.planner.inFlight(reqOf("d0")); in {
 		t.Error("still in flight after the crash")
+	}
+}
+
+// TestUnverifiedHaltHaltsNoOne: a halt record the hook did not seal for
+// the reader it is on (copied from the canary, from a workload of the same
+// name since deleted, or written by hand) halts nothing: a new leader,
+// which knows only the objects, lets the change go on to the other
+// readers, re-stamps that reader in its wave, and drops the record then,
+// with one InvalidAnnotation warning. Honoured, one tenant's copy would
+// hold the change back from every reader of the source.
+func TestUnverifiedHaltHaltsNoOne(t *testing.T) {
+	f := newWavesFixture(t, 4)
+	f.reconcile(t, "d0")
+	rec, err := contract.ReadRollout(hookKey, subjectIn("d0"), f.get(t, "d0").Annotations[contract.RolloutAnnotation], time.Now())
+	if err != nil || len(rec.Changes) != 1 {
+		t.Fatalf("the canary's record: %+v, %v", rec, err)
+	}
+	halt := contract.Halt{Since: time.Now().Truncate(time.Second), Changes: rec.Changes, Reason: "CrashLoopBackOff"}
+	for name, v := range map[string]string{
+		"copied from the canary": halt.Sealed(hookKey, subjectIn("d0")),
+		"an earlier d1":          halt.Sealed(hookKey, contract.Subject{Kind: "Deployment", Namespace: "ns", Name: "d1", UID: "an-earlier-d1"}),
+		"written by hand":        halt.String(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newWavesFixture(t, 4)
+			f.reconcile(t, "d0")
+			f.setStatus(t, "d0", true, false)
+			d := f.get(t, "d1")
+			d.Annotations = map[string]string{contract.HaltAnnotation: v}
+			if err := f.c.Update(context.Background(), d); err != nil {
+				t.Fatal(err)
+			}
+			// A new leader: it knows nothing but the objects.
+			f.woken = nil
+			f.r.planner = newPlanner(8, 0, func(r Request) { f.woken = append(f.woken, r.Name) })
+			f.reconcile(t, "d1")
+			f.reconcile(t, "d0")
+			for _, name := range []string{"d1", "d2", "d3"} {
+				f.reconcile(t, name)
+			}
+			if got := f.restamped(t, 4); !slices.Equal(got, []string{"d0", "d1", "d2"}) {
+				t.Fatalf("re-stamped %v; want the second wave after the canary, d1 in it", got)
+			}
+			if v, ok := f.get(t, "d1").Annotations[contract.HaltAnnotation]; ok {
+				t.Errorf("d1's halt %q left after its re-stamp", v)
+			}
+			var warnings []string
+			for drained := false; !drained; {
+				select {
+				case e := <-f.events.Events:
+					if strings.Contains(e, contract.ReasonInvalidAnnotation) {
+						warnings = append(warnings, e)
+					}
+				default:
+					drained = true
+				}
+			}
+			if len(warnings) != 1 || !strings.Contains(warnings[0], contract.HaltAnnotation) || !strings.HasSuffix(warnings[0], "it is ignored") {
+				t.Errorf("warnings %q; want one, for the halt", warnings)
+			}
+		})
+	}
+}
+
+// TestReleasedHaltNeedsNoSeal: "released" is a user's command, not a
+// record: a new leader honours it on the canary whose rollout failed, and
+// the change goes on.
+func TestReleasedHaltNeedsNoSeal(t *testing.T) {
+	f := newWavesFixture(t, 3)
+	f.reconcile(t, "d0")
+	f.setStatus(t, "d0", false, true)
+	f.reconcile(t, "d0")
+	d := f.get(t, "d0")
+	if _, err := contract.ReadHalt(hookKey, subjectIn("d0"), d.Annotations[contract.HaltAnnotation], time.Now()); err != nil {
+		t.Fatalf("the canary's halt: %v", err)
+	}
+	d.Annotations[contract.HaltAnnotation] = contract.HaltReleased
+	if err := f.c.Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	f.woken = nil
+	f.r.planner = newPlanner(8, 0, func(r Request) { f.woken = append(f.woken, r.Name) })
+	f.reconcile(t, "d1")
+	f.reconcile(t, "d2")
+	if got := f.restamped(t, 3); len(got) != 3 {
+		t.Fatalf("re-stamped %v after the release, want all", got)
 	}
 }

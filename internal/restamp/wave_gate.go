@@ -197,11 +197,14 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 		return nil, err
 	}
 	var ms []member
-	type kindObject struct {
+	// obsolete are the readers whose halt names an earlier content of the
+	// source, with that halt.
+	type haltedObject struct {
 		kind string
 		obj  client.Object
+		halt contract.Halt
 	}
-	var obsolete []kindObject
+	var obsolete []haltedObject
 	var cands []candidate
 	err = listReaders(ctx, r.readers, r.kinds, key.namespace, src, func(k workload.Kind, o client.Object) {
 		reads := workload.ReadsOf(k, o)
@@ -211,12 +214,12 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 		m := member{req: Request{KindName: k.Name(), NamespacedName: client.ObjectKeyFromObject(o)}}
 		m.order, _ = waves.OrderOf(o.GetAnnotations())
 		a := o.GetAnnotations()
-		if hl, _, ok := r.haltRecord(ctx, k.Name(), o); ok {
+		if hl, ok := r.haltRecord(ctx, k.Name(), o); ok {
 			switch {
 			case hl.Has(c):
 				m.halted, m.reason = true, hl.Reason
 			case haltsSource(hl, c.Source):
-				obsolete = append(obsolete, kindObject{k.Name(), o.DeepCopyObject().(client.Object)})
+				obsolete = append(obsolete, haltedObject{k.Name(), o.DeepCopyObject().(client.Object), hl})
 			}
 		}
 		last := r.lastRollout(ctx, k.Name(), o)
@@ -277,23 +280,19 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 		log.FromContext(ctx).Error(err, "finding the readers of a change; planning with those found", "source", c.Source)
 	}
 	pl := r.planner.install(key, c, ms, r.now(), r.rollouts.timeout)
-	for _, ko := range obsolete {
+	for _, ho := range obsolete {
 		// A halt of an earlier content of this source no longer holds
 		// anything back: the source changed since (the fix). It goes (its
-		// halts of other sources stay, sealed only if they were), so that
-		// status does not show it while the reader waits for its wave.
-		o := ko.obj
+		// halts of other sources stay, sealed again), so that status does
+		// not show it while the reader waits for its wave.
+		o, h := ho.obj, ho.halt
 		base := client.MergeFrom(o.DeepCopyObject().(client.Object))
 		a := o.GetAnnotations()
-		h, verified, _ := r.haltRecord(ctx, ko.kind, o)
 		h.Changes = slices.DeleteFunc(h.Changes, func(old contract.Change) bool { return old.Source == c.Source })
-		switch {
-		case len(h.Changes) == 0:
+		if len(h.Changes) == 0 {
 			delete(a, contract.HaltAnnotation)
-		case verified:
-			a[contract.HaltAnnotation] = r.sealHalt(ko.kind, o, h)
-		default:
-			a[contract.HaltAnnotation] = h.String()
+		} else {
+			a[contract.HaltAnnotation] = r.sealHalt(ho.kind, o, h)
 		}
 		o.SetAnnotations(a)
 		if err := r.client.Patch(ctx, o, base, client.FieldOwner(contract.FieldManager)); err != nil {

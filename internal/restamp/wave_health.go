@@ -138,10 +138,10 @@ func (r *reconciler) judgeWithPods(ctx context.Context, req Request, kind worklo
 	return rollout.Judge(rollout.Input{Kind: kind, Object: obj, Stamp: stamp, Pods: pods, Now: now, Soak: r.rollouts.soak, Since: since}), nil
 }
 
-// recorded reports whether obj's halt record names every change of cs.
-// One the hook did not seal counts: it holds them back as well.
+// recorded reports whether obj's halt record, one the hook sealed for it,
+// names every change of cs.
 func (r *reconciler) recorded(ctx context.Context, kindName string, obj client.Object, cs []contract.Change) bool {
-	h, _, ok := r.haltRecord(ctx, kindName, obj)
+	h, ok := r.haltRecord(ctx, kindName, obj)
 	if !ok {
 		return false
 	}
@@ -184,9 +184,9 @@ func (r *reconciler) halt(ctx context.Context, req Request, obj client.Object, p
 }
 
 // writeHalt records h on obj, keeping the halted changes of other sources
-// an earlier record names.
+// its earlier record (sealed for it) names.
 func (r *reconciler) writeHalt(ctx context.Context, req Request, obj client.Object, h contract.Halt) error {
-	if old, _, ok := r.haltRecord(ctx, req.KindName, obj); ok {
+	if old, ok := r.haltRecord(ctx, req.KindName, obj); ok {
 		for _, c := range old.Changes {
 			if !slices.ContainsFunc(h.Changes, func(n contract.Change) bool { return n.Source == c.Source }) {
 				h.Changes = append(h.Changes, c)

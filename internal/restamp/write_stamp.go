@@ -47,26 +47,19 @@ func (r *reconciler) patch(ctx context.Context, kindName string, obj client.Obje
 // to be written), the changes whose source now reads other content than
 // the halted one (read): the workload goes to that new content. A halted
 // change of a source that has not changed stays, and the record goes only
-// when none is left. A record that holds nothing back (unreadable, too
-// long, dated ahead, or "released") goes with the re-stamp. What is left
-// of a halt that does not verify is written back unsealed: lifting part of
-// it does not make the rest the hook's.
+// when none is left. A value that holds nothing back (not the hook's for
+// obj, unreadable, too long, dated ahead, or "released") goes with the
+// re-stamp: what is left is only ever the hook's own halt, sealed again.
 func (r *reconciler) liftHalts(ctx context.Context, kindName string, obj client.Object, a map[string]string, read []contract.Change) {
 	if _, ok := a[contract.HaltAnnotation]; !ok {
 		return
 	}
-	h, verified, ok := r.haltRecord(ctx, kindName, obj)
-	if !ok {
+	// A value that holds nothing back reads as a halt of no change.
+	h, _ := r.haltRecord(ctx, kindName, obj)
+	h.Changes = slices.DeleteFunc(h.Changes, func(c contract.Change) bool { return !slices.Contains(read, c) })
+	if len(h.Changes) == 0 {
 		delete(a, contract.HaltAnnotation)
 		return
 	}
-	h.Changes = slices.DeleteFunc(h.Changes, func(c contract.Change) bool { return !slices.Contains(read, c) })
-	switch {
-	case len(h.Changes) == 0:
-		delete(a, contract.HaltAnnotation)
-	case verified:
-		a[contract.HaltAnnotation] = r.sealHalt(kindName, obj, h)
-	default:
-		a[contract.HaltAnnotation] = h.String()
-	}
+	a[contract.HaltAnnotation] = r.sealHalt(kindName, obj, h)
 }
