@@ -28,17 +28,16 @@ type Halt struct {
 	// contract.HaltReleased: the change goes on as if the rollout had
 	// succeeded, and the workload holds back nobody.
 	Released bool `json:"released,omitempty"`
-	// Sealed: as Rollout.Sealed. Unlike an unsealed rollout or hold
-	// record, an unsealed halt is in force: the hook still holds its
-	// change back (a halt only keeps stamps), so that one written before
-	// records were sealed, or under an earlier key, is not lost.
+	// Sealed: as Rollout.Sealed; shown unverified, and taken to be in
+	// force.
 	Sealed bool `json:"sealed,omitempty"`
-	// Error says why the annotation could not be read.
+	// Error says why the annotation could not be read, or that it is not
+	// sealed; the hook ignores it either way, and it holds nothing back.
 	Error string `json:"error,omitempty"`
 }
 
 // InForce reports whether h holds back a change from other readers: it is
-// there, readable and not released.
+// there, sealed, readable and not released.
 func (h *Halt) InForce() bool {
 	return h != nil && !h.Released && h.Error == ""
 }
@@ -57,13 +56,20 @@ func haltOf(annotations map[string]string) *Halt {
 	if v == contract.HaltReleased {
 		return &Halt{Released: true}
 	}
-	sealed := contract.Sealed(v)
+	if !contract.Sealed(v) {
+		return &Halt{Error: haltUnsealedNote}
+	}
 	h, err := contract.ParseHalt(contract.Unsealed(v))
 	if err != nil {
-		return &Halt{Sealed: sealed, Error: err.Error()}
+		return &Halt{Sealed: true, Error: err.Error()}
 	}
-	return &Halt{Since: h.Since, Changes: changeStrings(h.Changes), Reason: h.Reason, Sealed: sealed}
+	return &Halt{Since: h.Since, Changes: changeStrings(h.Changes), Reason: h.Reason, Sealed: true}
 }
+
+// haltUnsealedNote is the Error of a halt the hook ignores for want of a
+// seal. Unlike unsealedNote it does not say that the hook ignores it:
+// Classify and describeHalt say so of every Error.
+const haltUnsealedNote = "not sealed by confighash: written by hand, or before records were sealed"
 
 // haltedReason explains the halt a workload carries.
 func haltedReason(h *Halt) string {

@@ -27,7 +27,7 @@ func TestHaltOf(t *testing.T) {
 			wantDescribe: "<none>",
 		},
 		"halted": {
-			annotations: map[string]string{contract.HaltAnnotation: contract.Halt{Since: since, Changes: []contract.Change{cm, sec}, Reason: "CrashLoopBackOff"}.String()},
+			annotations: map[string]string{contract.HaltAnnotation: sealed(contract.Halt{Since: since, Changes: []contract.Change{cm, sec}, Reason: "CrashLoopBackOff"}.String())},
 			want: &Halt{Since: since, Reason: "CrashLoopBackOff",
 				Changes: []string{"configmap/shared@0123456789abcdef", "secret/db@fedcba9876543210"}},
 			wantInForce:  true,
@@ -38,10 +38,15 @@ func TestHaltOf(t *testing.T) {
 			want:         &Halt{Released: true},
 			wantDescribe: "released by hand",
 		},
+		"not sealed: ignored, as the hook ignores it": {
+			annotations:  map[string]string{contract.HaltAnnotation: contract.Halt{Since: since, Changes: []contract.Change{cm}, Reason: "X"}.String()},
+			wantErr:      "not sealed by confighash",
+			wantDescribe: "ignored: not sealed by confighash",
+		},
 		"unreadable": {
-			annotations:  map[string]string{contract.HaltAnnotation: "v1 since=yesterday changes=configmap/shared@0123456789abcdef reason=X"},
+			annotations:  map[string]string{contract.HaltAnnotation: sealed("v1 since=yesterday changes=configmap/shared@0123456789abcdef reason=X")},
 			wantErr:      "since",
-			wantDescribe: "unreadable: confighash.dev/halt",
+			wantDescribe: "ignored: confighash.dev/halt",
 		},
 	}
 	for name, tc := range tests {
@@ -89,8 +94,8 @@ func TestRolloutOf(t *testing.T) {
 func TestHaltIndex(t *testing.T) {
 	since := time.Date(2026, 12, 1, 0, 12, 0, 0, time.UTC)
 	halt := func(src string) map[string]string {
-		return map[string]string{contract.HaltAnnotation: contract.Halt{Since: since, Reason: "CrashLoopBackOff",
-			Changes: []contract.Change{{Source: src, Content: "0123456789abcdef"}}}.String()}
+		return map[string]string{contract.HaltAnnotation: sealed(contract.Halt{Since: since, Reason: "CrashLoopBackOff",
+			Changes: []contract.Change{{Source: src, Content: "0123456789abcdef"}}}.String())}
 	}
 	meta := func(ns, name string, annotations map[string]string) *appsv1.Deployment {
 		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: annotations}}
@@ -100,7 +105,9 @@ func TestHaltIndex(t *testing.T) {
 	x.add("StatefulSet", meta("shop", "db", halt("secret/db")))
 	x.add("Deployment", meta("other", "canary", halt("configmap/shared")))
 	x.add("Deployment", meta("shop", "released", map[string]string{contract.HaltAnnotation: contract.HaltReleased}))
-	x.add("Deployment", meta("shop", "garbled", map[string]string{contract.HaltAnnotation: "v1 changes=configmap/shared@zz"}))
+	x.add("Deployment", meta("shop", "garbled", map[string]string{contract.HaltAnnotation: sealed("v1 changes=configmap/shared@zz")}))
+	x.add("Deployment", meta("shop", "unsealed", map[string]string{contract.HaltAnnotation: contract.Halt{Since: since, Reason: "X",
+		Changes: []contract.Change{{Source: "configmap/shared", Content: "0123456789abcdef"}}}.String()}))
 	x.add("Deployment", meta("shop", "plain", nil))
 
 	reader := &Workload{Kind: "Deployment", Namespace: "shop", Name: "web", Sources: []Source{

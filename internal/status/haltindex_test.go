@@ -40,8 +40,8 @@ func (l *listCounter) List(ctx context.Context, list client.ObjectList, opts ...
 func TestCollectHalts(t *testing.T) {
 	since := time.Date(2026, 12, 1, 0, 12, 0, 0, time.UTC)
 	labelled := map[string]string{contract.InjectionLabel: contract.InjectionEnabled}
-	halt := contract.Halt{Since: since, Reason: "CrashLoopBackOff",
-		Changes: []contract.Change{{Source: "configmap/cfg", Content: "0123456789abcdef"}}}.String()
+	halt := sealed(contract.Halt{Since: since, Reason: "CrashLoopBackOff",
+		Changes: []contract.Change{{Source: "configmap/cfg", Content: "0123456789abcdef"}}}.String())
 	rollout := sealed(contract.Rollout{Since: since, Changes: []contract.Change{{Source: "configmap/cfg", Content: "0123456789abcdef"}}}.String())
 	spec := readsSpec("cfg", "sec")
 	base := newFakeClient(t,

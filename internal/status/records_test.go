@@ -16,7 +16,7 @@ func sealed(v string) string { return v + " mac=" + strings.Repeat("0", 64) }
 // TestRecordsSealedOrNot: status shows what a sealed record says, marked
 // unverified; a rollout or hold record without a seal, which the hook
 // ignores, as ignored (so an unsealed hold does not make the workload
-// held); a halt without one as still in force, as the hook treats it.
+// held), and a halt without one too (so it holds back no reader).
 func TestRecordsSealedOrNot(t *testing.T) {
 	since := time.Date(2026, 12, 1, 0, 12, 0, 0, time.UTC)
 	cm := contract.Change{Source: "configmap/shared", Content: "0123456789abcdef"}
@@ -46,8 +46,12 @@ func TestRecordsSealedOrNot(t *testing.T) {
 	}
 
 	hl := haltOf(map[string]string{contract.HaltAnnotation: halt})
-	if !hl.InForce() || hl.Sealed || !strings.Contains(describeHalt(hl), "not sealed by confighash; the hook holds the change back all the same") {
+	if hl.InForce() || hl.Sealed || !strings.HasPrefix(describeHalt(hl), "ignored: not sealed") {
 		t.Errorf("an unsealed halt: %+v, %q", hl, describeHalt(hl))
+	}
+	w = &Workload{Injection: Injection{State: InjectionOn}, StampedChecksum: "v2:k:00", ExpectedChecksum: "v2:k:00", Halt: hl}
+	if state, reason := Classify(w); state != StateCurrent || !strings.Contains(reason, "the hook ignores it") {
+		t.Errorf("an unsealed halt on a current workload: %s (%s), want current, the halt said to be ignored", state, reason)
 	}
 	if hl := haltOf(map[string]string{contract.HaltAnnotation: sealed(halt)}); !hl.InForce() || !hl.Sealed || !strings.HasSuffix(describeHalt(hl), "(sealed, unverified)") {
 		t.Errorf("a sealed halt: %+v", hl)

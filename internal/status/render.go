@@ -189,13 +189,9 @@ func describeHalt(h *Halt) string {
 	case h.Released:
 		return "released by hand: it holds back no change"
 	case h.Error != "":
-		return "unreadable: " + oneLine(h.Error)
+		return "ignored: " + oneLine(h.Error)
 	}
-	note := sealNote(true)
-	if !h.Sealed {
-		note = " (not sealed by confighash; the hook holds the change back all the same)"
-	}
-	return fmt.Sprintf("since %s, %s, for %s%s", h.Since.UTC().Format(time.RFC3339), h.Reason, strings.Join(h.Sources(), ", "), note)
+	return fmt.Sprintf("since %s, %s, for %s%s", h.Since.UTC().Format(time.RFC3339), h.Reason, strings.Join(h.Sources(), ", "), sealNote(h.Sealed))
 }
 
 // describeRollout is the Last re-stamp line of the details.

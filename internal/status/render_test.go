@@ -135,7 +135,7 @@ func haltReport() *Report {
 	changes := []string{"configmap/shared@0123456789abcdef"}
 	canary := Workload{Kind: "Deployment", Namespace: "shop", Name: "canary", Injection: Injection{InjectionOn, "labelled"},
 		StampedChecksum: "v2:k:aa", ExpectedChecksum: "v2:k:aa", Sources: []Source{{Kind: "ConfigMap", Name: "shared", Keys: []string{AllKeys}, Presence: Present}},
-		Halt:    &Halt{Since: since, Changes: changes, Reason: "CrashLoopBackOff"},
+		Halt:    &Halt{Since: since, Changes: changes, Reason: "CrashLoopBackOff", Sealed: true},
 		Rollout: &Rollout{Since: since.Add(-time.Minute), Changes: changes}}
 	web := canary
 	web.Name, web.StampedChecksum, web.Halt, web.Rollout = "web", "v2:k:00", nil, nil
@@ -161,7 +161,7 @@ func TestWriteTableHalts(t *testing.T) {
 		"deployment/canary   on          halted    1/1       <none>           its rollout for configmap/shared failed (CrashLoopBackOff since 2026-01-02T03:02:05Z) and holds back the change from the source's other readers",
 		"deployment/web      on          waiting   1/1       <none>           waiting: change of configmap/shared halted at deployment/canary (CrashLoopBackOff); ",
 		"deployment/freed    on          current   1/1       <none>           the stamp is what the sources give now; its halt (confighash.dev/halt) was released by hand",
-		"  Halt:                 since 2026-01-02T03:02:05Z, CrashLoopBackOff, for configmap/shared (not sealed by confighash; the hook holds the change back all the same)\n",
+		"  Halt:                 since 2026-01-02T03:02:05Z, CrashLoopBackOff, for configmap/shared (sealed, unverified)\n",
 		"  Last re-stamp:        2026-01-02T03:01:05Z (3m ago) for configmap/shared\n",
 		"  Halted change:        configmap/shared at deployment/canary (CrashLoopBackOff since 2026-01-02T03:02:05Z)\n",
 		"  Halt:                 released by hand: it holds back no change\n",
@@ -190,7 +190,7 @@ func TestWriteJSONHalts(t *testing.T) {
 		t.Errorf("states = %v, %v, %v", canary["state"], web["state"], freed["state"])
 	}
 	halt := canary["halt"].(map[string]any)
-	expectKeys(t, "halt", halt, "since", "changes", "reason")
+	expectKeys(t, "halt", halt, "since", "changes", "reason", "sealed")
 	if halt["since"] != "2026-01-02T03:02:05Z" || halt["reason"] != "CrashLoopBackOff" ||
 		!slices.Equal(toStrings(halt["changes"]), []string{"configmap/shared@0123456789abcdef"}) {
 		t.Errorf("halt = %v", halt)
