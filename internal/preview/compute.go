@@ -240,20 +240,17 @@ func (f *Facts) lookup(st SourceState, found bool) hasher.Lookup {
 // reasons are said, never a change's digest.
 func waitsFor(src hasher.Source, ann map[string]string) string {
 	var waits []string
-	// Preview has no key: a sealed hold is taken as the hook's
+	// Preview has no key: a sealed hold or halt is taken as the hook's
 	// (unverified), and one without a seal, or unreadable, is ignored, as
-	// the hook ignores it. A halt holds back sealed or not, as in the hook.
+	// the hook ignores it.
 	if v, ok := ann[contract.HoldAnnotation]; ok && contract.Sealed(v) {
 		if h, err := contract.ParseHold(contract.Unsealed(v)); err == nil {
 			waits = append(waits, fmt.Sprintf("on a flap hold since %s (unverified): it rolls once its sources have gone unchanged for %s",
 				h.Since.UTC().Format(time.RFC3339), h.Quiet))
 		}
 	}
-	if v, ok := ann[contract.HaltAnnotation]; ok && v != contract.HaltReleased {
-		h, err := contract.ParseHalt(contract.Unsealed(v))
-		if err != nil {
-			waits = append(waits, fmt.Sprintf("its %s is unreadable", contract.HaltAnnotation))
-		} else {
+	if v, ok := ann[contract.HaltAnnotation]; ok && contract.Sealed(v) {
+		if h, err := contract.ParseHalt(contract.Unsealed(v)); err == nil {
 			var others []string
 			for _, c := range h.Changes {
 				if c.Source != src.String() && !slices.Contains(others, c.Source) {
@@ -261,7 +258,7 @@ func waitsFor(src hasher.Source, ann map[string]string) string {
 				}
 			}
 			if len(others) > 0 {
-				waits = append(waits, fmt.Sprintf("its rollout halted a change of %s (%s): it rolls once that halt is released (%s=%s)",
+				waits = append(waits, fmt.Sprintf("its rollout halted a change of %s (%s; unverified): it rolls once that halt is released (%s=%s)",
 					strings.Join(others, ", "), h.Reason, contract.HaltAnnotation, contract.HaltReleased))
 			}
 		}

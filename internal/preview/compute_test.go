@@ -440,8 +440,9 @@ func TestComputeReadersThatStartNoPod(t *testing.T) {
 }
 
 // Readers whose own annotations keep them back when their wave comes: a
-// flap hold, and a halt of another source's change. A halt of this
-// source's change keeps no one: the new content supersedes it.
+// flap hold, and a halt of another source's change, each only sealed, as
+// the hook honours them. A halt of this source's change keeps no one: the
+// new content supersedes it.
 func TestComputeHeldAndHaltedReaders(t *testing.T) {
 	live := cmState(t, map[string]string{"a": "1"}, nil)
 	next := cmState(t, map[string]string{"a": "2"}, nil)
@@ -449,16 +450,19 @@ func TestComputeHeldAndHaltedReaders(t *testing.T) {
 	// Preview has no key: a seal is only checked to be there.
 	sealed := func(v string) string { return v + " mac=" + strings.Repeat("0", 64) }
 	hold := sealed(contract.Hold{Since: since, Level: 1, Quiet: time.Minute}.String())
-	haltOf := func(src string) string {
+	unsealedHalt := func(src string) string {
 		return contract.Halt{Since: since, Reason: "CrashLoopBackOff", Changes: []contract.Change{{Source: src, Content: "0123456789abcdef"}}}.String()
 	}
+	haltOf := func(src string) string { return sealed(unsealedHalt(src)) }
 	f := facts(t, &live, next, nil,
 		deployment("a-held", map[string]string{contract.HoldAnnotation: hold}, envKey("a")),
 		deployment("b-halted-other", map[string]string{contract.HaltAnnotation: haltOf("secret/db")}, envKey("a")),
 		deployment("c-halted-this", map[string]string{contract.HaltAnnotation: haltOf("configmap/app")}, envKey("a")),
 		deployment("d-released", map[string]string{contract.HaltAnnotation: contract.HaltReleased}, envKey("a")),
 		deployment("e-bad-hold", map[string]string{contract.HoldAnnotation: sealed("v9 nonsense")}, envKey("a")),
-		deployment("f-unsealed-hold", map[string]string{contract.HoldAnnotation: contract.Hold{Since: since, Quiet: time.Minute}.String()}, envKey("a")))
+		deployment("f-unsealed-hold", map[string]string{contract.HoldAnnotation: contract.Hold{Since: since, Quiet: time.Minute}.String()}, envKey("a")),
+		deployment("g-unsealed-halt", map[string]string{contract.HaltAnnotation: unsealedHalt("secret/db")}, envKey("a")),
+		deployment("h-bad-halt", map[string]string{contract.HaltAnnotation: sealed("v9 nonsense")}, envKey("a")))
 	rep, err := Compute(f, testKey, 8)
 	if err != nil {
 		t.Fatal(err)
@@ -469,12 +473,15 @@ func TestComputeHeldAndHaltedReaders(t *testing.T) {
 	}
 	for ref, want := range map[string]string{
 		"deployment/a-held":         "on a flap hold since 2026-12-01T20:00:00Z (unverified): it rolls once its sources have gone unchanged for 1m0s",
-		"deployment/b-halted-other": "its rollout halted a change of secret/db (CrashLoopBackOff): it rolls once that halt is released (confighash.dev/halt=released)",
+		"deployment/b-halted-other": "its rollout halted a change of secret/db (CrashLoopBackOff; unverified): it rolls once that halt is released (confighash.dev/halt=released)",
 		"deployment/c-halted-this":  "",
 		"deployment/d-released":     "",
 		// The hook ignores a hold it cannot read, or did not seal.
 		"deployment/e-bad-hold":      "",
 		"deployment/f-unsealed-hold": "",
+		// Nor does it honour a halt it cannot read, or did not seal.
+		"deployment/g-unsealed-halt": "",
+		"deployment/h-bad-halt":      "",
 	} {
 		got, ok := waits[ref]
 		if !ok {
