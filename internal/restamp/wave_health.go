@@ -129,11 +129,10 @@ func (r *reconciler) judgeWithPods(ctx context.Context, req Request, kind worklo
 		return rollout.Verdict{}, fmt.Errorf("selector of %s: %w", req, err)
 	}
 	if ok && r.live != nil {
-		var list corev1.PodList
-		if err := r.live.List(ctx, &list, client.InNamespace(req.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-			return rollout.Verdict{}, fmt.Errorf("listing the pods of %s: %w", req, err)
+		// Paged and bounded (wave_pods.go).
+		if pods, err = podsOfRevision(ctx, r.live, req.Namespace, sel, obj, stamp); err != nil {
+			return rollout.Verdict{}, fmt.Errorf("the pods of %s: %w", req, err)
 		}
-		pods = rollout.Owned(obj, list.Items)
 	}
 	return rollout.Judge(rollout.Input{Kind: kind, Object: obj, Stamp: stamp, Pods: pods, Now: now, Soak: r.rollouts.soak, Since: since}), nil
 }
