@@ -48,7 +48,8 @@ const (
 	shortValueBytes = 256
 	// recordValueBytes bounds the hook's own sealed records (rollout,
 	// halt, hold): the bound internal/contract reads them within, so that
-	// a longer one, refused there before it is parsed, loses nothing here.
+	// every record it would read is kept whole; a longer one, which it
+	// refuses unread, becomes overLimitValue, refused as well.
 	recordValueBytes = 16 << 10
 )
 

@@ -147,6 +147,10 @@ func TestSlimObjectAnnotations(t *testing.T) {
 	if k.SlimObject(d).GetAnnotations()[contract.CoalesceWindowAnnotation] == w {
 		t.Error("two over-long values slim to one")
 	}
+	d.Annotations[contract.RolloutAnnotation] = strings.Repeat("r", recordValueBytes)
+	if got := k.SlimObject(d).GetAnnotations()[contract.RolloutAnnotation]; got != d.Annotations[contract.RolloutAnnotation] {
+		t.Errorf("a record as long as internal/contract reads is not kept whole (%d bytes kept)", len(got))
+	}
 	if _, ok := a["confighash.dev/other"]; ok {
 		t.Error("an annotation the hook does not read was kept")
 	}
