@@ -203,3 +203,80 @@ func TestReleasedHaltNeedsNoSeal(t *testing.T) {
 		t.Fatalf("re-stamped %v after the release, want all", got)
 	}
 }
+
+// TestHaltFromBeforeSealingDropped: the cost of sealed halts on upgrade. A
+// canary halted by a version that wrote halts unsealed (its rollout record
+// unsealed too) halts nothing for the new leader: at its start-up replay
+// the change goes on in waves, the next reader its canary, whose rollout
+// is judged as any canary's (a change that still breaks halts again
+// there).
+func TestHaltFromBeforeSealingDropped(t *testing.T) {
+	f := newWavesFixture(t, 4)
+	f.reconcile(t, "d0")
+	d := f.get(t, "d0")
+	rec, err := contract.ReadRollout(hookKey, subjectIn("d0"), d.Annotations[contract.RolloutAnnotation], time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Annotations[contract.RolloutAnnotation] = rec.String()
+	d.Annotations[contract.HaltAnnotation] = contract.Halt{Since: rec.Since, Changes: rec.Changes, Reason: "CrashLoopBackOff"}.String()
+	if err := f.c.Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	f.woken = nil
+	f.r.planner = newPlanner(8, 0, func(r Request) { f.woken = append(f.woken, r.Name) })
+	for _, name := range []string{"d0", "d1", "d2", "d3"} {
+		req := reqOf(name)
+		req.Recheck = true
+		if _, err := f.r.Reconcile(context.Background(), req); err != nil {
+			t.Fatalf("replay %s: %v", name, err)
+		}
+	}
+	if got := f.restamped(t, 4); !slices.Equal(got, []string{"d0", "d1"}) {
+		t.Errorf("re-stamped %v; want d1 as the next canary, the others waiting for it", got)
+	}
+}
+
+// TestHaltAcrossKeyRotation: a key rotation drops every halt (sealed under
+// the old key, it no longer verifies), but not the protection: the readers
+// still waiting carry stamps under the old key, which the new key's replay
+// keeps (KeyChanged) rather than re-stamping, until the source changes
+// again.
+func TestHaltAcrossKeyRotation(t *testing.T) {
+	f := newWavesFixture(t, 3)
+	f.reconcile(t, "d0")
+	f.setStatus(t, "d0", false, true)
+	f.reconcile(t, "d0")
+	if _, err := contract.ReadHalt(hookKey, subjectIn("d0"), f.get(t, "d0").Annotations[contract.HaltAnnotation], time.Now()); err != nil {
+		t.Fatalf("the canary's halt: %v", err)
+	}
+	// The new key, and a new leader.
+	f.r.key = []byte("a rotated key, 32 bytes long....")
+	f.r.planner = newPlanner(8, 0, func(Request) {})
+	for _, name := range []string{"d0", "d1", "d2"} {
+		req := reqOf(name)
+		req.Recheck = true
+		if _, err := f.r.Reconcile(context.Background(), req); err != nil {
+			t.Fatalf("replay %s: %v", name, err)
+		}
+	}
+	for _, name := range []string{"d1", "d2"} {
+		if got := f.get(t, name).Spec.Template.Annotations[contract.ChecksumAnnotation]; got != f.old {
+			t.Errorf("%s stamped %q after the rotation; want its stamp kept", name, got)
+		}
+	}
+	kept := 0
+	for drained := false; !drained; {
+		select {
+		case e := <-f.events.Events:
+			if strings.Contains(e, contract.ReasonKeyChanged) {
+				kept++
+			}
+		default:
+			drained = true
+		}
+	}
+	if kept != 3 {
+		t.Errorf("%d KeyChanged warnings; want one for each reader, its stamp kept", kept)
+	}
+}
