@@ -75,6 +75,17 @@
 // free their slots within one timeout whatever re-stamps them. Flights a
 // new leader rebuilds from the records keep the same bound.
 //
+// Only the leader caches workloads, and only as the copies
+// workload.SlimObject makes (the manager's cache transform): identity, the
+// annotations the hook reads, the judge's fields, and a template reduced to
+// its stamp, a digest and its references. The readers index of the
+// built-in kinds, which starts their informers, is made as the hook's
+// sources start (watch_index.go), a custom kind's once it is served
+// (watch_custom.go). Every write to a workload is a merge patch diffed from
+// that copy or written by hand, never an update, so what the copy leaves
+// out is never written. The judge lists a reader's pods live, paged and
+// bounded, and keeps the new revision's only (wave_pods.go).
+//
 // Only the leader runs it. It writes nothing but the stamp and, during a
 // flap hold, the hold annotation (write_hold.go), each with a merge patch
 // under the field manager "confighash"; the stamp only when it differs. The

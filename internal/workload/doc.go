@@ -17,4 +17,11 @@
 // out, owned, no template, over MaxSources). The webhook, the hook, the
 // hook's readers index and the status command all ask it, so that they
 // cannot disagree on which workloads are left alone.
+//
+// SlimObject is what the hook's cache holds of a workload (Registry.Transform
+// is the manager's cache transform): bounded per object whatever a tenant
+// puts in it, and read by ReadsOf, hasher.Checksum, SameTemplate and the
+// rollout judge exactly as the whole object is. ReadsOf bounds what a
+// template reads (MaxSources, MaxReferenceBytes) for the webhook and the
+// hook alike, and that bound is what bounds the copy's references.
 package workload

@@ -68,6 +68,30 @@ func TestSlimObjectOfA1MiBDeployment(t *testing.T) {
 	}
 }
 
+// worstCase fills d to keep the most: every kept annotation at its bound,
+// and one ConfigMap read by env, key by key (the most structure per byte
+// of references), up to MaxReferenceBytes.
+func worstCase(d *appsv1.Deployment) *appsv1.Deployment {
+	for a, limit := range keptAnnotations {
+		if a != contract.IncludeAnnotation && a != contract.ExcludeAnnotation {
+			d.Annotations[a] = strings.Repeat("v", limit)
+		}
+	}
+	c := &d.Spec.Template.Spec.Containers[0]
+	c.Env = nil
+	n := entryCost + len("app")
+	for i := 0; ; i++ {
+		key := fmt.Sprintf("k%d", i)
+		if n+entryCost+len(key) > MaxReferenceBytes {
+			break
+		}
+		n += entryCost + len(key)
+		c.Env = append(c.Env, corev1.EnvVar{Name: "E", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "app"}, Key: key}}})
+	}
+	return d
+}
+
 // TestSlimObjectWorstCase: an object built to keep the most (references
 // just within MaxReferenceBytes, every kept annotation at its bound) stays
 // within the bound docs/security.md gives; one byte more of references
@@ -75,30 +99,7 @@ func TestSlimObjectOfA1MiBDeployment(t *testing.T) {
 // reads the whole object.
 func TestSlimObjectWorstCase(t *testing.T) {
 	k := kindNamed(t, "Deployment")
-	worst := func(keyBytes int) *appsv1.Deployment {
-		d := bulky1MiB()
-		for a, limit := range keptAnnotations {
-			if a != contract.IncludeAnnotation && a != contract.ExcludeAnnotation {
-				d.Annotations[a] = strings.Repeat("v", limit)
-			}
-		}
-		// One ConfigMap read by env, key by key: the most structure per
-		// byte of references.
-		c := &d.Spec.Template.Spec.Containers[0]
-		c.Env = nil
-		n := entryCost + len("app")
-		for i := 0; ; i++ {
-			key := fmt.Sprintf("k%d", i)
-			if n+entryCost+len(key) > keyBytes {
-				break
-			}
-			n += entryCost + len(key)
-			c.Env = append(c.Env, corev1.EnvVar{Name: "E", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
-				LocalObjectReference: corev1.LocalObjectReference{Name: "app"}, Key: key}}})
-		}
-		return d
-	}
-	within := worst(MaxReferenceBytes)
+	within := worstCase(bulky1MiB())
 	slim := k.SlimObject(within)
 	if r := ReadsOf(k, slim); r.Skip != NotSkipped || len(r.Refs) != 1 {
 		t.Fatalf("at the bound: slim reads %+v, want one reference, not skipped", r)
