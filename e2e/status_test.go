@@ -186,13 +186,19 @@ func TestStatusStale(t *testing.T) {
 	}
 }
 
+// wellSealed gives a record value a well-formed seal, as the hook writes
+// it: status has no key and shows it unverified (one without a seal it
+// shows ignored, as the hook ignores it). The hook in the cluster, which
+// checks the seal, ignores it: no source changes here.
+func wellSealed(v string) string { return v + " mac=" + strings.Repeat("0", 64) }
+
 func TestStatusHeld(t *testing.T) {
 	ns, _ := statusFixture(t, true)
 	setStaleStamp(t, ns, "web")
 	// The hold the hook's flap guard keeps on the workload, written as it
 	// writes it: the annotation, not an Event, is what held is decided on.
 	hold := contract.Hold{Since: time.Now().UTC().Truncate(time.Second), Level: 1, Quiet: 2 * time.Minute}
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, contract.HoldAnnotation, hold.String())
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, contract.HoldAnnotation, wellSealed(hold.String()))
 	d := deploymentOf(ns, "web", corev1.PodSpec{})
 	if err := env.Client.Patch(env.SpecContext(t), d, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner(contract.FieldManager)); err != nil {
 		t.Fatalf("writing the hold: %v", err)
@@ -230,7 +236,7 @@ func TestStatusHalt(t *testing.T) {
 			t.Fatalf("annotating %s: %v", name, err)
 		}
 	}
-	setAnnotations("canary", contract.HaltAnnotation, halt.String(), contract.RolloutAnnotation, rollout.String())
+	setAnnotations("canary", contract.HaltAnnotation, wellSealed(halt.String()), contract.RolloutAnnotation, wellSealed(rollout.String()))
 	setStaleStamp(t, ns, "web")
 
 	canary := statusOf(t, ns, "deployment/canary", 1)
@@ -253,7 +259,7 @@ func TestStatusHalt(t *testing.T) {
 		t.Errorf("table: exit %d, want 1, canary halted and web waiting", r.code)
 	}
 	if r := runStatus(t, "deployment/canary", "-n", ns); !strings.Contains(r.stdout, "Last re-stamp:") ||
-		!strings.Contains(r.stdout, "for configmap/cfg\n") || !strings.Contains(r.stdout, ", CrashLoopBackOff, for configmap/cfg\n") {
+		!strings.Contains(r.stdout, "for configmap/cfg (sealed, unverified)\n") || !strings.Contains(r.stdout, ", CrashLoopBackOff, for configmap/cfg (sealed, unverified)\n") {
 		t.Errorf("canary's details lack its halt or rollout record")
 	}
 	expectNoValues(t, r.stdout+r.stderr)
