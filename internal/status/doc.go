@@ -22,17 +22,16 @@
 // indexes the halts of the namespace's workloads by source: from the
 // workloads it listed anyway when no workload is named, and otherwise from
 // one metadata-only list per served kind, never one list per source. A
-// released halt holds back nobody; one that cannot be read is halted, as
-// nobody can tell what it halts, and holds back nobody either, as it names
-// no source. The rollout record (confighash.dev/rollout) is shown and
-// decides nothing.
+// released halt holds back nobody, nor does one that cannot be read or has
+// no seal: the hook ignores both, and the workload's state is its stamp's.
+// The rollout record (confighash.dev/rollout) is shown and decides
+// nothing.
 //
 // The hook seals its records (rollout, halt, hold) with a MAC under its
-// key, bound to the workload, and ignores a rollout or hold record that
-// does not verify. Status has no key: it shows a sealed record as
-// "sealed, unverified", a rollout or hold record without a seal as
-// ignored (such a hold does not make the workload held), and a halt
-// without one as in force, as the hook still honours it.
+// key, bound to the workload, and ignores a record that does not verify.
+// Status has no key: it shows a sealed record as "sealed, unverified", and
+// one without a seal as ignored (such a hold does not make the workload
+// held, nor such a halt halted, nor its source's readers waiting).
 //
 // Collect and CheckInstall gather facts into plain structs (Report and
 // InstallReport); Classify turns a workload's facts into its State; the
