@@ -135,8 +135,12 @@ func Serve(ctx context.Context, o Options) error {
 	if err := addWebhook(ctx, mgr, wm, key, o.policy(), kinds, o, auth.webhookCallers(), sc); err != nil {
 		return err
 	}
-	if err := addHook(ctx, mgr, reg, key, kinds, probe, o); err != nil {
+	hookMgr := watchIndexes(mgr, kinds)
+	if err := addHook(ctx, hookMgr, reg, key, kinds, probe, o); err != nil {
 		return err
+	}
+	if err := addStartupFree(mgr, hookMgr); err != nil {
+		return fmt.Errorf("adding the start-up heap release: %w", err)
 	}
 	if err := addKeyKeeper(mgr, reg, live, keyRef, key, o.LeaderElect); err != nil {
 		return err

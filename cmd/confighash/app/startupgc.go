@@ -1,0 +1,118 @@
+package app
+
+import (
+	"context"
+	"reflect"
+	"runtime/debug"
+	"sync"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/confighash/confighash/internal/workload"
+)
+
+// startupFree returns the start-up burst's garbage to the OS, once, when a
+// set of caches has synced. Filling a cache decodes every object of the
+// cluster whole before the transforms slim it, so the heap peaks at several
+// times what the caches then keep; the runtime hands those freed pages back
+// only slowly, and the collector lets the heap grow to twice the live heap
+// before it looks again. One forced collection that returns every free page
+// brings RSS down to what is held, at the cost of one collection.
+type startupFree struct {
+	// ready blocks until the caches are filled, or ctx ends (false).
+	ready func(ctx context.Context) bool
+	// free collects and returns the free pages: debug.FreeOSMemory.
+	free func()
+	// leader: the caches are the hook's, which fill on the leader only.
+	leader bool
+	what   string
+}
+
+func (s startupFree) Start(ctx context.Context) error {
+	if s.ready(ctx) {
+		s.free()
+		log.FromContext(ctx).V(1).Info("returned the start-up heap to the OS", "caches", s.what)
+	}
+	// Done: the manager keeps running without it.
+	return nil
+}
+
+// NeedLeaderElection: the webhook's caches fill on every replica, the
+// hook's on the leader only.
+func (s startupFree) NeedLeaderElection() bool { return s.leader }
+
+// addStartupFree frees once the webhook's caches have synced (every
+// replica), and once more on the leader after the hook's workload caches
+// have: those fill a moment later, when the hook starts. hook is the
+// manager addHook was given (see watchIndexes).
+func addStartupFree(mgr manager.Manager, hook *indexWatch) error {
+	c := mgr.GetCache()
+	if err := mgr.Add(startupFree{ready: c.WaitForCacheSync, free: debug.FreeOSMemory, what: "sources"}); err != nil {
+		return err
+	}
+	workloads := func(ctx context.Context) bool {
+		select {
+		case <-hook.indexed:
+		case <-ctx.Done():
+			return false
+		}
+		// The indexes started the workload informers: the cache now
+		// waits for them too.
+		return c.WaitForCacheSync(ctx)
+	}
+	return mgr.Add(startupFree{ready: workloads, free: debug.FreeOSMemory, leader: true, what: "workloads"})
+}
+
+// indexWatch is the manager the hook is set up with: it tells when the hook
+// has indexed, and so started the informers of, every built-in workload
+// kind. The hook indexes them when it starts, on the leader only.
+type indexWatch struct {
+	manager.Manager
+	indexer *watchingIndexer
+	indexed <-chan struct{}
+}
+
+// watchIndexes wraps mgr; indexed closes once every built-in mutable kind
+// of kinds has been indexed through it (at once when there is none).
+func watchIndexes(mgr manager.Manager, kinds workload.Registry) *indexWatch {
+	want := map[reflect.Type]bool{}
+	for _, k := range kinds.Mutable() {
+		if !k.Unstructured() {
+			want[reflect.TypeOf(k.New())] = true
+		}
+	}
+	done := make(chan struct{})
+	w := &watchingIndexer{FieldIndexer: mgr.GetFieldIndexer(), want: want, done: done}
+	if len(want) == 0 {
+		close(done)
+	}
+	return &indexWatch{Manager: mgr, indexer: w, indexed: done}
+}
+
+func (m *indexWatch) GetFieldIndexer() client.FieldIndexer { return m.indexer }
+
+// watchingIndexer closes done when every type of want has been indexed.
+type watchingIndexer struct {
+	client.FieldIndexer
+	mu   sync.Mutex
+	want map[reflect.Type]bool
+	done chan struct{}
+}
+
+func (w *watchingIndexer) IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
+	if err := w.FieldIndexer.IndexField(ctx, obj, field, extract); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := reflect.TypeOf(obj)
+	if w.want[t] {
+		delete(w.want, t)
+		if len(w.want) == 0 {
+			close(w.done)
+		}
+	}
+	return nil
+}
