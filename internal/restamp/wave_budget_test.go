@@ -3,6 +3,7 @@ package restamp
 import (
 	"context"
 	"fmt"
+	"k8s.io/utils/ptr"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -106,5 +107,24 @@ func TestWaitingReaderWakesUncheckedMembers(t *testing.T) {
 	}
 	if v, _, _ := p.admit(r7, r7, []*plan{pl}, "s", wavesT0, false); v != admitted {
 		t.Fatalf("r07 once the unchecked ones settled: %v", v)
+	}
+}
+
+// A reader that starts no pod goes at once, even when it comes past the
+// readers planning checks: telling that it starts none costs no check, so
+// the bound must not make it a member that waits for the waves.
+func TestIdleReaderPastTheChecksGoesAtOnce(t *testing.T) {
+	n := planChecks(8) + 4 // 20
+	f := newWavesFixture(t, n)
+	last := "d9" // last of d0..d19 in the waves' order, by name
+	d := f.get(t, last)
+	d.Spec.Replicas = ptr.To[int32](0)
+	if err := f.c.Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(t, "d0")
+	f.reconcile(t, last)
+	if got := f.get(t, last).Spec.Template.Annotations[contract.ChecksumAnnotation]; got != f.cur {
+		t.Fatalf("%s (0 replicas) has stamp %q, want %q at once", last, got, f.cur)
 	}
 }

@@ -252,19 +252,19 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 	lookup := sources.Reader{Cache: r.client}.Lookup(ctx, key.namespace)
 	checks := planChecks(r.planner.maxWave)
 	for _, cd := range cands {
-		if checks == 0 {
-			// Its own reconcile tells, when it asks: whether it starts
-			// pods and whether it is stale.
-			cd.m.unchecked = true
-			ms = append(ms, cd.m)
-			continue
-		}
 		if _, light := rollout.NothingToRun(cd.kind, cd.obj); light {
 			// It starts no pod: no canary (its rollout says nothing of the
 			// change's health), and holding its stamp back protects
 			// nothing, since a pod it starts later reads the config as it
 			// is then. Not a member: it goes at once (admit finds it due).
-			// It costs no check.
+			// Telling so reads its spec and status only: no check, past
+			// the bound too.
+			continue
+		}
+		if checks == 0 {
+			// Its own reconcile tells, when it asks, whether it is stale.
+			cd.m.unchecked = true
+			ms = append(ms, cd.m)
 			continue
 		}
 		checks--
