@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"strings"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,7 +80,8 @@ func (s Slimmer) Slim(obj any) (any, error) {
 		}
 		return out, nil
 	case *corev1.Secret:
-		out := &corev1.Secret{TypeMeta: o.TypeMeta, Type: o.Type}
+		// A handful of types (Opaque, kubernetes.io/tls): each held once.
+		out := &corev1.Secret{TypeMeta: o.TypeMeta, Type: unique.Make(o.Type).Value()}
 		var held bool
 		out.ObjectMeta, held = s.meta(o.ObjectMeta, len(o.Data))
 		if held {
@@ -120,8 +122,9 @@ func slimMeta(m metav1.ObjectMeta, format string) metav1.ObjectMeta {
 		annotations[contract.WavesAnnotation] = contract.WavesOff
 	}
 	return metav1.ObjectMeta{
-		Name:              m.Name,
-		Namespace:         m.Namespace,
+		Name: m.Name,
+		// Each namespace's name once, not once per source.
+		Namespace:         unique.Make(m.Namespace).Value(),
 		UID:               m.UID,
 		ResourceVersion:   m.ResourceVersion,
 		Generation:        m.Generation,

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -149,8 +150,9 @@ func slimMeta(obj client.Object, over bool) metav1.ObjectMeta {
 		annotations[key] = bounded(v, limit)
 	}
 	m := metav1.ObjectMeta{
-		Name:              obj.GetName(),
-		Namespace:         obj.GetNamespace(),
+		Name: obj.GetName(),
+		// Each namespace's name once, not once per workload.
+		Namespace:         unique.Make(obj.GetNamespace()).Value(),
 		UID:               obj.GetUID(),
 		ResourceVersion:   obj.GetResourceVersion(),
 		Generation:        obj.GetGeneration(),

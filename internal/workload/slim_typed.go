@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"unique"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -30,7 +32,7 @@ func slimTyped(obj client.Object, meta metav1.ObjectMeta, tmpl *corev1.PodTempla
 			ProgressDeadlineSeconds: o.Spec.ProgressDeadlineSeconds, Template: *tmpl}}, true
 	case *appsv1.StatefulSet:
 		st := o.Status
-		st.CurrentRevision, st.UpdateRevision = short(st.CurrentRevision), short(st.UpdateRevision)
+		st.CurrentRevision, st.UpdateRevision = bounded(st.CurrentRevision, conditionBytes), bounded(st.UpdateRevision, conditionBytes)
 		st.Conditions = slimConditions(st.Conditions, func(c appsv1.StatefulSetCondition) appsv1.StatefulSetCondition {
 			return appsv1.StatefulSetCondition{Type: appsv1.StatefulSetConditionType(short(string(c.Type))),
 				Status: corev1.ConditionStatus(short(string(c.Status))), Reason: short(c.Reason)}
@@ -67,8 +69,9 @@ func slimConditions[C any](cs []C, keep func(C) C) []C {
 }
 
 // short bounds a condition's word: a longer one stands for none the judge
-// knows.
-func short(s string) string { return bounded(s, conditionBytes) }
+// knows. The words repeat on every workload ("Available", "True"), so each
+// is held once (unique keeps an entry only while a copy refers to it).
+func short(s string) string { return unique.Make(bounded(s, conditionBytes)).Value() }
 
 // slimSelector is s, or nil when it is larger than maxSelectorBytes.
 func slimSelector(s *metav1.LabelSelector) *metav1.LabelSelector {
