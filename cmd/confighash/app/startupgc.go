@@ -4,7 +4,9 @@ import (
 	"context"
 	"reflect"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -14,15 +16,18 @@ import (
 )
 
 // startupFree returns the start-up burst's garbage to the OS, once, when a
-// set of caches has synced. Filling a cache decodes every object of the
-// cluster whole before the transforms slim it, so the heap peaks at several
-// times what the caches then keep; the runtime hands those freed pages back
-// only slowly, and the collector lets the heap grow to twice the live heap
-// before it looks again. One forced collection that returns every free page
-// brings RSS down to what is held, at the cost of one collection.
+// set of caches has synced and the work their first fill brings (the hook
+// re-checks every reader of every source listed) is over. Filling a cache
+// decodes every object of the cluster whole before the transforms slim it,
+// so the heap peaks at several times what the caches then keep; the runtime
+// hands those freed pages back only slowly. One forced collection that
+// returns every free page brings RSS down to what is held, at the cost of
+// one collection.
 type startupFree struct {
 	// ready blocks until the caches are filled, or ctx ends (false).
 	ready func(ctx context.Context) bool
+	// settle blocks until the burst is over, or ctx ends (false).
+	settle func(ctx context.Context) bool
 	// free collects and returns the free pages: debug.FreeOSMemory.
 	free func()
 	// leader: the caches are the hook's, which fill on the leader only.
@@ -31,9 +36,9 @@ type startupFree struct {
 }
 
 func (s startupFree) Start(ctx context.Context) error {
-	if s.ready(ctx) {
+	if s.ready(ctx) && s.settle(ctx) {
 		s.free()
-		log.FromContext(ctx).V(1).Info("returned the start-up heap to the OS", "caches", s.what)
+		log.FromContext(ctx).Info("returned the start-up heap to the OS", "caches", s.what)
 	}
 	// Done: the manager keeps running without it.
 	return nil
@@ -43,13 +48,61 @@ func (s startupFree) Start(ctx context.Context) error {
 // hook's on the leader only.
 func (s startupFree) NeedLeaderElection() bool { return s.leader }
 
+// The start-up burst is over when the process allocates less than
+// quietBytes in a quietTick, or after settleTicks in any case (a busy
+// cluster is never quiet, and its start-up is long over by then).
+const (
+	quietTick   = time.Second
+	quietBytes  = 1 << 20
+	settleTicks = 120
+)
+
+// settled waits until allocated, the bytes allocated so far, grows by less
+// than quiet between two ticks, or for at most max ticks. It is false only
+// when ctx ends first.
+func settled(ctx context.Context, allocated func() uint64, tick <-chan time.Time, quiet uint64, max int) bool {
+	last := allocated()
+	for range max {
+		select {
+		case <-tick:
+		case <-ctx.Done():
+			return false
+		}
+		now := allocated()
+		if now-last < quiet {
+			return true
+		}
+		last = now
+	}
+	return true
+}
+
+// heapAllocated is the bytes the process has allocated on the heap so far.
+func heapAllocated() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// settleQuietly is settled with the process's own allocations and a real
+// ticker.
+func settleQuietly(ctx context.Context) bool {
+	t := time.NewTicker(quietTick)
+	defer t.Stop()
+	return settled(ctx, heapAllocated, t.C, quietBytes, settleTicks)
+}
+
 // addStartupFree frees once the webhook's caches have synced (every
 // replica), and once more on the leader after the hook's workload caches
-// have: those fill a moment later, when the hook starts. hook is the
+// have: those fill a moment later, when the hook starts, and the hook's
+// start-up re-check follows. hook is the
 // manager addHook was given (see watchIndexes).
 func addStartupFree(mgr manager.Manager, hook *indexWatch) error {
 	c := mgr.GetCache()
-	if err := mgr.Add(startupFree{ready: c.WaitForCacheSync, free: debug.FreeOSMemory, what: "sources"}); err != nil {
+	if err := mgr.Add(startupFree{ready: c.WaitForCacheSync, settle: settleQuietly, free: debug.FreeOSMemory, what: "sources"}); err != nil {
 		return err
 	}
 	workloads := func(ctx context.Context) bool {
@@ -62,7 +115,7 @@ func addStartupFree(mgr manager.Manager, hook *indexWatch) error {
 		// waits for them too.
 		return c.WaitForCacheSync(ctx)
 	}
-	return mgr.Add(startupFree{ready: workloads, free: debug.FreeOSMemory, leader: true, what: "workloads"})
+	return mgr.Add(startupFree{ready: workloads, settle: settleQuietly, free: debug.FreeOSMemory, leader: true, what: "workloads"})
 }
 
 // indexWatch is the manager the hook is set up with: it tells when the hook

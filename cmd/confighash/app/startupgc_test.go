@@ -3,7 +3,9 @@ package app
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -25,7 +27,8 @@ func TestStartupFreeRunsOnceAfterSync(t *testing.T) {
 				return false
 			}
 		},
-		free: func() { frees++ },
+		settle: func(context.Context) bool { return true },
+		free:   func() { frees++ },
 	}
 	done := make(chan error)
 	go func() { done <- s.Start(context.Background()) }()
@@ -42,12 +45,75 @@ func TestStartupFreeNotWhenStoppedBeforeSync(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	frees := 0
-	s := startupFree{ready: func(ctx context.Context) bool { <-ctx.Done(); return false }, free: func() { frees++ }}
+	s := startupFree{ready: func(ctx context.Context) bool { <-ctx.Done(); return false },
+		settle: func(context.Context) bool { return true }, free: func() { frees++ }}
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if frees != 0 {
 		t.Errorf("freed %d times though the caches never synced", frees)
+	}
+}
+
+func TestStartupFreeWaitsForTheBurstToSettle(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	frees := 0
+	s := startupFree{ready: func(context.Context) bool { return true },
+		settle: func(ctx context.Context) bool { <-ctx.Done(); return false }, free: func() { frees++ }}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if frees != 0 {
+		t.Errorf("freed %d times though the start-up burst never settled", frees)
+	}
+}
+
+// TestSettled: the burst is over at the first tick that saw less than
+// quiet allocated, or after max ticks.
+func TestSettled(t *testing.T) {
+	ctx := context.Background()
+	for name, tc := range map[string]struct {
+		allocs    []uint64 // allocated() at the start, then at each tick
+		max       int
+		wantTicks int
+	}{
+		"quiet at once":        {allocs: []uint64{100, 100}, max: 10, wantTicks: 1},
+		"busy then quiet":      {allocs: []uint64{0, 50, 100, 105}, max: 10, wantTicks: 3},
+		"just not quiet":       {allocs: []uint64{0, 10, 15}, max: 10, wantTicks: 2},
+		"never quiet, bounded": {allocs: []uint64{0, 50, 100, 150, 200}, max: 3, wantTicks: 3},
+	} {
+		t.Run(name, func(t *testing.T) {
+			calls := 0
+			allocated := func() uint64 { v := tc.allocs[calls]; calls++; return v }
+			tick := make(chan time.Time, len(tc.allocs))
+			for range len(tc.allocs) {
+				tick <- time.Time{}
+			}
+			if !settled(ctx, allocated, tick, 10, tc.max) {
+				t.Fatal("not settled")
+			}
+			if got := len(tc.allocs) - len(tick); got != tc.wantTicks {
+				t.Errorf("settled after %d ticks, want %d", got, tc.wantTicks)
+			}
+		})
+	}
+}
+
+func TestSettledStopsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if settled(ctx, func() uint64 { return 0 }, make(chan time.Time), 10, 5) {
+		t.Error("settled though the context ended before any tick")
+	}
+}
+
+func TestHeapAllocatedGrows(t *testing.T) {
+	before := heapAllocated()
+	sink := make([]byte, 1<<20)
+	runtime.KeepAlive(sink)
+	if after := heapAllocated(); after < before+1<<20 {
+		t.Errorf("allocated %d, then %d after 1 MiB more", before, after)
 	}
 }
 
