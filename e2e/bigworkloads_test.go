@@ -56,6 +56,11 @@ func TestBigWorkloadsInAnUnservedNamespace(t *testing.T) {
 		name := fmt.Sprintf("big-%d", i)
 		d := deploymentOf(ns, name, bigPodSpec(name, bigWorkloadBytes-4096))
 		d.Spec.Replicas = ptr.To[int32](0)
+		// Paused, so that the Deployment controller makes no ReplicaSet of
+		// 1 MiB for each: that work, and its deletion, held up the
+		// controller for the specs after this one. confighash caches a
+		// paused Deployment all the same.
+		d.Spec.Paused = true
 		labels := map[string]string{"app": name}
 		d.Spec.Selector.MatchLabels, d.Spec.Template.Labels = labels, labels
 		objs[i] = d
