@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"strings"
-	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -80,8 +79,7 @@ func (s Slimmer) Slim(obj any) (any, error) {
 		}
 		return out, nil
 	case *corev1.Secret:
-		// A handful of types (Opaque, kubernetes.io/tls): each held once.
-		out := &corev1.Secret{TypeMeta: o.TypeMeta, Type: unique.Make(o.Type).Value()}
+		out := &corev1.Secret{TypeMeta: o.TypeMeta, Type: o.Type}
 		var held bool
 		out.ObjectMeta, held = s.meta(o.ObjectMeta, len(o.Data))
 		if held {
@@ -122,9 +120,8 @@ func slimMeta(m metav1.ObjectMeta, format string) metav1.ObjectMeta {
 		annotations[contract.WavesAnnotation] = contract.WavesOff
 	}
 	return metav1.ObjectMeta{
-		Name: m.Name,
-		// Each namespace's name once, not once per source.
-		Namespace:         unique.Make(m.Namespace).Value(),
+		Name:              m.Name,
+		Namespace:         m.Namespace,
 		UID:               m.UID,
 		ResourceVersion:   m.ResourceVersion,
 		Generation:        m.Generation,

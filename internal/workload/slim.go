@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -150,9 +149,8 @@ func slimMeta(obj client.Object, over bool) metav1.ObjectMeta {
 		annotations[key] = bounded(v, limit)
 	}
 	m := metav1.ObjectMeta{
-		Name: obj.GetName(),
-		// Each namespace's name once, not once per workload.
-		Namespace:         unique.Make(obj.GetNamespace()).Value(),
+		Name:              obj.GetName(),
+		Namespace:         obj.GetNamespace(),
 		UID:               obj.GetUID(),
 		ResourceVersion:   obj.GetResourceVersion(),
 		Generation:        obj.GetGeneration(),

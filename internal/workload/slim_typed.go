@@ -1,8 +1,6 @@
 package workload
 
 import (
-	"unique"
-
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -69,9 +67,8 @@ func slimConditions[C any](cs []C, keep func(C) C) []C {
 }
 
 // short bounds a condition's word: a longer one stands for none the judge
-// knows. The words repeat on every workload ("Available", "True"), so each
-// is held once (unique keeps an entry only while a copy refers to it).
-func short(s string) string { return unique.Make(bounded(s, conditionBytes)).Value() }
+// knows.
+func short(s string) string { return bounded(s, conditionBytes) }
 
 // slimSelector is s, or nil when it is larger than maxSelectorBytes.
 func slimSelector(s *metav1.LabelSelector) *metav1.LabelSelector {
