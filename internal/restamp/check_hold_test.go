@@ -40,7 +40,7 @@ func TestReconcileHoldEnds(t *testing.T) {
 	data := map[string]string{"k": "v2"}
 	current := wantSum(t, data)
 	webReq := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
-	stored := sealedOn(t, "web", "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s")
+	stored := sealedOn(t, "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s")
 	tests := map[string]struct {
 		stamp      string
 		wantEvent  string // prefix of the one event at the release; "" means none
@@ -145,7 +145,7 @@ func TestReconcileHeldSkipsTheToggleCheck(t *testing.T) {
 		spec.Containers = append(spec.Containers, envFromCM(name).Containers...)
 	}
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns",
-		Annotations: map[string]string{contract.HoldAnnotation: sealedOn(t, "web", "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s")}}}
+		Annotations: map[string]string{contract.HoldAnnotation: sealedOn(t, "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s")}}}
 	d.Spec.Template.Spec = spec
 	// A stamp of this version and key that no toggle explains.
 	d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: hasher.Version + ":" + hasher.KeyID(hookKey) + ":" + strings.Repeat("0", 64)}

@@ -190,7 +190,7 @@ func TestReconcile(t *testing.T) {
 			wantHold:    "v1 since=2030-01-02T03:04:05Z level=0 quiet=1m0s",
 		},
 		"held by a former leader": {
-			objects:     []client.Object{enabledNS(), appCM(), web("v1:stale", withHold(sealedOn(t, "web", "v1 since=2030-01-02T02:00:00Z level=2 quiet=4m0s")))},
+			objects:     []client.Object{enabledNS(), appCM(), web("v1:stale", withHold(sealedOn(t, "v1 since=2030-01-02T02:00:00Z level=2 quiet=4m0s")))},
 			req:         webReq,
 			wantStamp:   "v1:stale",
 			wantRequeue: 4 * time.Minute,
@@ -199,7 +199,7 @@ func TestReconcile(t *testing.T) {
 			wantHold:    "v1 since=2030-01-02T02:00:00Z level=2 quiet=4m0s",
 		},
 		"held by a former leader, stamp current: the hold runs its course": {
-			objects:     []client.Object{enabledNS(), appCM(), web(current, withHold(sealedOn(t, "web", "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s")))},
+			objects:     []client.Object{enabledNS(), appCM(), web(current, withHold(sealedOn(t, "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s")))},
 			req:         webReq,
 			wantStamp:   current,
 			wantRequeue: flapQuiet,

@@ -93,9 +93,9 @@ func (f *wavesFixture) restamped(t *testing.T, n int) []string {
 
 // setStatus writes what the Deployment controller would once the new
 // revision is (rolledOut) or is not yet available, or past its deadline.
-func (f *wavesFixture) setStatus(t *testing.T, name string, rolledOut bool, deadline bool) {
+func (f *wavesFixture) setStatus(t *testing.T, rolledOut bool, deadline bool) {
 	t.Helper()
-	d := f.get(t, name)
+	d := f.get(t, "d0")
 	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 1}
 	if rolledOut {
 		d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas = 1, 1, 1
@@ -126,14 +126,14 @@ func TestReconcileWavesWaitForTheCanary(t *testing.T) {
 		t.Fatalf("d0's rollout record %+v, %v", rec, err)
 	}
 	// Its rollout is still going: the others wait.
-	f.setStatus(t, "d0", false, false)
+	f.setStatus(t, false, false)
 	f.reconcile(t, "d0")
 	f.reconcile(t, "d1")
 	if got := f.restamped(t, 3); !slices.Equal(got, []string{"d0"}) {
 		t.Fatalf("re-stamped %v while the canary rolls", got)
 	}
 	// It rolled out: the next wave is woken and goes.
-	f.setStatus(t, "d0", true, false)
+	f.setStatus(t, true, false)
 	f.reconcile(t, "d0")
 	if !slices.Equal(f.woken, []string{"d1", "d2"}) {
 		t.Fatalf("woke %v, want the second wave", f.woken)
@@ -150,7 +150,7 @@ func TestReconcileWavesHaltAtTheDeadline(t *testing.T) {
 	for i := range 3 {
 		f.reconcile(t, fmt.Sprintf("d%d", i))
 	}
-	f.setStatus(t, "d0", false, true)
+	f.setStatus(t, false, true)
 	f.reconcile(t, "d0")
 	h, err := contract.ParseHalt(f.get(t, "d0").Annotations[contract.HaltAnnotation])
 	if err != nil || h.Reason != "ProgressDeadlineExceeded" || len(h.Changes) != 1 || h.Changes[0].Source != "configmap/app" {

@@ -27,14 +27,14 @@ var webSubject = contract.Subject{Kind: "Deployment", Namespace: "ns", Name: "we
 func sealedHold(h contract.Hold) string { return h.Sealed(hookKey, webSubject) }
 
 // sealedOn seals the hold v (as Hold.String writes it) for the test
-// Deployment name in "ns", which has no UID.
-func sealedOn(t *testing.T, name, v string) string {
+// Deployment "web" in "ns", which has no UID.
+func sealedOn(t *testing.T, v string) string {
 	t.Helper()
 	h, err := contract.ParseHold(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h.Sealed(hookKey, contract.Subject{Kind: "Deployment", Namespace: "ns", Name: name})
+	return h.Sealed(hookKey, contract.Subject{Kind: "Deployment", Namespace: "ns", Name: "web"})
 }
 
 // holdFixture: Deployment "web" reads configmap/app (k=v2), with stamp and

@@ -15,11 +15,9 @@ import (
 	"github.com/confighash/confighash/internal/contract"
 )
 
-// subjectIn is the Subject of the fixture's Deployment name, which has no
-// UID.
-func subjectIn(name string) contract.Subject {
-	return contract.Subject{Kind: "Deployment", Namespace: "ns", Name: name}
-}
+// canarySubject is the Subject of the fixture's canary, Deployment d0,
+// which has no UID.
+var canarySubject = contract.Subject{Kind: "Deployment", Namespace: "ns", Name: "d0"}
 
 func reqOf(name string) Request {
 	return Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
@@ -35,7 +33,7 @@ func TestForgedRolloutRecordsPutNoReaderInFlight(t *testing.T) {
 	f := newWavesFixture(t, 4)
 	f.reconcile(t, "d0")
 	canary := f.get(t, "d0").Annotations[contract.RolloutAnnotation]
-	rec, err := contract.ReadRollout(hookKey, subjectIn("d0"), canary, time.Now())
+	rec, err := contract.ReadRollout(hookKey, canarySubject, canary, time.Now())
 	if err != nil || len(rec.Changes) != 1 {
 		t.Fatalf("the canary's record %q: %+v, %v", canary, rec, err)
 	}
@@ -83,7 +81,7 @@ func TestFutureRolloutRecordHidesNoCrash(t *testing.T) {
 	f.reconcile(t, "d0")
 	restampedAt := now
 	d := f.get(t, "d0")
-	rec, err := contract.ReadRollout(hookKey, subjectIn("d0"), d.Annotations[contract.RolloutAnnotation], now)
+	rec, err := contract.ReadRollout(hookKey, canarySubject, d.Annotations[contract.RolloutAnnotation], now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,10 +104,10 @@ func TestFutureRolloutRecordHidesNoCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	now = now.Add(10 * time.Second)
-	f.setStatus(t, "d0", false, false)
+	f.setStatus(t, false, false)
 	f.reconcile(t, "d0")
 	v := f.get(t, "d0").Annotations[contract.HaltAnnotation]
-	h, err := contract.ReadHalt(hookKey, subjectIn("d0"), v, now)
+	h, err := contract.ReadHalt(hookKey, canarySubject, v, now)
 	if err != nil || h.Reason != "NonZeroExit" {
 		t.Fatalf("halt %q: %+v, %v; want the crash to halt the change, in a sealed record", v, h, err)
 	}
@@ -128,20 +126,20 @@ func TestFutureRolloutRecordHidesNoCrash(t *testing.T) {
 func TestUnverifiedHaltHaltsNoOne(t *testing.T) {
 	f := newWavesFixture(t, 4)
 	f.reconcile(t, "d0")
-	rec, err := contract.ReadRollout(hookKey, subjectIn("d0"), f.get(t, "d0").Annotations[contract.RolloutAnnotation], time.Now())
+	rec, err := contract.ReadRollout(hookKey, canarySubject, f.get(t, "d0").Annotations[contract.RolloutAnnotation], time.Now())
 	if err != nil || len(rec.Changes) != 1 {
 		t.Fatalf("the canary's record: %+v, %v", rec, err)
 	}
 	halt := contract.Halt{Since: time.Now().Truncate(time.Second), Changes: rec.Changes, Reason: "CrashLoopBackOff"}
 	for name, v := range map[string]string{
-		"copied from the canary": halt.Sealed(hookKey, subjectIn("d0")),
+		"copied from the canary": halt.Sealed(hookKey, canarySubject),
 		"an earlier d1":          halt.Sealed(hookKey, contract.Subject{Kind: "Deployment", Namespace: "ns", Name: "d1", UID: "an-earlier-d1"}),
 		"written by hand":        halt.String(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newWavesFixture(t, 4)
 			f.reconcile(t, "d0")
-			f.setStatus(t, "d0", true, false)
+			f.setStatus(t, true, false)
 			d := f.get(t, "d1")
 			d.Annotations = map[string]string{contract.HaltAnnotation: v}
 			if err := f.c.Update(context.Background(), d); err != nil {
@@ -185,10 +183,10 @@ func TestUnverifiedHaltHaltsNoOne(t *testing.T) {
 func TestReleasedHaltNeedsNoSeal(t *testing.T) {
 	f := newWavesFixture(t, 3)
 	f.reconcile(t, "d0")
-	f.setStatus(t, "d0", false, true)
+	f.setStatus(t, false, true)
 	f.reconcile(t, "d0")
 	d := f.get(t, "d0")
-	if _, err := contract.ReadHalt(hookKey, subjectIn("d0"), d.Annotations[contract.HaltAnnotation], time.Now()); err != nil {
+	if _, err := contract.ReadHalt(hookKey, canarySubject, d.Annotations[contract.HaltAnnotation], time.Now()); err != nil {
 		t.Fatalf("the canary's halt: %v", err)
 	}
 	d.Annotations[contract.HaltAnnotation] = contract.HaltReleased
@@ -214,7 +212,7 @@ func TestHaltFromBeforeSealingDropped(t *testing.T) {
 	f := newWavesFixture(t, 4)
 	f.reconcile(t, "d0")
 	d := f.get(t, "d0")
-	rec, err := contract.ReadRollout(hookKey, subjectIn("d0"), d.Annotations[contract.RolloutAnnotation], time.Now())
+	rec, err := contract.ReadRollout(hookKey, canarySubject, d.Annotations[contract.RolloutAnnotation], time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,9 +243,9 @@ func TestHaltFromBeforeSealingDropped(t *testing.T) {
 func TestHaltAcrossKeyRotation(t *testing.T) {
 	f := newWavesFixture(t, 3)
 	f.reconcile(t, "d0")
-	f.setStatus(t, "d0", false, true)
+	f.setStatus(t, false, true)
 	f.reconcile(t, "d0")
-	if _, err := contract.ReadHalt(hookKey, subjectIn("d0"), f.get(t, "d0").Annotations[contract.HaltAnnotation], time.Now()); err != nil {
+	if _, err := contract.ReadHalt(hookKey, canarySubject, f.get(t, "d0").Annotations[contract.HaltAnnotation], time.Now()); err != nil {
 		t.Fatalf("the canary's halt: %v", err)
 	}
 	// The new key, and a new leader.

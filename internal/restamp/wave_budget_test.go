@@ -3,12 +3,12 @@ package restamp
 import (
 	"context"
 	"fmt"
-	"k8s.io/utils/ptr"
 	"slices"
 	"sync/atomic"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/confighash/confighash/internal/contract"
 )

@@ -63,8 +63,8 @@ func servedVersions(t *testing.T, cfg *rest.Config) *Versions {
 
 func bulkyName(i int) string { return fmt.Sprintf("cm-%05d", i) }
 
-// pageBytes is about what one page of limit items weighs.
-func (b *bulky) pageBytes(limit int) int { return limit * (len(b.anno) + len(b.fields)) }
+// pageBytes is about what one page of VersionsPageSize items weighs.
+func (b *bulky) pageBytes() int { return VersionsPageSize * (len(b.anno) + len(b.fields)) }
 
 func (b *bulky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/configmaps") {
@@ -93,15 +93,15 @@ func (b *bulky) write(w io.Writer, start, end int, cont string) {
 	fmt.Fprintf(out, `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"900","continue":%q},"items":[`, cont)
 	for i := start; i < end; i++ {
 		if i > start {
-			out.WriteByte(',')
+			_ = out.WriteByte(',')
 		}
 		fmt.Fprintf(out, `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":%q,"namespace":"ns","uid":"u-%d","resourceVersion":"%d","creationTimestamp":"2026-01-01T00:00:00Z",`, bulkyName(i), i, 100+i)
-		out.WriteString(`"annotations":{"a":"`)
-		out.WriteString(b.anno)
-		out.WriteString(`","kubectl.kubernetes.io/last-applied-configuration":"{\"kind\":\"ConfigMap\"}"},`)
-		out.WriteString(`"managedFields":[{"manager":"kubectl","operation":"Apply","apiVersion":"v1","time":"2026-01-01T00:00:00Z","fieldsType":"FieldsV1","fieldsV1":`)
-		out.WriteString(b.fields)
-		out.WriteString(`}]}}`)
+		_, _ = out.WriteString(`"annotations":{"a":"`)
+		_, _ = out.WriteString(b.anno)
+		_, _ = out.WriteString(`","kubectl.kubernetes.io/last-applied-configuration":"{\"kind\":\"ConfigMap\"}"},`)
+		_, _ = out.WriteString(`"managedFields":[{"manager":"kubectl","operation":"Apply","apiVersion":"v1","time":"2026-01-01T00:00:00Z","fieldsType":"FieldsV1","fieldsV1":`)
+		_, _ = out.WriteString(b.fields)
+		_, _ = out.WriteString(`}]}}`)
 		if err := out.Flush(); err != nil {
 			return // the reader stopped reading
 		}
@@ -163,12 +163,12 @@ func TestVersionsHeapBoundedPerItem(t *testing.T) {
 	peak := heapPeak(func() {
 		current = v.Current(context.Background(), "ns", configMapSource(first), cachedAt(first, "100"))
 	})
-	t.Logf("one LIST of pages of %d MiB: heap peak %.1f MiB", b.pageBytes(VersionsPageSize)>>20, float64(peak)/(1<<20))
+	t.Logf("one LIST of pages of %d MiB: heap peak %.1f MiB", b.pageBytes()>>20, float64(peak)/(1<<20))
 	if !current {
 		t.Errorf("%s, the first item listed, is not current", first)
 	}
 	if peak > versionsHeapBound {
-		t.Errorf("one LIST held %.1f MiB of heap at its peak, want at most %d MiB (a page is %d MiB)", float64(peak)/(1<<20), versionsHeapBound>>20, b.pageBytes(VersionsPageSize)>>20)
+		t.Errorf("one LIST held %.1f MiB of heap at its peak, want at most %d MiB (a page is %d MiB)", float64(peak)/(1<<20), versionsHeapBound>>20, b.pageBytes()>>20)
 	}
 }
 
@@ -191,7 +191,7 @@ func TestReadPageHeapBoundedPerItem(t *testing.T) {
 	peak := heapPeak(func() {
 		cont, err = readPage(bufio.NewReaderSize(pr, versionsReadBuffer), found)
 	})
-	t.Logf("one page of %d MiB read whole: heap peak %.1f MiB", b.pageBytes(VersionsPageSize)>>20, float64(peak)/(1<<20))
+	t.Logf("one page of %d MiB read whole: heap peak %.1f MiB", b.pageBytes()>>20, float64(peak)/(1<<20))
 	if err != nil || cont != "next" {
 		t.Fatalf("readPage: continue %q, %v", cont, err)
 	}
@@ -225,7 +225,7 @@ func TestVersionsListByteBudget(t *testing.T) {
 		t.Errorf("%s, within the budget, is not current", first)
 	}
 	if v.Current(ctx, "ns", configMapSource(last), cachedAt(last, strconv.Itoa(100+VersionsPageSize-1))) {
-		t.Errorf("%s, %d MiB into the LIST, is taken as current", last, b.pageBytes(VersionsPageSize)>>20)
+		t.Errorf("%s, %d MiB into the LIST, is taken as current", last, b.pageBytes()>>20)
 	}
 	if n := b.pages.Load(); n != 1 {
 		t.Errorf("%d pages asked for, want 1: the budget ran out in the first", n)

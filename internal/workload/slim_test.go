@@ -27,7 +27,7 @@ func bulky1MiB() *appsv1.Deployment {
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "big", Namespace: "idle", UID: "u", ResourceVersion: "9", Generation: 2,
 		Labels:        map[string]string{"app": "big"},
 		Annotations:   map[string]string{"kubectl.kubernetes.io/last-applied-configuration": chunk, "note": chunk},
-		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:x":"` + chunk + `"}`)}}}}}
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", FieldsV1: metav1.NewFieldsV1(`{"f:x":"` + chunk + `"}`)}}}}
 	for _, a := range []string{contract.RolloutAnnotation, contract.HaltAnnotation, contract.HoldAnnotation, contract.CoalesceWindowAnnotation,
 		contract.RolloutOrderAnnotation, contract.WavesAnnotation, contract.InjectionAnnotation, "confighash.dev/other"} {
 		d.Annotations[a] = chunk
