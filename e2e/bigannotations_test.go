@@ -47,7 +47,7 @@ func TestBulkyAnnotationsInAServedNamespace(t *testing.T) {
 	// A fresh process, so the baseline is not what an earlier spec left.
 	restartConfighash(t)
 	ns := env.NewNamespace(t, true)
-	start := settledRSS(t, 20*time.Second)
+	start := settledRSS(t)
 	resetPeakRSS(t)
 
 	objs := make([]client.Object, bulkySources)
@@ -89,7 +89,7 @@ func TestBulkyAnnotationsInAServedNamespace(t *testing.T) {
 
 	// Past the TTL of any list taken so far, so the creates list again.
 	time.Sleep(2 * sources.DefaultMissTTL)
-	before := settledRSS(t, 20*time.Second)
+	before := settledRSS(t)
 	resetPeakRSS(t)
 	reads := readGetLatency(t)
 	began = time.Now()

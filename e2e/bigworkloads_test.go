@@ -47,7 +47,7 @@ func TestBigWorkloadsInAnUnservedNamespace(t *testing.T) {
 	// A fresh process, so the baseline is not what an earlier spec left.
 	restartConfighash(t)
 	f := newFixture(t)
-	before := settledRSS(t, 20*time.Second)
+	before := settledRSS(t)
 	resetPeakRSS(t)
 
 	ns := env.NewNamespace(t, false)
@@ -84,7 +84,7 @@ func TestBigWorkloadsInAnUnservedNamespace(t *testing.T) {
 	waitStamp(t, marker, want, 30*time.Second)
 	waitStamp(t, f.app, want, 30*time.Second)
 
-	after := settledRSS(t, 20*time.Second)
+	after := settledRSS(t)
 	peak := peakMiB(t)
 	t.Logf("%d Deployments × %d KiB in an unserved namespace, created in %s: RSS %.1f → %.1f MiB (+%.1f MiB), peak %.1f MiB (+%.1f MiB); bar: grows by < %.0f MiB",
 		bigWorkloads, bigWorkloadBytes/1024, created.Round(time.Millisecond), before, after, after-before, peak, peak-before, bigWorkloadsGrowth)

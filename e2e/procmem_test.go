@@ -24,12 +24,12 @@ func resetPeakRSS(t *testing.T) {
 }
 
 // settledRSS reads confighash's RSS once it has stopped falling (by more
-// than 1 MiB in 3 s), or after within: right after a burst, pages the Go
+// than 1 MiB in 3 s), or after 20 s: right after a burst, pages the Go
 // runtime is about to give back still count, and would make a growth look
 // larger or a baseline higher than what the process holds.
-func settledRSS(t *testing.T, within time.Duration) float64 {
+func settledRSS(t *testing.T) float64 {
 	t.Helper()
-	const step = 3 * time.Second
+	const step, within = 3 * time.Second, 20 * time.Second
 	prev := rssMiB(t)
 	for deadline := time.Now().Add(within); time.Now().Before(deadline); {
 		time.Sleep(step)

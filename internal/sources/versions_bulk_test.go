@@ -106,7 +106,7 @@ func (b *bulky) write(w io.Writer, start, end int, cont string) {
 			return // the reader stopped reading
 		}
 	}
-	out.WriteString(`]}`)
+	_, _ = out.WriteString(`]}`)
 	out.Flush()
 }
 
