@@ -21,6 +21,9 @@ func NothingToRun(kind workload.Kind, obj client.Object) (reason string, ok bool
 	if isCronJob(kind) {
 		return "CronJob", true
 	}
+	if reason, ok, typed := nothingToRunTyped(obj); typed {
+		return reason, ok
+	}
 	u, err := toUnstructured(kind, obj)
 	if err != nil {
 		return "", false
@@ -46,4 +49,35 @@ func NothingToRun(kind workload.Kind, obj client.Object) (reason string, ok bool
 		}
 	}
 	return "", false
+}
+
+// nothingToRunTyped is NothingToRun for the built-in kinds as the cache
+// holds them, read field by field: the planner asks it of every reader of a
+// change, and converting each to unstructured cost more than the checks
+// the plan is bounded to. typed is false for any other object.
+func nothingToRunTyped(obj client.Object) (reason string, ok, typed bool) {
+	zero := func(n *int32) bool { return n != nil && *n == 0 }
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		switch {
+		case o.Spec.Paused:
+			return "Paused", true, true
+		case zero(o.Spec.Replicas):
+			return "NoReplicas", true, true
+		}
+	case *appsv1.StatefulSet:
+		switch {
+		case o.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType:
+			return "OnDelete", true, true
+		case zero(o.Spec.Replicas):
+			return "NoReplicas", true, true
+		}
+	case *appsv1.DaemonSet:
+		if o.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType {
+			return "OnDelete", true, true
+		}
+	default:
+		return "", false, false
+	}
+	return "", false, true
 }

@@ -5,6 +5,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -45,6 +47,16 @@ func TestNothingToRun(t *testing.T) {
 		got, ok := NothingToRun(kindOf(c.kind), c.obj)
 		if got != c.want || ok != (c.want != "") {
 			t.Errorf("%s: NothingToRun = %q, %v; want %q", name, got, ok, c.want)
+		}
+		// The typed fast path answers as the unstructured reading does.
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(c.obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{Object: m}
+		u.SetGroupVersionKind(kindOf(c.kind).GVK)
+		if got, ok := NothingToRun(kindOf(c.kind), u); got != c.want || ok != (c.want != "") {
+			t.Errorf("%s, unstructured: NothingToRun = %q, %v; want %q", name, got, ok, c.want)
 		}
 	}
 }
