@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,6 +48,9 @@ func TestBulkyAnnotationsInAServedNamespace(t *testing.T) {
 	// A fresh process, so the baseline is not what an earlier spec left.
 	restartConfighash(t)
 	ns := env.NewNamespace(t, true)
+	// Gone before the next spec starts: the control plane's work of deleting
+	// these bulky objects made the specs after this one miss their waits.
+	deleteWhenDone(t, env.Client, []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}})
 	start := settledRSS(t)
 	resetPeakRSS(t)
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -51,6 +52,9 @@ func TestBigWorkloadsInAnUnservedNamespace(t *testing.T) {
 	resetPeakRSS(t)
 
 	ns := env.NewNamespace(t, false)
+	// Gone before the next spec starts: the control plane's work of deleting
+	// these bulky objects made the specs after this one miss their waits.
+	deleteWhenDone(t, env.Client, []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}})
 	objs := make([]client.Object, bigWorkloads)
 	for i := range objs {
 		name := fmt.Sprintf("big-%d", i)
