@@ -143,9 +143,9 @@ cluster-up:
 cluster-down:
 	$(GO) run ./e2e/cmd/cluster down
 
-## bench: hasher, handler, hook-filter, change-planning (BenchmarkPlanChange) and workload-slimming (BenchmarkSlimObject) micro-benchmarks, then the hook's, admission (against a do-nothing webhook) and cache figures on the local control plane, then a 600-namespace tenant cluster on its own control plane, then waves against all at once on the local node
+## bench: hasher, handler, hook-filter, change-planning (BenchmarkPlanChange), workload-slimming (BenchmarkSlimObject) and source-slimming (BenchmarkSlimSecret) micro-benchmarks, then the hook's, admission (against a do-nothing webhook) and cache figures on the local control plane, then a 600-namespace tenant cluster on its own control plane, then waves against all at once on the local node
 bench: controlplane
-	$(GO) test -run '^$$' -bench . -benchmem ./hasher/ ./webhook/ ./internal/restamp/ ./internal/workload/
+	$(GO) test -run '^$$' -bench . -benchmem ./hasher/ ./webhook/ ./internal/restamp/ ./internal/workload/ ./internal/sources/
 	CONFIGHASH_BENCH=1 $(GO) test -tags e2e -count=1 -timeout 30m -run '^TestBench' -skip '^TestBenchTenants$$' -v ./e2e/
 	CONFIGHASH_BENCH=1 $(GO) test -tags e2e -count=1 -timeout 40m -run '^TestBenchTenants$$' -v ./e2e/
 	CONFIGHASH_BENCH=1 $(GO) test -tags e2e -count=1 -timeout 30m -run '^TestBench' -v ./e2e/incluster/
