@@ -71,21 +71,8 @@ func (d *decisions) lookup(k tokenKey, now time.Time) (status int, known bool) {
 // longer known, then the entry that would stop being known soonest.
 func (d *decisions) allow(k tokenKey, now time.Time) {
 	delete(d.denied, k)
-	if _, ok := d.allowed[k]; !ok && len(d.allowed) >= d.maxAllowed {
-		var oldest tokenKey
-		var oldestAt time.Time
-		for key, a := range d.allowed {
-			if !now.Before(a.known) {
-				delete(d.allowed, key)
-				continue
-			}
-			if oldestAt.IsZero() || a.known.Before(oldestAt) {
-				oldest, oldestAt = key, a.known
-			}
-		}
-		if len(d.allowed) >= d.maxAllowed {
-			delete(d.allowed, oldest)
-		}
+	if _, ok := d.allowed[k]; !ok {
+		makeRoom(d.allowed, d.maxAllowed, func(a allowEntry) time.Time { return a.known }, now)
 	}
 	d.allowed[k] = allowEntry{fresh: now.Add(allowTTL), known: now.Add(knownTTL)}
 }

@@ -98,22 +98,7 @@ func (p *peers) allowed(a netip.Addr, now time.Time) {
 		gp.until = now.Add(knownTTL)
 		return
 	}
-	if len(p.good) >= p.maxGood {
-		var soonest netip.Addr
-		var soonestAt time.Time
-		for k, gp := range p.good {
-			if !now.Before(gp.until) {
-				delete(p.good, k)
-				continue
-			}
-			if soonestAt.IsZero() || gp.until.Before(soonestAt) {
-				soonest, soonestAt = k, gp.until
-			}
-		}
-		if len(p.good) >= p.maxGood {
-			delete(p.good, soonest)
-		}
-	}
+	makeRoom(p.good, p.maxGood, func(gp *goodPeer) time.Time { return gp.until }, now)
 	p.good[a] = &goodPeer{until: now.Add(knownTTL), reviews: p.budget()}
 }
 
