@@ -1,0 +1,130 @@
+package pinning
+
+import (
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/confighash/confighash/hasher"
+)
+
+// rootCAConfigMap is the cluster CA projected beside service-account tokens;
+// the hasher does not count it as config there (hasher/podspec.go), so it is
+// never pinned there either.
+const rootCAConfigMap = "kube-root-ca.crt"
+
+// Rewrite points every read of a source in snapshots at its snapshot: env
+// valueFrom, envFrom, volumes and projected sources, in containers and init
+// containers, exactly the reads hasher.References counts. Keys, items and
+// subPaths stay as they are: a snapshot has the keys under their names.
+// It returns the number of references rewritten.
+func Rewrite(spec *corev1.PodSpec, snapshots map[hasher.Source]string) int {
+	n := 0
+	to := func(kind hasher.Kind, name *string) {
+		if s, ok := snapshots[hasher.Source{Kind: kind, Name: *name}]; ok && *name != "" {
+			*name = s
+			n++
+		}
+	}
+	for i := range spec.InitContainers {
+		rewriteContainer(&spec.InitContainers[i], to)
+	}
+	for i := range spec.Containers {
+		rewriteContainer(&spec.Containers[i], to)
+	}
+	for i := range spec.Volumes {
+		rewriteVolume(&spec.Volumes[i].VolumeSource, to)
+	}
+	return n
+}
+
+func rewriteContainer(c *corev1.Container, to func(hasher.Kind, *string)) {
+	for i := range c.Env {
+		if from := c.Env[i].ValueFrom; from != nil {
+			if ref := from.ConfigMapKeyRef; ref != nil {
+				to(hasher.ConfigMap, &ref.Name)
+			}
+			if ref := from.SecretKeyRef; ref != nil {
+				to(hasher.Secret, &ref.Name)
+			}
+		}
+	}
+	for i := range c.EnvFrom {
+		if ref := c.EnvFrom[i].ConfigMapRef; ref != nil {
+			to(hasher.ConfigMap, &ref.Name)
+		}
+		if ref := c.EnvFrom[i].SecretRef; ref != nil {
+			to(hasher.Secret, &ref.Name)
+		}
+	}
+}
+
+func rewriteVolume(v *corev1.VolumeSource, to func(hasher.Kind, *string)) {
+	if v.ConfigMap != nil {
+		to(hasher.ConfigMap, &v.ConfigMap.Name)
+	}
+	if v.Secret != nil {
+		to(hasher.Secret, &v.Secret.SecretName)
+	}
+	if v.Projected == nil {
+		return
+	}
+	token := false
+	for i := range v.Projected.Sources {
+		token = token || v.Projected.Sources[i].ServiceAccountToken != nil
+	}
+	for i := range v.Projected.Sources {
+		p := &v.Projected.Sources[i]
+		if p.ConfigMap != nil && !(token && p.ConfigMap.Name == rootCAConfigMap) {
+			to(hasher.ConfigMap, &p.ConfigMap.Name)
+		}
+		if p.Secret != nil {
+			to(hasher.Secret, &p.Secret.Name)
+		}
+	}
+}
+
+// ErrNotCovered: the pod reads more of a source than its snapshot holds
+// (a container another webhook injected, say). Pinning it would hide keys,
+// so the pod is not pinned.
+var ErrNotCovered = errors.New("the pod reads more than the snapshot holds")
+
+// Covers checks that every read of a pinned source in spec is within what
+// its snapshot was made from (pinned maps each source to the template's
+// merged Reference that its snapshot holds).
+func Covers(spec *corev1.PodSpec, pinned map[hasher.Source]hasher.Reference) error {
+	refs, err := hasher.References(spec, nil)
+	if err != nil {
+		return fmt.Errorf("pod references: %w", err)
+	}
+	for _, r := range refs {
+		held, ok := pinned[r.Source]
+		if !ok {
+			continue
+		}
+		if !within(r, held) {
+			return fmt.Errorf("%s: %w", r.Source, ErrNotCovered)
+		}
+	}
+	return nil
+}
+
+// within reports whether read r needs nothing that held leaves out.
+func within(r, held hasher.Reference) bool {
+	if held.EnvOnly && !r.EnvOnly {
+		return false // r reads binaryData, which held dropped
+	}
+	if held.AllKeys {
+		return true
+	}
+	if r.AllKeys {
+		return false
+	}
+	for _, k := range r.Keys {
+		if !reads(held, k) {
+			return false
+		}
+	}
+	return true
+}
