@@ -3,9 +3,11 @@ package pinning
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,9 +22,13 @@ const sealDomain = "confighash.dev/pin/v1\x00"
 // bits, so no two stamps of one namespace share a key by chance.
 const stampIDLen = 32
 
-// sealHexLen is the length of a seal, a label value: 240 bits of the MAC,
-// within the 63 characters a label value may have.
-const sealHexLen = 60
+// sealHexLen is how much of the MAC a seal carries: 224 bits, which with
+// the count before it stays within the 63 characters of a label value.
+const sealHexLen = 56
+
+// maxSealedSources bounds the count a seal carries: at most
+// workload.MaxSources sources are read by one template.
+const maxSealedSources = 999
 
 // MaxStamps bounds the stamps one snapshot is sealed to. A snapshot is
 // shared by every revision with that content, so the bound keeps one
@@ -47,29 +53,43 @@ func StampLabelKey(stamp string) (string, error) {
 	return StampLabelPrefix + sum[:stampIDLen], nil
 }
 
-// Seal is the value of snapshot's label for stamp in namespace: a MAC of
-// the three, so that it can be neither forged nor moved to another
-// snapshot (the same source's newer content, say) or stamp.
-func Seal(key []byte, namespace, stamp, snapshot string) string {
+// Seal is the value of snapshot's label for stamp in namespace: "N." and a
+// MAC of the four, where N is how many snapshots the stamp pins. The MAC
+// keeps it from being forged or moved to another snapshot (the same
+// source's newer content, say) or stamp; N lets a reader tell a complete set
+// from one a tenant deleted a snapshot of.
+func Seal(key []byte, namespace, stamp, snapshot string, sources int) string {
+	return strconv.Itoa(sources) + "." + sealMAC(key, namespace, stamp, snapshot, sources)
+}
+
+func sealMAC(key []byte, namespace, stamp, snapshot string, sources int) string {
 	m := hmac.New(sha256.New, key)
-	b := make([]byte, 0, len(sealDomain)+len(namespace)+len(stamp)+len(snapshot)+16)
+	b := make([]byte, 0, len(sealDomain)+len(namespace)+len(stamp)+len(snapshot)+24)
 	b = append(b, sealDomain...)
 	b = appendString(b, namespace)
 	b = appendString(b, stamp)
 	b = appendString(b, snapshot)
+	b = binary.AppendUvarint(b, uint64(sources))
 	m.Write(b)
 	return hex.EncodeToString(m.Sum(nil))[:sealHexLen]
 }
 
 // SealedTo reports whether meta, a snapshot, carries a valid seal for
-// stamp.
-func SealedTo(key []byte, meta *metav1.ObjectMeta, stamp string) bool {
+// stamp, and how many snapshots that seal says the stamp pins.
+func SealedTo(key []byte, meta *metav1.ObjectMeta, stamp string) (sources int, ok bool) {
 	k, err := StampLabelKey(stamp)
 	if err != nil {
-		return false
+		return 0, false
 	}
-	got, ok := meta.Labels[k]
-	return ok && hmac.Equal([]byte(got), []byte(Seal(key, meta.Namespace, stamp, meta.Name)))
+	count, mac, found := strings.Cut(meta.Labels[k], ".")
+	n, err := strconv.Atoi(count)
+	if !found || err != nil || n < 1 || n > maxSealedSources || count != strconv.Itoa(n) {
+		return 0, false
+	}
+	if !hmac.Equal([]byte(mac), []byte(sealMAC(key, meta.Namespace, stamp, meta.Name, n))) {
+		return 0, false
+	}
+	return n, true
 }
 
 // StampCount is how many stamp seals meta carries, valid or not: what

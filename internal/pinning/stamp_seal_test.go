@@ -16,7 +16,7 @@ func sealed(ns, name, stamp string) *metav1.ObjectMeta {
 	if err != nil {
 		panic(err)
 	}
-	return &metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{k: Seal(testKey, ns, stamp, name)}}
+	return &metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{k: Seal(testKey, ns, stamp, name, 2)}}
 }
 
 func TestSealIsAValidLabel(t *testing.T) {
@@ -27,39 +27,53 @@ func TestSealIsAValidLabel(t *testing.T) {
 	if errs := validation.IsQualifiedName(k); len(errs) > 0 {
 		t.Errorf("key %q: %v", k, errs)
 	}
-	if v := Seal(testKey, "team", testStamp, "app-pin-0123"); len(validation.IsValidLabelValue(v)) > 0 || len(v) != sealHexLen {
+	if v := Seal(testKey, "team", testStamp, "app-pin-0123", maxSealedSources); len(validation.IsValidLabelValue(v)) > 0 {
 		t.Errorf("value %q: %v", v, validation.IsValidLabelValue(v))
 	}
 }
 
 func TestSealBindsStampSnapshotAndNamespace(t *testing.T) {
 	meta := sealed("team", "app-pin-1", testStamp)
-	if !SealedTo(testKey, meta, testStamp) {
-		t.Fatal("own seal does not verify")
+	if n, ok := SealedTo(testKey, meta, testStamp); !ok || n != 2 {
+		t.Fatalf("own seal: %d, %v", n, ok)
+	}
+	recounted := meta.DeepCopy()
+	for k, v := range recounted.Labels {
+		recounted.Labels[k] = "1" + v[1:] // a tenant claims the set is smaller
+	}
+	if _, ok := SealedTo(testKey, recounted, testStamp); ok {
+		t.Error("a seal with another count verifies")
+	}
+	padded := meta.DeepCopy()
+	for k, v := range padded.Labels {
+		padded.Labels[k] = "0" + v
+	}
+	if _, ok := SealedTo(testKey, padded, testStamp); ok {
+		t.Error("a count written another way verifies")
 	}
 	moved := meta.DeepCopy()
 	moved.Name = "app-pin-2" // the label copied onto the source's newer snapshot
-	if SealedTo(testKey, moved, testStamp) {
+	if _, ok := SealedTo(testKey, moved, testStamp); ok {
 		t.Error("a seal moved to another snapshot verifies")
 	}
 	elsewhere := meta.DeepCopy()
 	elsewhere.Namespace = "other"
-	if SealedTo(testKey, elsewhere, testStamp) {
+	if _, ok := SealedTo(testKey, elsewhere, testStamp); ok {
 		t.Error("a seal in another namespace verifies")
 	}
 	// Another stamp whose label key is the same (same first 32 hex).
 	other := testStamp[:len(testStamp)-1] + "4"
-	if SealedTo(testKey, meta, other) {
+	if _, ok := SealedTo(testKey, meta, other); ok {
 		t.Error("a seal for another stamp verifies")
 	}
 	forged := meta.DeepCopy()
 	for k := range forged.Labels {
-		forged.Labels[k] = strings.Repeat("0", sealHexLen)
+		forged.Labels[k] = "2." + strings.Repeat("0", sealHexLen)
 	}
-	if SealedTo(testKey, forged, testStamp) {
+	if _, ok := SealedTo(testKey, forged, testStamp); ok {
 		t.Error("a forged seal verifies")
 	}
-	if SealedTo([]byte("another key, thirty-two bytes..."), meta, testStamp) {
+	if _, ok := SealedTo([]byte("another key, thirty-two bytes..."), meta, testStamp); ok {
 		t.Error("a seal verifies under another key")
 	}
 }

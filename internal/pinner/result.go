@@ -1,0 +1,56 @@
+package pinner
+
+import "github.com/confighash/confighash/hasher"
+
+// Reason says why a pod was not pinned; Pinned when it was.
+type Reason string
+
+// The reasons, as the pod's pinning annotation and the logs show them.
+const (
+	Pinned Reason = ""
+	// NotStamped: the pod carries no current-format stamp.
+	NotStamped Reason = "not-stamped"
+	// NoRevision: no controller whose kind pinning knows (a ReplicaSet),
+	// or one whose template does not carry the pod's stamp.
+	NoRevision Reason = "no-revision"
+	// OptedOut: the revision carries pinning.PinAnnotation=off.
+	OptedOut Reason = "opted-out"
+	// NothingToPin: every source the stamp covers is read live (typed
+	// Secrets, ignored, opted out or missing sources).
+	NothingToPin Reason = "nothing-to-pin"
+	// ContentMovedOn: no sealed set, and the live content no longer gives
+	// the stamp, so what the stamp names is not known any more.
+	ContentMovedOn Reason = "content-moved-on"
+	// LookAlike: an object under a snapshot's name that confighash did
+	// not make (or with other content).
+	LookAlike Reason = "look-alike"
+	// TooManyStamps: a snapshot already serves pinning.MaxStamps stamps.
+	TooManyStamps Reason = "too-many-stamps"
+	// DryRun: a dry run writes no snapshot.
+	DryRun Reason = "dry-run"
+	// WriteFailed: a snapshot could not be written (a quota, RBAC).
+	WriteFailed Reason = "write-failed"
+	// ReadFailed: the revision, a source or the snapshots could not be read.
+	ReadFailed Reason = "read-failed"
+)
+
+// Result is what Pin decided for one pod.
+type Result struct {
+	// Reason is Pinned or why not.
+	Reason Reason
+	// Detail adds to Reason for the log, never content: a source's name,
+	// an API error.
+	Detail string
+	// Snapshots maps each pinned source to its snapshot's name; nil
+	// unless pinned.
+	Snapshots map[hasher.Source]string
+	// Held is what each snapshot was made from: the revision template's
+	// read of that source, for pinning.Covers.
+	Held map[hasher.Source]hasher.Reference
+	// Writes counts the creates and patches made.
+	Writes int
+}
+
+func notPinned(r Reason, detail string) Result {
+	return Result{Reason: r, Detail: detail}
+}
