@@ -87,7 +87,12 @@ func (c *Callers) accepts(cs *tls.ConnectionState) bool {
 // rejects reports whether h answers only accepted callers and the request
 // in ctx did not come from one.
 func (h *Handler) rejects(ctx context.Context) bool {
-	if h.Callers == nil {
+	return h.Callers.rejects(ctx)
+}
+
+// rejects reports whether c, when set, did not accept the request's caller.
+func (c *Callers) rejects(ctx context.Context) bool {
+	if c == nil {
 		return false
 	}
 	ok, _ := ctx.Value(callerKey{}).(bool)

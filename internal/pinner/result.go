@@ -32,6 +32,9 @@ const (
 	WriteFailed Reason = "write-failed"
 	// ReadFailed: the revision, a source or the snapshots could not be read.
 	ReadFailed Reason = "read-failed"
+	// NotCovered: the pod reads more of a pinned source than its template
+	// does (a container another webhook added), which the snapshot lacks.
+	NotCovered Reason = "not-covered"
 )
 
 // Result is what Pin decided for one pod.

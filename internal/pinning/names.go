@@ -28,3 +28,7 @@ const (
 	// managedBy is managedByLabel's value on a snapshot.
 	managedBy = "confighash"
 )
+
+// PodAnnotation on a pod says whether it was pinned: "true", or "false:"
+// and the reason.
+const PodAnnotation = "confighash.dev/pinned"

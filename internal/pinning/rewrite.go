@@ -3,6 +3,7 @@ package pinning
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -14,58 +15,68 @@ import (
 // never pinned there either.
 const rootCAConfigMap = "kube-root-ca.crt"
 
+// Rewritten is one reference Rewrite changed: its JSON pointer below the
+// pod spec (for a patch that touches nothing else) and the snapshot it now
+// names.
+type Rewritten struct {
+	Path, To string
+}
+
 // Rewrite points every read of a source in snapshots at its snapshot: env
 // valueFrom, envFrom, volumes and projected sources, in containers and init
 // containers, exactly the reads hasher.References counts. Keys, items and
 // subPaths stay as they are: a snapshot has the keys under their names.
-// It returns the number of references rewritten.
-func Rewrite(spec *corev1.PodSpec, snapshots map[hasher.Source]string) int {
-	n := 0
-	to := func(kind hasher.Kind, name *string) {
+func Rewrite(spec *corev1.PodSpec, snapshots map[hasher.Source]string) []Rewritten {
+	var out []Rewritten
+	to := func(kind hasher.Kind, name *string, path string) {
 		if s, ok := snapshots[hasher.Source{Kind: kind, Name: *name}]; ok && *name != "" {
 			*name = s
-			n++
+			out = append(out, Rewritten{Path: path, To: s})
 		}
 	}
 	for i := range spec.InitContainers {
-		rewriteContainer(&spec.InitContainers[i], to)
+		rewriteContainer(&spec.InitContainers[i], "/initContainers/"+strconv.Itoa(i), to)
 	}
 	for i := range spec.Containers {
-		rewriteContainer(&spec.Containers[i], to)
+		rewriteContainer(&spec.Containers[i], "/containers/"+strconv.Itoa(i), to)
 	}
 	for i := range spec.Volumes {
-		rewriteVolume(&spec.Volumes[i].VolumeSource, to)
+		rewriteVolume(&spec.Volumes[i].VolumeSource, "/volumes/"+strconv.Itoa(i), to)
 	}
-	return n
+	return out
 }
 
-func rewriteContainer(c *corev1.Container, to func(hasher.Kind, *string)) {
+type renamer func(kind hasher.Kind, name *string, path string)
+
+func rewriteContainer(c *corev1.Container, at string, to renamer) {
 	for i := range c.Env {
 		if from := c.Env[i].ValueFrom; from != nil {
+			p := at + "/env/" + strconv.Itoa(i) + "/valueFrom"
 			if ref := from.ConfigMapKeyRef; ref != nil {
-				to(hasher.ConfigMap, &ref.Name)
+				to(hasher.ConfigMap, &ref.Name, p+"/configMapKeyRef/name")
 			}
 			if ref := from.SecretKeyRef; ref != nil {
-				to(hasher.Secret, &ref.Name)
+				to(hasher.Secret, &ref.Name, p+"/secretKeyRef/name")
 			}
 		}
 	}
 	for i := range c.EnvFrom {
+		p := at + "/envFrom/" + strconv.Itoa(i)
 		if ref := c.EnvFrom[i].ConfigMapRef; ref != nil {
-			to(hasher.ConfigMap, &ref.Name)
+			to(hasher.ConfigMap, &ref.Name, p+"/configMapRef/name")
 		}
 		if ref := c.EnvFrom[i].SecretRef; ref != nil {
-			to(hasher.Secret, &ref.Name)
+			to(hasher.Secret, &ref.Name, p+"/secretRef/name")
 		}
 	}
 }
 
-func rewriteVolume(v *corev1.VolumeSource, to func(hasher.Kind, *string)) {
+func rewriteVolume(v *corev1.VolumeSource, at string, to renamer) {
 	if v.ConfigMap != nil {
-		to(hasher.ConfigMap, &v.ConfigMap.Name)
+		to(hasher.ConfigMap, &v.ConfigMap.Name, at+"/configMap/name")
 	}
 	if v.Secret != nil {
-		to(hasher.Secret, &v.Secret.SecretName)
+		to(hasher.Secret, &v.Secret.SecretName, at+"/secret/secretName")
 	}
 	if v.Projected == nil {
 		return
@@ -76,11 +87,12 @@ func rewriteVolume(v *corev1.VolumeSource, to func(hasher.Kind, *string)) {
 	}
 	for i := range v.Projected.Sources {
 		p := &v.Projected.Sources[i]
+		at := at + "/projected/sources/" + strconv.Itoa(i)
 		if p.ConfigMap != nil && !(token && p.ConfigMap.Name == rootCAConfigMap) {
-			to(hasher.ConfigMap, &p.ConfigMap.Name)
+			to(hasher.ConfigMap, &p.ConfigMap.Name, at+"/configMap/name")
 		}
 		if p.Secret != nil {
-			to(hasher.Secret, &p.Secret.Name)
+			to(hasher.Secret, &p.Secret.Name, at+"/secret/name")
 		}
 	}
 }

@@ -1,11 +1,13 @@
 package pinning
 
 import (
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"reflect"
 	"testing"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/confighash/confighash/hasher"
@@ -89,7 +91,7 @@ func TestRewriteMovesExactlyTheReadsTheHasherCounts(t *testing.T) {
 			want = append(want, moved)
 		}
 		got := spec.DeepCopy()
-		n := Rewrite(got, to)
+		changed := Rewrite(got, to)
 		after, err := hasher.References(got, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -97,15 +99,20 @@ func TestRewriteMovesExactlyTheReadsTheHasherCounts(t *testing.T) {
 		if !reflect.DeepEqual(after, want) {
 			t.Fatalf("spec %d: after rewrite the hasher sees\n%+v\nwant\n%+v\nspec %+v", i, after, want, spec)
 		}
-		if len(before) > 0 && n == 0 {
+		if len(before) > 0 && len(changed) == 0 {
 			t.Fatalf("spec %d: nothing rewritten", i)
+		}
+		// Each path names the field that changed: a patch of exactly these
+		// replaces gives the rewritten spec.
+		if patched := applyPaths(t, spec, changed); !reflect.DeepEqual(patched, got) {
+			t.Fatalf("spec %d: the paths do not give the rewrite: %+v", i, changed)
 		}
 		if got.ImagePullSecrets[0].Name != "a" {
 			t.Fatalf("spec %d: imagePullSecrets rewritten", i)
 		}
 		// Rewriting with nothing to pin changes nothing.
 		same := spec.DeepCopy()
-		if Rewrite(same, nil) != 0 || !reflect.DeepEqual(same, spec) {
+		if len(Rewrite(same, nil)) != 0 || !reflect.DeepEqual(same, spec) {
 			t.Fatalf("spec %d: an empty rewrite changed the spec", i)
 		}
 	}
@@ -117,8 +124,8 @@ func TestRewriteLeavesTheTokenBundlesCA(t *testing.T) {
 		{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: rootCAConfigMap}}},
 	}}}}}}
 	pins := map[hasher.Source]string{{Kind: hasher.ConfigMap, Name: rootCAConfigMap}: "x"}
-	if n := Rewrite(spec, pins); n != 0 || spec.Volumes[0].Projected.Sources[1].ConfigMap.Name != rootCAConfigMap {
-		t.Errorf("rewrote the token bundle's CA (%d)", n)
+	if r := Rewrite(spec, pins); len(r) != 0 || spec.Volumes[0].Projected.Sources[1].ConfigMap.Name != rootCAConfigMap {
+		t.Errorf("rewrote the token bundle's CA (%v)", r)
 	}
 }
 
@@ -147,4 +154,33 @@ func TestCovers(t *testing.T) {
 			t.Errorf("%s: Covers = %v, want ok=%v", c.name, err, c.ok)
 		}
 	}
+}
+
+// applyPaths applies one JSON patch replace per change to spec's JSON.
+func applyPaths(t *testing.T, spec *corev1.PodSpec, changed []Rewritten) *corev1.PodSpec {
+	t.Helper()
+	ops := make([]map[string]string, len(changed))
+	for i, c := range changed {
+		ops[i] = map[string]string{"op": "replace", "path": c.Path, "value": c.To}
+	}
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := json.Marshal(ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := jsonpatch.DecodePatch(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw, err = p.Apply(raw); err != nil {
+		t.Fatal(err)
+	}
+	out := &corev1.PodSpec{}
+	if err := json.Unmarshal(raw, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

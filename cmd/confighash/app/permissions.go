@@ -106,6 +106,17 @@ func Permissions(o Options, kinds workload.Registry) []Permission {
 		add(Permission{Resource: "events", Verbs: []string{"patch"}, OwnNamespace: true, Name: AnyName, Why: "leader election event series"})
 	}
 
+	if o.Pinning {
+		// pinner.Pinner, live: the pod's ReplicaSet, the sources, the
+		// snapshots sealed to a stamp (a metadata LIST, then a GET each),
+		// a create per snapshot and a JSON patch to seal or own one.
+		served(Permission{Group: "apps", Resource: "replicasets", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: the pod's revision"})
+		for _, res := range []string{"configmaps", "secrets"} {
+			served(Permission{Resource: res, Verbs: []string{"create"}, Why: "pinner: make a snapshot"})
+			served(Permission{Resource: res, Verbs: []string{"patch"}, Name: AnyName, Why: "pinner: seal a snapshot to a stamp, own it by a revision"})
+		}
+	}
+
 	// hashkey.Ensure: a GET, and a create when the Secret does not exist.
 	add(Permission{Resource: "secrets", Verbs: []string{"create"}, OwnNamespace: true, Why: "hashkey.Ensure / certs: create a missing Secret"})
 	add(Permission{Resource: "secrets", Verbs: []string{"get"}, OwnNamespace: true, Name: o.HMACKeySecret, Why: "hashkey.Ensure: read the HMAC key"})

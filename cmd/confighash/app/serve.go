@@ -271,6 +271,11 @@ func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, ke
 		Callers:    callers,
 	}
 	mgr.GetWebhookServer().Register(webhook.Path, callers.Endpoint(h, o.Webhook.Limits(m)))
+	if o.Pinning {
+		if err := addPinning(mgr, key, policy, o, callers, h.Namespaces, m); err != nil {
+			return err
+		}
+	}
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 		return fmt.Errorf("adding readiness check: %w", err)
 	}

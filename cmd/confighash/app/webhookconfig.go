@@ -27,6 +27,10 @@ const fieldOwner = contract.FieldManager
 func applyWebhookConfiguration(ctx context.Context, c client.Client, o Options, kinds workload.Registry, ep *webhookEndpoint) error {
 	url := "https://" + hostPort(ep) + webhook.Path
 	cfg := webhook.Configuration(o.WebhookConfigName, o.policy(), kinds, admissionregistrationv1.WebhookClientConfig{URL: &url})
+	if o.Pinning {
+		pin := "https://" + hostPort(ep) + webhook.PinPath
+		cfg.Webhooks = append(cfg.Webhooks, webhook.PinWebhook(o.policy(), admissionregistrationv1.WebhookClientConfig{URL: &pin}))
+	}
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cfg)
 	if err != nil {
 		return fmt.Errorf("converting webhook configuration: %w", err)

@@ -1,0 +1,32 @@
+package app
+
+import (
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/confighash/confighash/internal/injection"
+	"github.com/confighash/confighash/internal/pinner"
+	"github.com/confighash/confighash/webhook"
+)
+
+// addPinning serves the pod webhook (--pinning). The pinner reads live, not
+// through the cache: a snapshot another replica made a moment ago must be
+// found, and the pinner reads only what one pod's revision names.
+func addPinning(mgr manager.Manager, key []byte, policy injection.Policy, o Options, callers *webhook.Callers, namespaces injection.Getter, m *webhook.Metrics) error {
+	live, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient()})
+	if err != nil {
+		return fmt.Errorf("building the pinner's client: %w", err)
+	}
+	h := &webhook.PinHandler{
+		Decoder:    admission.NewDecoder(mgr.GetScheme()),
+		Policy:     policy,
+		Namespaces: namespaces,
+		Pinner:     &pinner.Pinner{Client: live, Key: key},
+		Callers:    callers,
+	}
+	mgr.GetWebhookServer().Register(webhook.PinPath, callers.Endpoint(h, o.Webhook.Limits(m)))
+	return nil
+}

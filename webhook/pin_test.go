@@ -1,0 +1,143 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/injection"
+	"github.com/confighash/confighash/internal/pinner"
+	"github.com/confighash/confighash/internal/pinning"
+)
+
+// fakePinner answers every pod with res and records the calls.
+type fakePinner struct {
+	res    pinner.Result
+	calls  int
+	dryRun bool
+}
+
+func (f *fakePinner) Pin(_ context.Context, _ *corev1.Pod, dryRun bool) pinner.Result {
+	f.calls++
+	f.dryRun = dryRun
+	return f.res
+}
+
+var pinningNamespaces = namespaces{
+	"pins":  {contract.InjectionLabel: contract.InjectionEnabled, pinning.NamespaceLabel: pinning.NamespaceEnabled},
+	"plain": {contract.InjectionLabel: contract.InjectionEnabled},
+	"off":   {pinning.NamespaceLabel: pinning.NamespaceEnabled},
+}
+
+func pinHandler(p *fakePinner) *PinHandler {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	return &PinHandler{Decoder: admission.NewDecoder(scheme), Policy: injection.New(testOwnNamespace), Namespaces: pinningNamespaces, Pinner: p}
+}
+
+func podRequest(t *testing.T, ns string, dryRun bool) admission.Request {
+	t.Helper()
+	pod := &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "web-", Annotations: map[string]string{contract.ChecksumAnnotation: "v2:x:y"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", EnvFrom: []corev1.EnvFromSource{
+			{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}}},
+		}}}},
+	}
+	raw, err := json.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID: types.UID("u"), Namespace: ns, Operation: admissionv1.Create, DryRun: &dryRun,
+		Kind:   metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
+		Object: runtime.RawExtension{Raw: raw},
+	}}
+}
+
+var appSource = hasher.Source{Kind: hasher.ConfigMap, Name: "app"}
+
+func pinnedResult(held hasher.Reference) pinner.Result {
+	return pinner.Result{
+		Snapshots: map[hasher.Source]string{appSource: "app-pin-0123"},
+		Held:      map[hasher.Source]hasher.Reference{appSource: held},
+	}
+}
+
+func TestPinHandlerRewritesOnlyTheNamesAndSaysSo(t *testing.T) {
+	p := &fakePinner{res: pinnedResult(hasher.Reference{Source: appSource, AllKeys: true, EnvOnly: true})}
+	resp := pinHandler(p).Handle(context.Background(), podRequest(t, "pins", false))
+	if !resp.Allowed || p.calls != 1 || p.dryRun {
+		t.Fatalf("allowed %v, calls %d, dry run %v", resp.Allowed, p.calls, p.dryRun)
+	}
+	got := map[string]any{}
+	for _, op := range resp.Patches {
+		got[op.Operation+" "+op.Path] = op.Value
+	}
+	want := map[string]any{
+		"replace /spec/containers/0/envFrom/0/configMapRef/name": "app-pin-0123",
+		"add /metadata/annotations/confighash.dev~1pinned":       "true",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("patch %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("patch %v, want %v", got, want)
+		}
+	}
+}
+
+func TestPinHandlerAdmitsUnpinnedAndSaysWhy(t *testing.T) {
+	cases := map[string]struct {
+		pinner *fakePinner
+		ns     string
+		dryRun bool
+		calls  int
+		want   string // the annotation; "" for no patch at all
+	}{
+		"pinner refuses":   {&fakePinner{res: pinner.Result{Reason: pinner.ContentMovedOn}}, "pins", false, 1, "false: content-moved-on"},
+		"dry run":          {&fakePinner{res: pinner.Result{Reason: pinner.DryRun}}, "pins", true, 1, "false: dry-run"},
+		"pod reads more":   {&fakePinner{res: pinnedResult(hasher.Reference{Source: appSource, Keys: []string{"a"}, EnvOnly: true})}, "pins", false, 1, "false: not-covered"},
+		"no pinning label": {&fakePinner{}, "plain", false, 0, ""},
+		"not served":       {&fakePinner{}, "off", false, 0, ""},
+		"no namespace":     {&fakePinner{}, "gone", false, 0, ""},
+		"own namespace":    {&fakePinner{}, testOwnNamespace, false, 0, ""},
+	}
+	for name, c := range cases {
+		resp := pinHandler(c.pinner).Handle(context.Background(), podRequest(t, c.ns, c.dryRun))
+		if !resp.Allowed || c.pinner.calls != c.calls || c.pinner.dryRun != c.dryRun {
+			t.Errorf("%s: allowed %v, calls %d, dry run %v", name, resp.Allowed, c.pinner.calls, c.pinner.dryRun)
+			continue
+		}
+		if c.want == "" {
+			if len(resp.Patches) != 0 {
+				t.Errorf("%s: patched %v", name, resp.Patches)
+			}
+			continue
+		}
+		if len(resp.Patches) != 1 || resp.Patches[0].Value != c.want {
+			t.Errorf("%s: patch %v, want only the annotation %q", name, resp.Patches, c.want)
+		}
+	}
+}
+
+func TestPinHandlerAnswersOnlyAcceptedCallers(t *testing.T) {
+	p := &fakePinner{res: pinnedResult(hasher.Reference{Source: appSource, AllKeys: true, EnvOnly: true})}
+	h := pinHandler(p)
+	h.Callers = &Callers{}
+	resp := h.Handle(context.Background(), podRequest(t, "pins", false))
+	if !resp.Allowed || p.calls != 0 || len(resp.Patches) != 0 {
+		t.Errorf("an unaccepted caller got %v after %d pins", resp, p.calls)
+	}
+}
