@@ -2,8 +2,11 @@ package pinner
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,36 +16,109 @@ import (
 )
 
 // revision is the object a pod was made from: the template that names its
-// content, and the owner its snapshots get.
+// content, and the owner its snapshots get, which lives exactly as long as
+// that revision is kept.
 type revision struct {
 	template corev1.PodTemplateSpec
 	owner    metav1.OwnerReference
 	optedOut bool
 }
 
-// revisionOf reads the pod's controller live. Only ReplicaSets
-// (Deployments', Argo Rollouts') are known: StatefulSets and DaemonSets keep
-// their revisions in ControllerRevisions, and Jobs are their own.
+// revisionOf reads the pod's revision live: its ReplicaSet (Deployments',
+// Argo Rollouts'), the ControllerRevision its StatefulSet or DaemonSet
+// labelled it with, or its Job. The revision's template must carry the
+// pod's stamp.
 func (p *Pinner) revisionOf(ctx context.Context, pod *corev1.Pod) (revision, Result, bool) {
 	ref := metav1.GetControllerOf(pod)
-	if ref == nil || ref.APIVersion != "apps/v1" || ref.Kind != "ReplicaSet" {
-		return revision{}, notPinned(NoRevision, "controller is not a ReplicaSet"), false
+	if ref == nil {
+		return revision{}, notPinned(NoRevision, "no controller"), false
 	}
-	rs := &appsv1.ReplicaSet{}
-	if err := p.Client.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: ref.Name}, rs); err != nil {
-		return revision{}, notPinned(ReadFailed, "reading ReplicaSet "+ref.Name+": "+err.Error()), false
+	var (
+		rev  revision
+		meta *metav1.ObjectMeta
+		err  error
+	)
+	switch {
+	case ref.APIVersion == "apps/v1" && ref.Kind == "ReplicaSet":
+		rs := &appsv1.ReplicaSet{}
+		err = p.Client.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: ref.Name}, rs)
+		if err == nil && rs.UID != ref.UID {
+			return revision{}, notPinned(NoRevision, "ReplicaSet "+ref.Name+" was replaced"), false
+		}
+		rev.template, meta = rs.Spec.Template, &rs.ObjectMeta
+	case ref.APIVersion == "batch/v1" && ref.Kind == "Job":
+		job := &batchv1.Job{}
+		err = p.Client.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: ref.Name}, job)
+		if err == nil && job.UID != ref.UID {
+			return revision{}, notPinned(NoRevision, "Job "+ref.Name+" was replaced"), false
+		}
+		rev.template, meta = job.Spec.Template, &job.ObjectMeta
+	case ref.APIVersion == "apps/v1" && (ref.Kind == "StatefulSet" || ref.Kind == "DaemonSet"):
+		var cr *appsv1.ControllerRevision
+		cr, rev.template, err = p.controllerRevision(ctx, pod, ref)
+		if notHis := errRevision(""); errors.As(err, &notHis) {
+			return revision{}, notPinned(NoRevision, err.Error()), false
+		}
+		if err == nil {
+			meta = &cr.ObjectMeta
+		}
+	default:
+		return revision{}, notPinned(NoRevision, "controller "+ref.Kind+" keeps no revision pinning knows"), false
 	}
-	if rs.UID != ref.UID {
-		return revision{}, notPinned(NoRevision, "ReplicaSet "+ref.Name+" was replaced"), false
+	if err != nil {
+		return revision{}, notPinned(ReadFailed, "reading "+ref.Kind+" "+ref.Name+": "+err.Error()), false
 	}
-	if rs.Spec.Template.Annotations[contract.ChecksumAnnotation] != pod.Annotations[contract.ChecksumAnnotation] {
-		return revision{}, notPinned(NoRevision, "ReplicaSet "+ref.Name+"'s template has another stamp"), false
+	if rev.template.Annotations[contract.ChecksumAnnotation] != pod.Annotations[contract.ChecksumAnnotation] {
+		return revision{}, notPinned(NoRevision, ref.Kind+" "+ref.Name+"'s revision has another stamp"), false
 	}
-	return revision{
-		template: rs.Spec.Template,
-		owner:    metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID},
-		// The Deployment controller copies the Deployment's annotations
-		// to its ReplicaSets; the template's own count too.
-		optedOut: !pinning.WorkloadPins(rs.Annotations) || !pinning.WorkloadPins(rs.Spec.Template.Annotations),
-	}, Result{}, true
+	gvk := map[string]string{"ReplicaSet": "apps/v1", "Job": "batch/v1"}
+	kind, apiVersion := ref.Kind, gvk[ref.Kind]
+	if apiVersion == "" {
+		kind, apiVersion = "ControllerRevision", "apps/v1"
+	}
+	rev.owner = metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: meta.Name, UID: meta.UID}
+	// Controllers copy the workload's annotations to their ReplicaSets and
+	// Jobs; the template's own count everywhere.
+	rev.optedOut = !pinning.WorkloadPins(meta.Annotations) || !pinning.WorkloadPins(rev.template.Annotations)
+	return rev, Result{}, true
+}
+
+// revisionHashLabel names a StatefulSet's or DaemonSet's pod's revision.
+const revisionHashLabel = appsv1.ControllerRevisionHashLabelKey
+
+// errRevision is a ControllerRevision that is not the pod's.
+type errRevision string
+
+func (e errRevision) Error() string { return string(e) }
+
+// controllerRevision reads the ControllerRevision a StatefulSet's or
+// DaemonSet's pod was made from (the StatefulSet labels its pods with the
+// revision's name, the DaemonSet with its hash) and the template it holds.
+func (p *Pinner) controllerRevision(ctx context.Context, pod *corev1.Pod, ref *metav1.OwnerReference) (*appsv1.ControllerRevision, corev1.PodTemplateSpec, error) {
+	hash := pod.Labels[revisionHashLabel]
+	if hash == "" {
+		return nil, corev1.PodTemplateSpec{}, errRevision("pod has no " + revisionHashLabel + " label")
+	}
+	name := hash
+	if ref.Kind == "DaemonSet" {
+		name = ref.Name + "-" + hash
+	}
+	cr := &appsv1.ControllerRevision{}
+	if err := p.Client.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: name}, cr); err != nil {
+		return nil, corev1.PodTemplateSpec{}, err
+	}
+	if owner := metav1.GetControllerOf(cr); owner == nil || owner.UID != ref.UID {
+		return nil, corev1.PodTemplateSpec{}, errRevision("ControllerRevision " + name + " is not " + ref.Kind + " " + ref.Name + "'s")
+	}
+	// The data is the patch that restores the revision: the template
+	// whole, under spec.
+	var data struct {
+		Spec struct {
+			Template corev1.PodTemplateSpec `json:"template"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(cr.Data.Raw, &data); err != nil {
+		return nil, corev1.PodTemplateSpec{}, errRevision("ControllerRevision " + name + ": " + err.Error())
+	}
+	return cr, data.Spec.Template, nil
 }

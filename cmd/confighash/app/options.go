@@ -92,9 +92,8 @@ type Options struct {
 	IgnoreHelmReleaseSecrets bool
 	// Pinning serves the pod webhook that points new pods of namespaces
 	// labelled confighash.dev/pinning=enabled at snapshots of the content
-	// their stamp names (package pinner). Off by default: its snapshots
-	// are collected with the ReplicaSets that own them, and other
-	// controllers' revisions are not pinned yet.
+	// their stamp names (package pinner). Off by default while pinning is
+	// built: see docs/design/pinning.md for what is not yet.
 	Pinning bool
 	// MaxSourceKeys bounds the keys of one ConfigMap or Secret whose
 	// digests are cached; a source with more is not stamped (see
@@ -173,7 +172,7 @@ func (o *Options) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader to run the config-update hook; every replica serves the webhook")
 	o.Webhook.BindFlags(fs)
 	fs.IntVar(&o.LiveReadsPerRequest, "live-reads-per-request", o.LiveReadsPerRequest, "live GETs one admission may make to confirm ConfigMaps and Secrets missing from the cache, and as many again to read the sources of a new or changed template fresh")
-	fs.BoolVar(&o.Pinning, "pinning", o.Pinning, "experimental: point new pods of ReplicaSets in namespaces labelled confighash.dev/pinning=enabled at snapshots of the content their stamp names; needs create and patch on ConfigMaps and Secrets there")
+	fs.BoolVar(&o.Pinning, "pinning", o.Pinning, "experimental: point new pods of ReplicaSets, StatefulSets, DaemonSets and Jobs in namespaces labelled confighash.dev/pinning=enabled at snapshots of the content their stamp names; needs create and patch on ConfigMaps and Secrets there")
 	fs.BoolVar(&o.IgnoreHelmReleaseSecrets, "ignore-helm-release-secrets", o.IgnoreHelmReleaseSecrets, "leave Secrets of type helm.sh/release.v1 out of the Secret watch; the webhook still reads one a template names, live")
 	fs.IntVar(&o.MaxSourceKeys, "max-source-keys", o.MaxSourceKeys, "keys one ConfigMap or Secret may have and still be read: a workload reading one with more is not stamped or re-stamped (a warning says which); bounds the cache's memory per source")
 	fs.Float64Var(&o.MemoryLimitRatio, "memory-limit-ratio", o.MemoryLimitRatio, "Go soft memory limit as a share of the container's cgroup memory limit; ignored when GOMEMLIMIT is set, 0 disables")

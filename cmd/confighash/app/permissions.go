@@ -111,6 +111,8 @@ func Permissions(o Options, kinds workload.Registry) []Permission {
 		// snapshots sealed to a stamp (a metadata LIST, then a GET each),
 		// a create per snapshot and a JSON patch to seal or own one.
 		served(Permission{Group: "apps", Resource: "replicasets", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: the pod's revision"})
+		served(Permission{Group: "apps", Resource: "controllerrevisions", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: a StatefulSet's or DaemonSet's pod's revision"})
+		served(Permission{Group: "batch", Resource: "jobs", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: a Job's pod's revision"})
 		for _, res := range []string{"configmaps", "secrets"} {
 			served(Permission{Resource: res, Verbs: []string{"create"}, Why: "pinner: make a snapshot"})
 			served(Permission{Resource: res, Verbs: []string{"patch"}, Name: AnyName, Why: "pinner: seal a snapshot to a stamp, own it by a revision"})
