@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
