@@ -29,6 +29,11 @@ roll in; and the readers that do not roll, and why. It reads the cluster
 and writes nothing; it never prints a value. It needs read access to the
 namespace's workloads, ConfigMaps and Secrets.
 
+How confighash was installed (the namespaces and kinds it serves, the
+hook's --max-wave-size and --max-source-keys) is read from the settings it
+publishes, the ConfigMap confighash-settings in --namespace-of-confighash;
+a flag given overrides them, with a line on stderr when they disagree.
+
 The namespace is the object's, else --namespace, else the kubeconfig
 context's. Exits 0 whether or not something rolls, 1 when the cluster
 cannot be read, 2 on a bad command line or input.

@@ -35,6 +35,11 @@ command line.
 KIND is ` + status.KindsHelp() + `;
 a bare NAME is looked up among all of them.
 
+How confighash was installed (the namespaces and kinds it serves, its
+webhook configuration) is read from the settings it publishes, the
+ConfigMap ` + serversettings.ConfigMapName + ` in --namespace-of-confighash; a flag given
+overrides them, with a line on stderr when they disagree.
+
 flags:
 `
 }
