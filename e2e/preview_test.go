@@ -87,7 +87,9 @@ func TestPreviewListsReadersWhoseKeysChange(t *testing.T) {
 	}
 
 	before := settledVersions(t, objs)
-	args := []string{"--kubeconfig", env.Kubeconfig, "--namespace-of-confighash", framework.Namespace}
+	// The waves are the point here, and this confighash publishes
+	// --max-wave-size=0 (framework/local.go): the flag overrides it.
+	args := []string{"--kubeconfig", env.Kubeconfig, "--namespace-of-confighash", framework.Namespace, "--max-wave-size=16"}
 
 	var stdout, stderr bytes.Buffer
 	err := app.Run(env.SpecContext(t), append([]string{"preview", "-f", file}, args...), &stdout, &stderr)

@@ -250,9 +250,13 @@ func writeAllowed(ns, resource, verb string, names []string, certMode string, mu
 		}
 		return true, ""
 	case resource == "configmaps":
-		// Only the ConfigMap publishing the self-managed CA for scrapers.
+		// The settings status and preview read, applied by name; and the
+		// ConfigMap publishing the self-managed CA for scrapers.
+		if ns == Namespace && slices.Equal(names, []string{"confighash-settings"}) {
+			return verb == "create" || verb == "patch", "applied by name"
+		}
 		if ns != Namespace || certMode != "self" {
-			return false, "ConfigMap writes are the CA bundle's, in confighash's namespace, with --cert-mode=self"
+			return false, "ConfigMap writes are the CA bundle's, in confighash's namespace, with --cert-mode=self, and the settings'"
 		}
 		return verb == "create" || (verb == "update" && slices.Equal(names, []string{"confighash-ca-bundle"})), "created, then updated by name"
 	case resource == "mutatingwebhookconfigurations":

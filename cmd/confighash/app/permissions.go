@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/confighash/confighash/internal/serversettings"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -122,6 +123,11 @@ func Permissions(o Options, kinds workload.Registry) []Permission {
 	// hashkey.Ensure: a GET, and a create when the Secret does not exist.
 	add(Permission{Resource: "secrets", Verbs: []string{"create"}, OwnNamespace: true, Why: "hashkey.Ensure / certs: create a missing Secret"})
 	add(Permission{Resource: "secrets", Verbs: []string{"get"}, OwnNamespace: true, Name: o.HMACKeySecret, Why: "hashkey.Ensure: read the HMAC key"})
+
+	// serversettings.Publisher (leader): server-side apply of the settings
+	// status and preview read. An apply that finds no object creates it,
+	// and the apiserver then authorizes a create naming it too.
+	add(Permission{Resource: "configmaps", Verbs: []string{"create", "patch"}, OwnNamespace: true, Name: serversettings.ConfigMapName, Why: "settings: server-side apply of the settings for status and preview"})
 
 	if o.MetricsSecure && o.MetricsAddr != "0" {
 		add(Permission{Group: "authentication.k8s.io", Resource: "tokenreviews", Verbs: []string{"create"}, Why: "metricsauth: who is scraping"})

@@ -8,12 +8,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -24,6 +27,7 @@ import (
 
 	"github.com/confighash/confighash/certs"
 	"github.com/confighash/confighash/internal/hashkey"
+	"github.com/confighash/confighash/internal/serversettings"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -88,6 +92,22 @@ func (r *recorder) client(t *testing.T, objs ...client.Object) (client.Client, c
 			note(c, obj, "delete", obj.GetNamespace(), obj.GetName())
 			return c.Delete(ctx, obj, opts...)
 		},
+		// A server-side apply is a PATCH; one that finds no object is
+		// also authorized as a create of that name.
+		Apply: func(ctx context.Context, c client.WithWatch, ac runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ac)
+			if err != nil {
+				t.Fatalf("apply configuration %T: %v", ac, err)
+			}
+			obj := &unstructured.Unstructured{Object: m}
+			note(c, obj, "patch", obj.GetNamespace(), obj.GetName())
+			existing := &unstructured.Unstructured{}
+			existing.SetGroupVersionKind(obj.GroupVersionKind())
+			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), existing); apierrors.IsNotFound(err) {
+				note(c, obj, "create", obj.GetNamespace(), obj.GetName())
+			}
+			return c.Apply(ctx, ac, opts...)
+		},
 	}), base
 }
 
@@ -108,7 +128,8 @@ func permits(ps []Permission, ns string, s sent) bool {
 }
 
 // TestPermissionsCoverWhatTheCodeSends runs the components that talk to the
-// API server directly (hashkey.Ensure, the key Keeper, certs) against a
+// API server directly (hashkey.Ensure, the key Keeper, certs, the settings
+// publisher) against a
 // recording client, through first start, steady state, a restored key
 // Secret and a certificate renewal. Every request they send must be in the
 // Permissions table, and every table entry naming their objects must have
@@ -185,6 +206,32 @@ func TestPermissionsCoverWhatTheCodeSends(t *testing.T) {
 		}
 	}
 
+	// The leader's settings publisher: a first apply creates the
+	// ConfigMap, the next finds it.
+	pub := &serversettings.Publisher{Client: c, Namespace: o.Namespace, Settings: o.publishedSettings(), Interval: time.Millisecond}
+	pubCtx, stop := context.WithCancel(ctx)
+	pubDone := make(chan error, 1)
+	go func() { pubDone <- pub.Start(pubCtx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for applies := 0; applies < 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the publisher applied %d times in 10 s, want 2", applies)
+		}
+		time.Sleep(5 * time.Millisecond)
+		rec.mu.Lock()
+		applies = 0
+		for _, s := range rec.sent {
+			if s.name == serversettings.ConfigMapName && s.verb == "patch" {
+				applies++
+			}
+		}
+		rec.mu.Unlock()
+	}
+	stop()
+	if err := <-pubDone; err != nil {
+		t.Fatalf("publisher: %v", err)
+	}
+
 	used := map[string]bool{}
 	for _, s := range rec.sent {
 		used[s.group+"/"+s.resource+"/"+s.verb+"/"+s.name] = true
@@ -194,7 +241,7 @@ func TestPermissionsCoverWhatTheCodeSends(t *testing.T) {
 	}
 	// Entries naming the objects these components own must all be used.
 	for _, p := range ps {
-		if p.Name != o.HMACKeySecret && p.Name != o.CertSecret && p.Name != cfgName && p.Name != o.CABundleConfigMap {
+		if p.Name != o.HMACKeySecret && p.Name != o.CertSecret && p.Name != cfgName && p.Name != o.CABundleConfigMap && p.Name != serversettings.ConfigMapName {
 			continue
 		}
 		for _, v := range p.Verbs {

@@ -14,6 +14,7 @@ import (
 	"github.com/confighash/confighash/internal/injection"
 	"github.com/confighash/confighash/internal/kindcheck"
 	"github.com/confighash/confighash/internal/preview"
+	"github.com/confighash/confighash/internal/serversettings"
 	"github.com/confighash/confighash/internal/status"
 	"github.com/confighash/confighash/internal/workload"
 )
@@ -27,6 +28,11 @@ checksum changes, which of the keys they read change, and the waves they
 roll in; and the readers that do not roll, and why. It reads the cluster
 and writes nothing; it never prints a value. It needs read access to the
 namespace's workloads, ConfigMaps and Secrets.
+
+How confighash was installed (the namespaces and kinds it serves, the
+hook's --max-wave-size and --max-source-keys) is read from the settings it
+publishes, the ConfigMap confighash-settings in --namespace-of-confighash;
+a flag given overrides them, with a line on stderr when they disagree.
 
 The namespace is the object's, else --namespace, else the kubeconfig
 context's. Exits 0 whether or not something rolls, 1 when the cluster
@@ -43,7 +49,7 @@ type PreviewOptions struct {
 	// File is -f: a path, or "-" for stdin.
 	File string
 	// MaxWaveSize and MaxSourceKeys are the hook's --max-wave-size and
-	// --max-source-keys.
+	// --max-source-keys, when it publishes none.
 	MaxWaveSize   int
 	MaxSourceKeys int
 }
@@ -60,50 +66,70 @@ func (o *PreviewOptions) bind(fs *pflag.FlagSet) {
 	o.ClusterFlags.bind(fs)
 	fs.StringVarP(&o.Namespace, "namespace", "n", o.Namespace, "namespace of an object that names none; empty means the kubeconfig context's, else default")
 	fs.StringVarP(&o.Output, "output", "o", o.Output, `output format: "table" or "json"`)
-	fs.IntVar(&o.MaxWaveSize, "max-wave-size", o.MaxWaveSize, "the hook's --max-wave-size: the largest wave")
-	fs.IntVar(&o.MaxSourceKeys, "max-source-keys", o.MaxSourceKeys, "the hook's --max-source-keys")
+	fs.IntVar(&o.MaxWaveSize, "max-wave-size", o.MaxWaveSize, "the hook's --max-wave-size: the largest wave, 0 for none; overrides what confighash publishes")
+	fs.IntVar(&o.MaxSourceKeys, "max-source-keys", o.MaxSourceKeys, "the hook's --max-source-keys; overrides what confighash publishes")
 }
 
 // previewArgs is a validated `confighash preview` command line.
 type previewArgs struct {
 	PreviewOptions
+	fs    *pflag.FlagSet
 	kinds workload.Registry
+}
+
+// previewSettings are the settings confighash publishes that preview
+// reads, each overridden by its flag.
+func previewSettings() []settingFlag {
+	return []settingFlag{
+		{serversettings.KeyNamespaces, "namespaces-of-confighash"},
+		{serversettings.KeyWorkloadKind, "workload-kind"},
+		{serversettings.KeyMaxWaveSize, "max-wave-size"},
+		{serversettings.KeyMaxSourceKeys, "max-source-keys"},
+	}
 }
 
 // parsePreviewArgs parses the command line; errors are usage errors.
 func parsePreviewArgs(args []string, stderr io.Writer) (*previewArgs, error) {
 	a := &previewArgs{PreviewOptions: DefaultPreviewOptions()}
-	fs := newCommandFlags("confighash preview", previewUsage, stderr)
-	a.bind(fs)
-	if err := fs.Parse(args); err != nil {
+	a.fs = newCommandFlags("confighash preview", previewUsage, stderr)
+	a.bind(a.fs)
+	if err := a.fs.Parse(args); err != nil {
 		return nil, err
 	}
+	var errs []error
+	if a.File == "" {
+		errs = append(errs, errors.New("-f FILE is required (-f - reads stdin)"))
+	}
+	if a.fs.NArg() > 0 {
+		errs = append(errs, fmt.Errorf("preview takes no arguments, got %q: name the file with -f", a.fs.Args()))
+	}
+	if err := checkOutput(a.Output); err != nil {
+		errs = append(errs, err)
+	}
+	if a.ConfighashNamespace == "" {
+		errs = append(errs, errors.New("--namespace-of-confighash must not be empty"))
+	}
+	errs = append(errs, a.checkSettings()...)
+	return a, errors.Join(errs...)
+}
+
+// checkSettings checks the values the published settings may set, and
+// resolves the kinds.
+func (a *previewArgs) checkSettings() []error {
 	var errs []error
 	kinds, err := workloadKinds(a.WorkloadKinds)
 	if err != nil {
 		errs = append(errs, err)
 	}
 	a.kinds = kinds
-	if a.File == "" {
-		errs = append(errs, errors.New("-f FILE is required (-f - reads stdin)"))
-	}
-	if fs.NArg() > 0 {
-		errs = append(errs, fmt.Errorf("preview takes no arguments, got %q: name the file with -f", fs.Args()))
-	}
-	if err := checkOutput(a.Output); err != nil {
-		errs = append(errs, err)
-	}
-	if a.MaxWaveSize < 1 {
-		errs = append(errs, fmt.Errorf("--max-wave-size must be at least 1, not %d", a.MaxWaveSize))
+	// 0 is the hook's: every reader at once.
+	if a.MaxWaveSize < 0 {
+		errs = append(errs, fmt.Errorf("--max-wave-size must be at least 0, not %d", a.MaxWaveSize))
 	}
 	if a.MaxSourceKeys < 1 {
 		errs = append(errs, fmt.Errorf("--max-source-keys must be at least 1, not %d", a.MaxSourceKeys))
 	}
-	if a.ConfighashNamespace == "" {
-		errs = append(errs, errors.New("--namespace-of-confighash must not be empty"))
-	}
-	errs = append(errs, validateNamespaces(a.ConfighashNamespace, a.ConfighashNamespaces)...)
-	return a, errors.Join(errs...)
+	return append(errs, validateNamespaces(a.ConfighashNamespace, a.ConfighashNamespaces)...)
 }
 
 // Preview runs `confighash preview` with args (after the subcommand);
@@ -134,6 +160,13 @@ func Preview(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	c, err := status.NewClient(cfg)
 	if err != nil {
 		return err
+	}
+	if err := useSettings(ctx, c, a.ConfighashNamespace, a.fs, previewSettings(), "confighash preview", stderr); err != nil {
+		return err
+	}
+	// The flags were checked: what fails now came from the cluster.
+	if err := errors.Join(a.checkSettings()...); err != nil {
+		return fmt.Errorf("with the settings confighash publishes: %w", err)
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {

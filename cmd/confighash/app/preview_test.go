@@ -31,7 +31,7 @@ func TestPreviewExitCodes(t *testing.T) {
 		"no -f":             {args: nil, want: 2},
 		"argument":          {args: []string{"-f", good, "web"}, want: 2},
 		"bad output":        {args: []string{"-f", good, "-o", "yaml"}, want: 2},
-		"bad wave size":     {args: []string{"-f", good, "--max-wave-size", "0"}, want: 2},
+		"bad wave size":     {args: []string{"-f", good, "--max-wave-size", "-1"}, want: 2},
 		"missing file":      {args: []string{"-f", filepath.Join(dir, "nope.yaml")}, want: 2},
 		"not a source":      {args: []string{"-f", deploy}, want: 2},
 		"two on stdin":      {args: []string{"-f", "-"}, stdin: cm + "---\n" + cm, want: 2},

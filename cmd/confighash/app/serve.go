@@ -139,6 +139,9 @@ func Serve(ctx context.Context, o Options) error {
 	if err := addHook(ctx, hookMgr, reg, key, kinds, probe, o); err != nil {
 		return err
 	}
+	if err := publishSettings(mgr, live, o); err != nil {
+		return err
+	}
 	if err := addStartupFree(mgr, hookMgr); err != nil {
 		return fmt.Errorf("adding the start-up heap release: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/confighash/confighash/internal/kindcheck"
+	"github.com/confighash/confighash/internal/serversettings"
 	"github.com/confighash/confighash/internal/status"
 	"github.com/confighash/confighash/internal/workload"
 )
@@ -33,6 +34,11 @@ command line.
 
 KIND is ` + status.KindsHelp() + `;
 a bare NAME is looked up among all of them.
+
+How confighash was installed (the namespaces and kinds it serves, its
+webhook configuration) is read from the settings it publishes, the
+ConfigMap ` + serversettings.ConfigMapName + ` in --namespace-of-confighash; a flag given
+overrides them, with a line on stderr when they disagree.
 
 flags:
 `
@@ -72,66 +78,103 @@ func (o *StatusOptions) bind(fs *pflag.FlagSet) {
 	fs.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "look in every namespace")
 	fs.StringVarP(&o.Output, "output", "o", o.Output, `output format: "table" or "json"`)
 	fs.BoolVar(&o.CheckInstall, "check-install", o.CheckInstall, "check the webhook configuration and that the webhook can be reached, instead of reporting on workloads")
-	fs.StringVar(&o.WebhookConfigName, "webhook-config-name", o.WebhookConfigName, "MutatingWebhookConfiguration confighash is registered in")
+	fs.StringVar(&o.WebhookConfigName, "webhook-config-name", o.WebhookConfigName, "MutatingWebhookConfiguration confighash is registered in; overrides what confighash publishes")
 }
 
 // statusArgs is a validated `confighash status` command line.
 type statusArgs struct {
 	StatusOptions
+	fs     *pflag.FlagSet
 	target status.Target
 	kinds  workload.Registry
 }
 
-// parseStatusArgs parses the command line; errors are usage errors.
+// statusSettings are the settings confighash publishes that status reads,
+// each overridden by its flag.
+func statusSettings() []settingFlag {
+	return []settingFlag{
+		{serversettings.KeyNamespaces, "namespaces-of-confighash"},
+		{serversettings.KeyWorkloadKind, "workload-kind"},
+		{serversettings.KeyWebhookConfigName, "webhook-config-name"},
+	}
+}
+
+// parseStatusArgs parses the command line and resolves it with no
+// published settings; errors are usage errors.
 func parseStatusArgs(args []string, stderr io.Writer) (*statusArgs, error) {
+	a, err := parseStatusFlags(args, stderr)
+	if err != nil {
+		return a, err
+	}
+	return a, a.resolve()
+}
+
+// parseStatusFlags parses the command line and checks all of it but the
+// workload named, whose kind may be one the cluster's settings add.
+func parseStatusFlags(args []string, stderr io.Writer) (*statusArgs, error) {
 	a := &statusArgs{StatusOptions: DefaultStatusOptions()}
-	fs := newCommandFlags("confighash status", statusUsage(), stderr)
-	a.bind(fs)
-	if err := fs.Parse(args); err != nil {
+	a.fs = newCommandFlags("confighash status", statusUsage(), stderr)
+	a.bind(a.fs)
+	if err := a.fs.Parse(args); err != nil {
 		return nil, err
 	}
+	var errs []error
+	if a.fs.NArg() > 1 {
+		errs = append(errs, fmt.Errorf("want at most one workload, got %d: %q", a.fs.NArg(), a.fs.Args()))
+	}
+	if err := checkOutput(a.Output); err != nil {
+		errs = append(errs, err)
+	}
+	if a.AllNamespaces && a.fs.NArg() > 0 {
+		errs = append(errs, errors.New("a workload cannot be named with --all-namespaces"))
+	}
+	if a.CheckInstall && (a.fs.NArg() > 0 || a.AllNamespaces) {
+		errs = append(errs, errors.New("--check-install takes no workload and no --all-namespaces"))
+	}
+	if a.ConfighashNamespace == "" {
+		errs = append(errs, errors.New("--namespace-of-confighash must not be empty"))
+	}
+	errs = append(errs, a.checkSettings()...)
+	return a, errors.Join(errs...)
+}
+
+// checkSettings checks the values the published settings may set, and
+// resolves the kinds.
+func (a *statusArgs) checkSettings() []error {
 	var errs []error
 	kinds, err := workloadKinds(a.WorkloadKinds)
 	if err != nil {
 		errs = append(errs, err)
 	}
 	a.kinds = kinds
-	switch fs.NArg() {
-	case 0:
-	case 1:
-		// A target is checked against the kinds asked for only: with
-		// --workload-kind at fault there are none, and its error is the
-		// one to fix first.
-		if kinds == nil {
-			break
-		}
-		t, err := status.ParseTarget(fs.Arg(0), kinds)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		a.target = t
-	default:
-		errs = append(errs, fmt.Errorf("want at most one workload, got %d: %q", fs.NArg(), fs.Args()))
+	if a.WebhookConfigName == "" {
+		errs = append(errs, errors.New("--webhook-config-name must not be empty"))
 	}
-	if err := checkOutput(a.Output); err != nil {
-		errs = append(errs, err)
+	return append(errs, validateNamespaces(a.ConfighashNamespace, a.ConfighashNamespaces)...)
+}
+
+// resolve checks the settings again and resolves the workload named
+// against the kinds.
+func (a *statusArgs) resolve() error {
+	if err := errors.Join(a.checkSettings()...); err != nil {
+		return err
 	}
-	if a.AllNamespaces && fs.NArg() > 0 {
-		errs = append(errs, errors.New("a workload cannot be named with --all-namespaces"))
+	return a.resolveTarget()
+}
+
+// resolveTarget resolves the workload named against the kinds.
+func (a *statusArgs) resolveTarget() error {
+	if a.fs.NArg() == 0 {
+		return nil
 	}
-	if a.CheckInstall && (fs.NArg() > 0 || a.AllNamespaces) {
-		errs = append(errs, errors.New("--check-install takes no workload and no --all-namespaces"))
-	}
-	if a.WebhookConfigName == "" || a.ConfighashNamespace == "" {
-		errs = append(errs, errors.New("--webhook-config-name and --namespace-of-confighash must not be empty"))
-	}
-	errs = append(errs, validateNamespaces(a.ConfighashNamespace, a.ConfighashNamespaces)...)
-	return a, errors.Join(errs...)
+	t, err := status.ParseTarget(a.fs.Arg(0), a.kinds)
+	a.target = t
+	return err
 }
 
 // Status runs `confighash status` with args (after the subcommand).
 func Status(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	a, err := parseStatusArgs(args, stderr)
+	a, err := parseStatusFlags(args, stderr)
 	if errors.Is(err, pflag.ErrHelp) {
 		return nil
 	}
@@ -145,6 +188,16 @@ func Status(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	c, err := status.NewClient(cfg)
 	if err != nil {
 		return err
+	}
+	if err := useSettings(ctx, c, a.ConfighashNamespace, a.fs, statusSettings(), "confighash status", stderr); err != nil {
+		return err
+	}
+	// The flags were checked: what fails now came from the cluster.
+	if err := errors.Join(a.checkSettings()...); err != nil {
+		return fmt.Errorf("with the settings confighash publishes: %w", err)
+	}
+	if err := a.resolveTarget(); err != nil {
+		return usageError{err}
 	}
 
 	if a.CheckInstall {

@@ -1,0 +1,119 @@
+package app
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/confighash/confighash/internal/serversettings"
+)
+
+// publishedBy is the fake cluster of a confighash started with args: the
+// ConfigMap it publishes.
+func publishedBy(t *testing.T, args ...string) *corev1.ConfigMap {
+	t.Helper()
+	o, _, err := optionsForArgs(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := o.publishedSettings().Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: serversettings.ConfigMapName}, Data: data}
+}
+
+// TestStatusUsesPublishedSettings: status, told none of the server's
+// flags, takes its kinds, namespaces and webhook configuration from what
+// it publishes, and so resolves a workload of a custom kind.
+func TestStatusUsesPublishedSettings(t *testing.T) {
+	cm := publishedBy(t, "--workload-kind="+cloneSetKind, "--namespaces=team-a", "--webhook-config-name=other")
+	c := fake.NewClientBuilder().WithObjects(cm).Build()
+	a, err := parseStatusFlags([]string{"clonesets/app", "-n", "team-a"}, &strings.Builder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes strings.Builder
+	if err := useSettings(t.Context(), c, a.ConfighashNamespace, a.fs, statusSettings(), "confighash status", &notes); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.resolve(); err != nil {
+		t.Fatalf("resolve: %v", err)
+	}
+	if a.target.Name != "app" || !slices.Equal(a.ConfighashNamespaces, []string{"team-a"}) || a.WebhookConfigName != "other" {
+		t.Errorf("target %+v, namespaces %v, webhook configuration %q; want the CloneSet app, [team-a], other", a.target, a.ConfighashNamespaces, a.WebhookConfigName)
+	}
+	if notes.Len() != 0 {
+		t.Errorf("notes %q, want none: no flag disagrees", notes.String())
+	}
+}
+
+// TestPreviewFlagsOverrideAndSaySo: a flag given wins, with one line
+// naming it, the value published and where; a flag given that agrees
+// says nothing.
+func TestPreviewFlagsOverrideAndSaySo(t *testing.T) {
+	cm := publishedBy(t, "--max-wave-size=4", "--max-source-keys=50")
+	c := fake.NewClientBuilder().WithObjects(cm).Build()
+	a, err := parsePreviewArgs([]string{"-f", "x.yaml", "--max-wave-size=2", "--max-source-keys=50"}, &strings.Builder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes strings.Builder
+	if err := useSettings(t.Context(), c, a.ConfighashNamespace, a.fs, previewSettings(), "confighash preview", &notes); err != nil {
+		t.Fatal(err)
+	}
+	if a.MaxWaveSize != 2 || a.MaxSourceKeys != 50 {
+		t.Errorf("wave size %d, source keys %d; want 2 (the flag's) and 50", a.MaxWaveSize, a.MaxSourceKeys)
+	}
+	want := "confighash preview: --max-wave-size=2 overrides 4, which confighash publishes in confighash-system/confighash-settings\n"
+	if notes.String() != want {
+		t.Errorf("notes\n%q\nwant\n%q", notes.String(), want)
+	}
+}
+
+// TestSettingsUnreadableFallsBack: no ConfigMap (an older server, or no
+// RBAC to read it) leaves the flags and defaults, and says so once; one
+// that lacks a key says which.
+func TestSettingsUnreadableFallsBack(t *testing.T) {
+	a, err := parsePreviewArgs([]string{"-f", "x.yaml"}, &strings.Builder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes strings.Builder
+	if err := useSettings(t.Context(), fake.NewClientBuilder().Build(), a.ConfighashNamespace, a.fs, previewSettings(), "confighash preview", &notes); err != nil {
+		t.Fatal(err)
+	}
+	if a.MaxWaveSize != DefaultOptions().Hook.MaxWaveSize || strings.Count(notes.String(), "\n") != 1 ||
+		!strings.Contains(notes.String(), "not found") || !strings.Contains(notes.String(), "using the flags and their defaults") {
+		t.Errorf("wave size %d, notes %q; want the default and one line saying it falls back", a.MaxWaveSize, notes.String())
+	}
+
+	older := publishedBy(t)
+	delete(older.Data, string(serversettings.KeyMaxSourceKeys))
+	notes.Reset()
+	if err := useSettings(t.Context(), fake.NewClientBuilder().WithObjects(older).Build(), a.ConfighashNamespace, a.fs, previewSettings(), "confighash preview", &notes); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(notes.String(), "publishes no max-source-keys") {
+		t.Errorf("notes %q, want one naming the setting not published", notes.String())
+	}
+}
+
+// TestSettingsGarbageIsAnError: a ConfigMap holding what no confighash
+// publishes stops the command (exit 1, not a usage error) and names it.
+func TestSettingsGarbageIsAnError(t *testing.T) {
+	cm := publishedBy(t)
+	cm.Data[string(serversettings.KeyWorkloadKind)] = "kind=Nope"
+	a, err := parseStatusFlags(nil, &strings.Builder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = useSettings(t.Context(), fake.NewClientBuilder().WithObjects(cm).Build(), a.ConfighashNamespace, a.fs, statusSettings(), "confighash status", &strings.Builder{})
+	if err == nil || ExitCode(err) != 1 || !strings.Contains(err.Error(), "workload-kind") || !strings.Contains(err.Error(), serversettings.ConfigMapName) {
+		t.Errorf("error %v, want exit 1 naming the key and the ConfigMap", err)
+	}
+}
