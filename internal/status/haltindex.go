@@ -65,13 +65,17 @@ func (x *haltIndex) add(kind string, obj metav1.Object) {
 }
 
 // of lists the halts, on workloads other than w, of changes to w's
-// sources, sorted by source and workload: none when w opts out of waves.
+// sources, sorted by source and workload: none when w opts out of waves,
+// and none of a source that does (waves.PaceOf: no halt holds them back).
 func (x *haltIndex) of(w *Workload) []HaltedChange {
 	if x.off[haltKey{w.Namespace, w.Ref()}] {
 		return nil
 	}
 	var out []HaltedChange
 	for i := range w.Sources {
+		if w.Sources[i].WavesOff {
+			continue
+		}
 		for _, hc := range x.halts[haltKey{w.Namespace, w.Sources[i].Ref()}] {
 			if hc.Workload != w.Ref() {
 				out = append(out, hc)
