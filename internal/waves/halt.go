@@ -15,16 +15,16 @@ type HaltOpener func(value string) (contract.Halt, error)
 type HaltState int
 
 const (
-	// NoHalt: the workload carries none.
+	// NoHalt means the workload carries none.
 	NoHalt HaltState = iota
-	// HaltReleased: a user set it to contract.HaltReleased, a command and
+	// HaltReleased means a user set it to contract.HaltReleased, a command and
 	// not a record: the change goes on as if the rollout had succeeded, and
 	// the workload holds nobody back.
 	HaltReleased
-	// HaltInForce: a halt the opener accepts: the changes it names are
+	// HaltInForce means a halt the opener accepts: the changes it names are
 	// held back from the source's other readers.
 	HaltInForce
-	// HaltIgnored: a value the opener refuses (unsealed, forged, copied,
+	// HaltIgnored means a value the opener refuses (unsealed, forged, copied,
 	// too long, unreadable, dated ahead): it halts nothing.
 	HaltIgnored
 )

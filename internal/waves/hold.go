@@ -9,13 +9,13 @@ type HoldOpener func(value string) (contract.Hold, error)
 type HoldState int
 
 const (
-	// NoHold: the workload carries none.
+	// NoHold means the workload carries none.
 	NoHold HoldState = iota
-	// HoldInForce: a hold the opener accepts: the workload waits, out of
+	// HoldInForce means a hold the opener accepts: the workload waits, out of
 	// the waves, until its sources have gone unchanged for the hold's quiet
 	// time, then takes their latest content once.
 	HoldInForce
-	// HoldIgnored: a value the opener refuses: it holds nothing, since
+	// HoldIgnored means a value the opener refuses: it holds nothing, since
 	// honouring it would let whoever writes the workload keep it from its
 	// config for good.
 	HoldIgnored

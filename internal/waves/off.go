@@ -15,16 +15,16 @@ func Off(annotations map[string]string) bool {
 type Pace string
 
 const (
-	// InWaves: in its place in the order, behind the earlier waves, and
-	// held back by a halt of the change.
+	// InWaves means the reader goes in its place in the order, behind
+	// the earlier waves, and a halt of the change holds it back.
 	InWaves Pace = ""
-	// AtOnceEverywhere: --max-wave-size=0, no waves at all.
+	// AtOnceEverywhere means --max-wave-size=0: no waves at all.
 	AtOnceEverywhere Pace = "no-waves"
-	// AtOnceReader: the reader carries confighash.dev/waves=off.
+	// AtOnceReader means the reader carries confighash.dev/waves=off.
 	AtOnceReader Pace = "reader-waves-off"
-	// AtOnceSource: the changed source carries confighash.dev/waves=off.
+	// AtOnceSource means the changed source carries confighash.dev/waves=off.
 	AtOnceSource Pace = "source-waves-off"
-	// AtOnceNoPod: a re-stamp of the reader starts no pod
+	// AtOnceNoPod means a re-stamp of the reader starts no pod
 	// (rollout.NothingToRun), so it is in no wave; a halt of the change
 	// still holds it back.
 	AtOnceNoPod Pace = "no-pod"
