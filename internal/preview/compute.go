@@ -64,15 +64,12 @@ func Compute(f *Facts, key []byte, maxWaveSize int) (*Report, error) {
 			rep.NotRolling = append(rep.NotRolling, NotRolling{Workload: w, Why: why, Reason: reason})
 			continue
 		}
-		// --max-wave-size=0 is the hook without waves: everyone at once.
-		// A reader that starts no pod is in no wave either (as the hook's
-		// planner has it).
-		roll := Rolling{Workload: w, Keys: keys, Reason: reason, NoPod: r.NoPod,
-			AtOnce: rep.MaxWaveSize == 0 || f.New.WavesOff || r.Annotations[contract.WavesAnnotation] == contract.WavesOff || r.NoPod != ""}
+		pace := waves.PaceOf(r.Annotations, f.New.WavesOff, rep.MaxWaveSize, r.NoPod != "")
+		roll := Rolling{Workload: w, Keys: keys, Reason: reason, NoPod: r.NoPod, AtOnce: pace != waves.InWaves}
 		if roll.Keys == nil {
 			roll.Keys = []KeyChange{}
 		}
-		roll.Waits = waitsFor(f.Source, r.Annotations)
+		roll.Waits = waitsFor(f.Source, r.Annotations, f.Now)
 		rep.Rolling = append(rep.Rolling, roll)
 		if !roll.AtOnce {
 			members = append(members, memberOf(f.Namespace, w))
@@ -230,38 +227,23 @@ func (f *Facts) lookup(st SourceState, found bool) hasher.Lookup {
 }
 
 // waitsFor says what in a reader's own annotations keeps the hook from
-// re-stamping it when its turn comes, or "". A flap hold in force: it
-// takes the latest content once its sources have gone unchanged for the
-// hold's quiet time. A halt that names a change of another source: the
-// hook re-stamps the workload whose rollout halted a change for no other
-// change until that halt is released, since its new pods would carry the
-// halted content too. A halt of this source's changes only does not keep
-// it: the new content supersedes them, and is the fix. Only names and
-// reasons are said, never a change's digest.
-func waitsFor(src hasher.Source, ann map[string]string) string {
+// re-stamping it when its turn comes, or "": a flap hold in force, or a
+// halt in force of changes of other sources (waves.Halt.Others). A halt of
+// this source's changes only does not keep it: the new content supersedes
+// them, and is the fix. Preview has no key: a value only the key refuses
+// is taken as the hook's (unverified). Only names and reasons are said,
+// never a change's digest.
+func waitsFor(src hasher.Source, ann map[string]string, now time.Time) string {
 	var waits []string
-	// Preview has no key: a sealed hold or halt is taken as the hook's
-	// (unverified), and one without a seal, or unreadable, is ignored, as
-	// the hook ignores it.
-	if v, ok := ann[contract.HoldAnnotation]; ok && contract.Sealed(v) {
-		if h, err := contract.ParseHold(contract.Unsealed(v)); err == nil {
-			waits = append(waits, fmt.Sprintf("on a flap hold since %s (unverified): it rolls once its sources have gone unchanged for %s",
-				h.Since.UTC().Format(time.RFC3339), h.Quiet))
-		}
+	hold := waves.HoldOf(ann, func(v string) (contract.Hold, error) { return contract.ReadHoldUnverified(v, now, 0) })
+	if hold.Waits() {
+		waits = append(waits, fmt.Sprintf("on a flap hold since %s (unverified): it rolls once its sources have gone unchanged for %s",
+			hold.Record.Since.UTC().Format(time.RFC3339), hold.Record.Quiet))
 	}
-	if v, ok := ann[contract.HaltAnnotation]; ok && contract.Sealed(v) {
-		if h, err := contract.ParseHalt(contract.Unsealed(v)); err == nil {
-			var others []string
-			for _, c := range h.Changes {
-				if c.Source != src.String() && !slices.Contains(others, c.Source) {
-					others = append(others, c.Source)
-				}
-			}
-			if len(others) > 0 {
-				waits = append(waits, fmt.Sprintf("its rollout halted a change of %s (%s; unverified): it rolls once that halt is released (%s=%s)",
-					strings.Join(others, ", "), h.Reason, contract.HaltAnnotation, contract.HaltReleased))
-			}
-		}
+	halt := waves.HaltOf(ann, func(v string) (contract.Halt, error) { return contract.ReadHaltUnverified(v, now) })
+	if others := halt.Others(src.String()); len(others) > 0 {
+		waits = append(waits, fmt.Sprintf("its rollout halted a change of %s (%s; unverified): it rolls once that halt is released (%s=%s)",
+			strings.Join(others, ", "), halt.Record.Reason, contract.HaltAnnotation, contract.HaltReleased))
 	}
 	return strings.Join(waits, "; ")
 }

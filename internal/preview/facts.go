@@ -1,13 +1,15 @@
 package preview
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/hasher"
-	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/injection"
 	"github.com/confighash/confighash/internal/sources"
+	"github.com/confighash/confighash/internal/waves"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -31,6 +33,9 @@ type Facts struct {
 	// Warnings are what Gather could not tell (whether the hook watches a
 	// custom kind).
 	Warnings []string
+	// Now is when Gather read the cluster: a hold or halt dated further
+	// ahead is refused, as the hook refuses it. Zero checks no date.
+	Now time.Time
 }
 
 // SourceState is one version of a source, as the checksum sees it.
@@ -85,7 +90,7 @@ type Reader struct {
 // from the input) the one way the hook does, through sources.Slimmer, under
 // the same key bound (maxKeys; 0 for the default).
 func StateOf(obj client.Object, maxKeys int) (SourceState, error) {
-	st := SourceState{WavesOff: obj.GetAnnotations()[contract.WavesAnnotation] == contract.WavesOff}
+	st := SourceState{WavesOff: waves.Off(obj.GetAnnotations())}
 	switch o := obj.(type) {
 	case *corev1.ConfigMap:
 		st.Immutable = o.Immutable != nil && *o.Immutable

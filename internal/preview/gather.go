@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,7 +43,7 @@ func Gather(ctx context.Context, c client.Reader, in *Input, namespace string, o
 	if len(o.Kinds) == 0 {
 		return nil, errors.New("no workload kinds (Options.Kinds)")
 	}
-	f := &Facts{Namespace: namespace, Source: in.Source, Others: map[hasher.Source]Other{}}
+	f := &Facts{Namespace: namespace, Source: in.Source, Others: map[hasher.Source]Other{}, Now: time.Now()}
 	var err error
 	if f.Served, err = o.Policy.Check(ctx, c, namespace); err != nil {
 		return nil, err

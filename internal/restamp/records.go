@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/waves"
 )
 
 // The hook's records on a workload (contract.RolloutAnnotation,
@@ -40,23 +41,25 @@ func (r *reconciler) rolloutRecord(ctx context.Context, kindName string, obj cli
 	return rec, true
 }
 
-// haltRecord is obj's halt record, if it holds anything back (ok): only a
-// halt the hook sealed for obj. Any other value (contract.HaltReleased
-// included: callers check for it first) holds nothing back, with a
-// warning if it is not that: one copied from another workload or written
-// by hand would otherwise halt the change for every other reader of its
-// source (planner.install halts a whole plan on one member's halt).
+// haltOf is what obj's halt annotation means to the hook: only a halt it
+// sealed for obj is in force. Any other value but contract.HaltReleased
+// holds nothing back, with a warning: one copied from another workload or
+// written by hand would otherwise halt the change for every other reader of
+// its source (planner.install halts a whole plan on one member's halt).
+func (r *reconciler) haltOf(ctx context.Context, kindName string, obj client.Object) waves.Halt {
+	h := waves.HaltOf(obj.GetAnnotations(), func(v string) (contract.Halt, error) {
+		return contract.ReadHalt(r.key, subjectOf(kindName, obj), v, r.now())
+	})
+	if h.State == waves.HaltIgnored {
+		r.recordWarns.warn(ctx, r.events, obj, contract.HaltAnnotation, obj.GetAnnotations()[contract.HaltAnnotation], h.Err, "it is ignored")
+	}
+	return h
+}
+
+// haltRecord is obj's halt record, if it is in force (ok; haltOf).
 func (r *reconciler) haltRecord(ctx context.Context, kindName string, obj client.Object) (contract.Halt, bool) {
-	v, has := obj.GetAnnotations()[contract.HaltAnnotation]
-	if !has || v == contract.HaltReleased {
-		return contract.Halt{}, false
-	}
-	h, err := contract.ReadHalt(r.key, subjectOf(kindName, obj), v, r.now())
-	if err != nil {
-		r.recordWarns.warn(ctx, r.events, obj, contract.HaltAnnotation, v, err, "it is ignored")
-		return contract.Halt{}, false
-	}
-	return h, true
+	h := r.haltOf(ctx, kindName, obj)
+	return h.Record, h.State == waves.HaltInForce
 }
 
 // sealRollout sets rec, sealed for obj, as obj's rollout record in a (obj's
@@ -81,20 +84,20 @@ func (r *reconciler) sealHalt(kindName string, obj client.Object, h contract.Hal
 // time: honouring it would let anyone who writes the workload keep it from
 // its config for good, by writing a new one whenever the last ended.
 func (r *reconciler) holdRecord(ctx context.Context, kindName string, obj client.Object) *contract.Hold {
-	v, has := obj.GetAnnotations()[contract.HoldAnnotation]
-	if !has {
-		return nil
-	}
 	var maxQuiet time.Duration
 	if r.flaps != nil {
 		maxQuiet = r.flaps.opts.FlapMaxQuiet
 	}
-	h, err := contract.ReadHold(r.key, subjectOf(kindName, obj), v, r.now(), maxQuiet)
-	if err != nil {
-		r.recordWarns.warn(ctx, r.events, obj, contract.HoldAnnotation, v, err, "it is ignored")
-		return nil
+	h := waves.HoldOf(obj.GetAnnotations(), func(v string) (contract.Hold, error) {
+		return contract.ReadHold(r.key, subjectOf(kindName, obj), v, r.now(), maxQuiet)
+	})
+	switch h.State {
+	case waves.HoldIgnored:
+		r.recordWarns.warn(ctx, r.events, obj, contract.HoldAnnotation, obj.GetAnnotations()[contract.HoldAnnotation], h.Err, "it is ignored")
+	case waves.HoldInForce:
+		return &h.Record
 	}
-	return &h
+	return nil
 }
 
 // sealHold is h's value sealed for obj.

@@ -91,7 +91,7 @@ func (r *reconciler) lastRollout(ctx context.Context, kindName string, obj clien
 // wavesOff reports whether obj asks for today's behaviour: re-stamped at
 // once, no wave and no halt.
 func wavesOff(obj client.Object) bool {
-	return obj.GetAnnotations()[contract.WavesAnnotation] == contract.WavesOff
+	return waves.Off(obj.GetAnnotations())
 }
 
 // gate is the wave stage: may obj, whose stamp is stale, be re-stamped now
@@ -213,19 +213,17 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 		}
 		m := member{req: Request{KindName: k.Name(), NamespacedName: client.ObjectKeyFromObject(o)}}
 		m.order, _ = waves.OrderOf(o.GetAnnotations())
-		a := o.GetAnnotations()
-		if hl, ok := r.haltRecord(ctx, k.Name(), o); ok {
-			switch {
-			case hl.Has(c):
-				m.halted, m.reason = true, hl.Reason
-			case haltsSource(hl, c.Source):
-				obsolete = append(obsolete, haltedObject{k.Name(), o.DeepCopyObject().(client.Object), hl})
-			}
+		halt := r.haltOf(ctx, k.Name(), o)
+		switch {
+		case halt.Stops(c):
+			m.halted, m.reason = true, halt.Record.Reason
+		case halt.Names(c.Source):
+			obsolete = append(obsolete, haltedObject{k.Name(), o.DeepCopyObject().(client.Object), halt.Record})
 		}
 		last := r.lastRollout(ctx, k.Name(), o)
 		if last != nil && last.Has(c) {
 			m.gone, m.since = true, last.Since
-			m.released = a[contract.HaltAnnotation] == contract.HaltReleased
+			m.released = halt.State == waves.HaltReleased
 			ms = append(ms, m)
 			return
 		}
@@ -339,14 +337,4 @@ const maxPlanChecks = 64
 // concerns; capped at maxPlanChecks.
 func planChecks(maxWave int) int {
 	return min(2*max(maxWave, 1), maxPlanChecks)
-}
-
-// haltsSource reports whether h halts any content of source.
-func haltsSource(h contract.Halt, source string) bool {
-	for _, c := range h.Changes {
-		if c.Source == source {
-			return true
-		}
-	}
-	return false
 }

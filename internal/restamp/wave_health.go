@@ -16,6 +16,7 @@ import (
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/rollout"
 	"github.com/confighash/confighash/internal/sources"
+	"github.com/confighash/confighash/internal/waves"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -59,7 +60,7 @@ func (r *reconciler) judge(ctx context.Context, req Request) error {
 		}
 		return nil
 	}
-	if obj.GetAnnotations()[contract.HaltAnnotation] == contract.HaltReleased {
+	if waves.Released(obj.GetAnnotations()) {
 		// Honoured for a halt this leader holds (a new leader counts a
 		// released member done as it builds the plan); a leftover one
 		// skips no judgement.

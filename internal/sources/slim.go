@@ -10,6 +10,7 @@ import (
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/waves"
 )
 
 // slimmed marks an object Slim has made. client-go may hand an object to the
@@ -116,7 +117,7 @@ func slimMeta(m metav1.ObjectMeta, format string) metav1.ObjectMeta {
 	if hasher.IgnoredBy(m.Annotations) {
 		annotations[contract.IgnoreAnnotation] = contract.IgnoreTrue
 	}
-	if m.Annotations[contract.WavesAnnotation] == contract.WavesOff {
+	if waves.Off(m.Annotations) {
 		annotations[contract.WavesAnnotation] = contract.WavesOff
 	}
 	return metav1.ObjectMeta{

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -91,7 +92,8 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 	}
 
 	events, eventsErr := listEvents(ctx, c, ns, o.Target.Name)
-	halts, haltsErr := indexHalts(ctx, c, o.Target, ns, o.Kinds, objs)
+	now := time.Now()
+	halts, haltsErr := indexHalts(ctx, c, o.Target, ns, o.Kinds, objs, now)
 	kinds := checkKinds(ctx, o.KindChecker, o.Kinds, objs)
 	nss := newNamespaceReader(c)
 	presence := newPresenceChecker(c)
@@ -103,8 +105,8 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 		k, _ := o.Kinds.For(obj) // listWorkloads lists o.Kinds only
 		reads := workload.ReadsOf(k, obj)
 		w.StampedChecksum = reads.Template.Checksum() // listWorkloads keeps only objects with a template
-		w.Hold = holdOf(obj.GetAnnotations())
-		w.Halt = haltOf(obj.GetAnnotations())
+		w.Hold = holdOf(obj.GetAnnotations(), now)
+		w.Halt = haltOf(obj.GetAnnotations(), now)
 		w.Rollout = rolloutOf(obj.GetAnnotations())
 		kinds.fill(w, obj.GetObjectKind().GroupVersionKind())
 		labels, nsErr := nss.labels(ctx, w.Namespace)

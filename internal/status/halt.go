@@ -1,12 +1,14 @@
 package status
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/waves"
 )
 
 // Halt is the hook's halt on a workload, as the workload's
@@ -47,23 +49,24 @@ func (h *Halt) Sources() []string {
 	return sourcesOfChanges(h.Changes)
 }
 
-// haltOf reads the halt from a workload's annotations; nil when there is none.
-func haltOf(annotations map[string]string) *Halt {
-	v, ok := annotations[contract.HaltAnnotation]
-	if !ok {
+// haltOf reads the halt from a workload's annotations, as of now (a halt
+// dated ahead is refused, as the hook refuses it); nil when there is none.
+// waves.HaltOf decides, as for the hook, but without the key: a halt that
+// only the key refuses is shown in force, unverified.
+func haltOf(annotations map[string]string, now time.Time) *Halt {
+	h := waves.HaltOf(annotations, func(v string) (contract.Halt, error) { return contract.ReadHaltUnverified(v, now) })
+	switch h.State {
+	case waves.NoHalt:
 		return nil
-	}
-	if v == contract.HaltReleased {
+	case waves.HaltReleased:
 		return &Halt{Released: true}
+	case waves.HaltIgnored:
+		if errors.Is(h.Err, contract.ErrRecordUnsealed) {
+			return &Halt{Error: haltUnsealedNote}
+		}
+		return &Halt{Sealed: contract.Sealed(annotations[contract.HaltAnnotation]), Error: h.Err.Error()}
 	}
-	if !contract.Sealed(v) {
-		return &Halt{Error: haltUnsealedNote}
-	}
-	h, err := contract.ParseHalt(contract.Unsealed(v))
-	if err != nil {
-		return &Halt{Sealed: true, Error: err.Error()}
-	}
-	return &Halt{Since: h.Since, Changes: changeStrings(h.Changes), Reason: h.Reason, Sealed: true}
+	return &Halt{Since: h.Record.Since, Changes: changeStrings(h.Record.Changes), Reason: h.Record.Reason, Sealed: true}
 }
 
 // haltUnsealedNote is the Error of a halt the hook ignores for want of a

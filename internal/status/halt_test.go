@@ -51,7 +51,7 @@ func TestHaltOf(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := haltOf(tc.annotations)
+			got := haltOf(tc.annotations, time.Now())
 			switch {
 			case tc.want == nil && tc.wantErr == "" && got != nil:
 				t.Errorf("haltOf = %+v, want nil", got)
@@ -100,7 +100,7 @@ func TestHaltIndex(t *testing.T) {
 	meta := func(ns, name string, annotations map[string]string) *appsv1.Deployment {
 		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: annotations}}
 	}
-	x := haltIndex{}
+	x := newHaltIndex(time.Now())
 	x.add("Deployment", meta("shop", "canary", halt("configmap/shared")))
 	x.add("StatefulSet", meta("shop", "db", halt("secret/db")))
 	x.add("Deployment", meta("other", "canary", halt("configmap/shared")))

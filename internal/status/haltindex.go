@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/internal/waves"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -29,31 +30,53 @@ type HaltedChange struct {
 }
 
 // haltIndex holds the halts in force of the namespaces looked at, by
-// namespace and source. It is built from one list of each served kind per
-// call, never one per source.
-type haltIndex map[haltKey][]HaltedChange
+// namespace and source, and the workloads there that opt out of waves,
+// which no halt holds back (waves.PaceOf). It is built from one list of
+// each served kind per call, never one per source.
+type haltIndex struct {
+	// now dates the halts: one dated ahead is refused (haltOf).
+	now   time.Time
+	halts map[haltKey][]HaltedChange
+	// off are the workloads ("kind/name") by namespace with waves off.
+	off map[haltKey]bool
+}
 
-type haltKey struct{ namespace, source string }
+type haltKey struct{ namespace, name string }
 
-// add indexes the halt obj carries, if one is in force.
-func (x haltIndex) add(kind string, obj metav1.Object) {
-	h := haltOf(obj.GetAnnotations())
+func newHaltIndex(now time.Time) *haltIndex {
+	return &haltIndex{now: now, halts: map[haltKey][]HaltedChange{}, off: map[haltKey]bool{}}
+}
+
+// add indexes obj: the halt it carries, if one is in force, and whether it
+// opts out of waves.
+func (x *haltIndex) add(kind string, obj metav1.Object) {
+	ref := refOf(kind, obj.GetName())
+	if waves.Off(obj.GetAnnotations()) {
+		x.off[haltKey{obj.GetNamespace(), ref}] = true
+	}
+	h := haltOf(obj.GetAnnotations(), x.now)
 	if !h.InForce() {
 		return
 	}
-	ref := refOf(kind, obj.GetName())
 	for _, src := range h.Sources() {
 		k := haltKey{obj.GetNamespace(), src}
-		x[k] = append(x[k], HaltedChange{Source: src, Workload: ref, Reason: h.Reason, Since: h.Since})
+		x.halts[k] = append(x.halts[k], HaltedChange{Source: src, Workload: ref, Reason: h.Reason, Since: h.Since})
 	}
 }
 
 // of lists the halts, on workloads other than w, of changes to w's
-// sources, sorted by source and workload.
-func (x haltIndex) of(w *Workload) []HaltedChange {
+// sources, sorted by source and workload: none when w opts out of waves,
+// and none of a source that does (waves.PaceOf: no halt holds them back).
+func (x *haltIndex) of(w *Workload) []HaltedChange {
+	if x.off[haltKey{w.Namespace, w.Ref()}] {
+		return nil
+	}
 	var out []HaltedChange
 	for i := range w.Sources {
-		for _, hc := range x[haltKey{w.Namespace, w.Sources[i].Ref()}] {
+		if w.Sources[i].WavesOff {
+			continue
+		}
+		for _, hc := range x.halts[haltKey{w.Namespace, w.Sources[i].Ref()}] {
 			if hc.Workload != w.Ref() {
 				out = append(out, hc)
 			}
@@ -70,8 +93,8 @@ func (x haltIndex) of(w *Workload) []HaltedChange {
 // target), objs are they; otherwise each served kind's metadata is listed
 // once, since the halting reader is another workload than the one asked
 // about.
-func indexHalts(ctx context.Context, c client.Reader, t Target, ns string, reg workload.Registry, objs []client.Object) (haltIndex, error) {
-	x := haltIndex{}
+func indexHalts(ctx context.Context, c client.Reader, t Target, ns string, reg workload.Registry, objs []client.Object, now time.Time) (*haltIndex, error) {
+	x := newHaltIndex(now)
 	if t == (Target{}) {
 		for _, obj := range objs {
 			x.add(obj.GetObjectKind().GroupVersionKind().Kind, obj)

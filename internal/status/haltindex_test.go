@@ -133,3 +133,34 @@ func TestCollectHalts(t *testing.T) {
 		}
 	})
 }
+
+// TestHaltIndexWavesOff: no halt holds back a reader that opts out of
+// waves, nor a reader of a source that does, as the hook re-stamps them
+// at once (waves.PaceOf); a halt dated ahead holds back nobody, as the
+// hook refuses it.
+func TestHaltIndexWavesOff(t *testing.T) {
+	now := time.Now()
+	halt := func(src string, since time.Time) map[string]string {
+		return map[string]string{contract.HaltAnnotation: sealed(contract.Halt{Since: since.Truncate(time.Second), Reason: "CrashLoopBackOff",
+			Changes: []contract.Change{{Source: src, Content: "0123456789abcdef"}}}.String())}
+	}
+	meta := func(name string, annotations map[string]string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Annotations: annotations}}
+	}
+	x := newHaltIndex(now)
+	x.add("Deployment", meta("canary", halt("configmap/shared", now.Add(-time.Minute))))
+	x.add("Deployment", meta("ahead", halt("configmap/later", now.Add(time.Hour))))
+	x.add("Deployment", meta("off", map[string]string{contract.WavesAnnotation: contract.WavesOff}))
+	x.add("Deployment", meta("typo", map[string]string{contract.WavesAnnotation: "Off"}))
+	shared := []Source{{Kind: "ConfigMap", Name: "shared"}, {Kind: "ConfigMap", Name: "later"}}
+	for name, want := range map[string]int{"off": 0, "typo": 1, "web": 1} {
+		w := &Workload{Kind: "Deployment", Namespace: "shop", Name: name, Sources: shared}
+		if got := x.of(w); len(got) != want {
+			t.Errorf("of(%s) = %+v, want %d halt(s)", name, got, want)
+		}
+	}
+	sourceOff := &Workload{Kind: "Deployment", Namespace: "shop", Name: "web", Sources: []Source{{Kind: "ConfigMap", Name: "shared", WavesOff: true}}}
+	if got := x.of(sourceOff); len(got) != 0 {
+		t.Errorf("of(reader of a source with waves off) = %+v, want none", got)
+	}
+}

@@ -1,9 +1,11 @@
 package status
 
 import (
+	"errors"
 	"time"
 
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/waves"
 )
 
 // Hold is the hook's flap hold on a workload, as the workload's
@@ -27,18 +29,19 @@ type Hold struct {
 	Error string `json:"error,omitempty"`
 }
 
-// holdOf reads the hold from a workload's annotations; nil when there is none.
-func holdOf(annotations map[string]string) *Hold {
-	v, ok := annotations[contract.HoldAnnotation]
-	if !ok {
+// holdOf reads the hold from a workload's annotations, as of now; nil when
+// there is none. waves.HoldOf decides, as for the hook, but without the
+// key, as haltOf.
+func holdOf(annotations map[string]string, now time.Time) *Hold {
+	h := waves.HoldOf(annotations, func(v string) (contract.Hold, error) { return contract.ReadHoldUnverified(v, now, 0) })
+	switch h.State {
+	case waves.NoHold:
 		return nil
+	case waves.HoldIgnored:
+		if errors.Is(h.Err, contract.ErrRecordUnsealed) {
+			return &Hold{Error: unsealedNote}
+		}
+		return &Hold{Sealed: contract.Sealed(annotations[contract.HoldAnnotation]), Error: h.Err.Error()}
 	}
-	if !contract.Sealed(v) {
-		return &Hold{Error: unsealedNote}
-	}
-	h, err := contract.ParseHold(contract.Unsealed(v))
-	if err != nil {
-		return &Hold{Sealed: true, Error: err.Error()}
-	}
-	return &Hold{Since: h.Since, Level: h.Level, Quiet: h.Quiet.String(), Sealed: true}
+	return &Hold{Since: h.Record.Since, Level: h.Record.Level, Quiet: h.Record.Quiet.String(), Sealed: true}
 }

@@ -33,7 +33,7 @@ func TestHoldOf(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := holdOf(tc.annotations)
+			got := holdOf(tc.annotations, time.Now())
 			switch {
 			case tc.want == nil && tc.wantErr == "" && got != nil:
 				t.Errorf("holdOf = %+v, want nil", got)

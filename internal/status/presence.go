@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/internal/waves"
 )
 
 // sourcesOf lists what a pod template reads, without presence yet. refs
@@ -36,6 +37,7 @@ type presenceKey struct {
 type presenceResult struct {
 	presence Presence
 	ignored  bool
+	wavesOff bool
 	err      error
 }
 
@@ -56,7 +58,7 @@ func (p *presenceChecker) fill(ctx context.Context, ns string, sources []Source)
 	for i := range sources {
 		s := &sources[i]
 		r := p.check(ctx, presenceKey{ns, s.Kind, s.Name})
-		s.Presence, s.Ignored = r.presence, r.ignored
+		s.Presence, s.Ignored, s.WavesOff = r.presence, r.ignored, r.wavesOff
 		if r.err != nil {
 			s.Error = r.err.Error()
 		}
@@ -81,7 +83,7 @@ func (p *presenceChecker) check(ctx context.Context, key presenceKey) presenceRe
 		r = presenceResult{presence: Absent}
 	default:
 		// The annotation is metadata, so this read still fetches no value.
-		r = presenceResult{presence: Present, ignored: hasher.IgnoredBy(obj.GetAnnotations())}
+		r = presenceResult{presence: Present, ignored: hasher.IgnoredBy(obj.GetAnnotations()), wavesOff: waves.Off(obj.GetAnnotations())}
 	}
 	p.known[key] = r
 	return r

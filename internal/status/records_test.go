@@ -24,11 +24,11 @@ func TestRecordsSealedOrNot(t *testing.T) {
 	rollout := contract.Rollout{Since: since, Changes: []contract.Change{cm}}.String()
 	halt := contract.Halt{Since: since, Changes: []contract.Change{cm}, Reason: "CrashLoopBackOff"}.String()
 
-	if h := holdOf(map[string]string{contract.HoldAnnotation: sealed(hold)}); h == nil || !h.Sealed || h.Error != "" ||
+	if h := holdOf(map[string]string{contract.HoldAnnotation: sealed(hold)}, time.Now()); h == nil || !h.Sealed || h.Error != "" ||
 		!strings.HasSuffix(describeHold(h), "(sealed, unverified)") {
 		t.Errorf("a sealed hold: %+v, %q", h, describeHold(h))
 	}
-	h := holdOf(map[string]string{contract.HoldAnnotation: hold})
+	h := holdOf(map[string]string{contract.HoldAnnotation: hold}, time.Now())
 	if h == nil || h.Sealed || !strings.HasPrefix(describeHold(h), "ignored: not sealed") {
 		t.Errorf("an unsealed hold: %+v", h)
 	}
@@ -45,7 +45,7 @@ func TestRecordsSealedOrNot(t *testing.T) {
 		t.Errorf("a sealed rollout record: %+v", r)
 	}
 
-	hl := haltOf(map[string]string{contract.HaltAnnotation: halt})
+	hl := haltOf(map[string]string{contract.HaltAnnotation: halt}, time.Now())
 	if hl.InForce() || hl.Sealed || !strings.HasPrefix(describeHalt(hl), "ignored: not sealed") {
 		t.Errorf("an unsealed halt: %+v, %q", hl, describeHalt(hl))
 	}
@@ -53,7 +53,7 @@ func TestRecordsSealedOrNot(t *testing.T) {
 	if state, reason := Classify(w); state != StateCurrent || !strings.Contains(reason, "the hook ignores it") {
 		t.Errorf("an unsealed halt on a current workload: %s (%s), want current, the halt said to be ignored", state, reason)
 	}
-	if hl := haltOf(map[string]string{contract.HaltAnnotation: sealed(halt)}); !hl.InForce() || !hl.Sealed || !strings.HasSuffix(describeHalt(hl), "(sealed, unverified)") {
+	if hl := haltOf(map[string]string{contract.HaltAnnotation: sealed(halt)}, time.Now()); !hl.InForce() || !hl.Sealed || !strings.HasSuffix(describeHalt(hl), "(sealed, unverified)") {
 		t.Errorf("a sealed halt: %+v", hl)
 	}
 }

@@ -176,6 +176,9 @@ type Source struct {
 	// Ignored is true when the source carries confighash.dev/ignore: "true"
 	// (contract.IgnoreAnnotation), so its content is in no checksum.
 	Ignored bool `json:"ignored,omitempty"`
+	// WavesOff is true when the source carries confighash.dev/waves: "off"
+	// (waves.Off): its changes go to every reader at once, halted or not.
+	WavesOff bool `json:"wavesOff,omitempty"`
 	// Error says why Presence is unknown.
 	Error string `json:"error,omitempty"`
 }

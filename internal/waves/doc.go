@@ -1,6 +1,12 @@
 // Package waves says in which order the readers of one change are
 // re-stamped: the plan that the hook follows and `confighash preview`
-// shows. It is pure: members in, waves out.
+// shows. It is also the one home of what confighash's annotations mean to
+// the waves, read by the hook, `preview` and `status` alike: waves off on
+// a reader or a source (Off, PaceOf), the order (OrderOf), a halt and its
+// release (HaltOf), a flap hold (HoldOf). It is pure: members,
+// annotations and an opener of records in, typed answers out. The hook
+// opens records with its key; `preview` and `status`, which have none,
+// with contract's unverified readers.
 //
 // # Decisions
 //
