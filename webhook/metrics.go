@@ -3,8 +3,11 @@ package webhook
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/confighash/confighash/internal/pinner"
 )
 
 // Metrics are the handler's Prometheus series.
@@ -20,6 +23,11 @@ type Metrics struct {
 	// connections (a connection over the per-address bound). The apiserver admits those writes
 	// unstamped (failurePolicy Ignore), so a rising count means missed stamps.
 	Refused *prometheus.CounterVec
+	// Pods counts the pods the pinning path admitted (--pinning), by
+	// result: pinned, or the pinner.Reason it was not. Every pod it
+	// answers is admitted; a rising count of a reason is pods reading live
+	// content.
+	Pods *prometheus.CounterVec
 }
 
 // outcome is what the handler did with a request: the answers metric's
@@ -65,8 +73,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "confighash_webhook_refused_total",
 			Help: "Admission requests turned away by the endpoint's limits before being handled, by reason: too_large, busy, no_buffer, incomplete, connections.",
 		}, []string{"reason"}),
+		Pods: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "confighash_webhook_pod_pinning_total",
+			Help: "Pods the pinning webhook admitted (--pinning), by result: pinned, or why not (not_stamped, no_revision, opted_out, nothing_to_pin, content_moved_on, look_alike, too_many_stamps, dry_run, write_failed, read_failed, not_covered).",
+		}, []string{"result"}),
 	}
-	if err := errors.Join(reg.Register(m.Checksums), reg.Register(m.Answers), reg.Register(m.Refused)); err != nil {
+	if err := errors.Join(reg.Register(m.Checksums), reg.Register(m.Answers), reg.Register(m.Refused), reg.Register(m.Pods)); err != nil {
 		return nil, fmt.Errorf("registering webhook metrics: %w", err)
 	}
 	// Every child exists from the start at 0: an alert on increase() sees
@@ -76,6 +88,9 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	for _, r := range []string{refusedTooLarge, refusedBusy, refusedNoBuffer, refusedIncomplete, refusedConnections} {
 		m.Refused.WithLabelValues(r)
+	}
+	for _, r := range pinner.Reasons() {
+		m.Pods.WithLabelValues(podResult(r))
 	}
 	return m, nil
 }
@@ -97,4 +112,19 @@ func (m *Metrics) checksum() {
 	if m != nil {
 		m.Checksums.Inc()
 	}
+}
+
+// pinned counts one pod the pinning path admitted.
+func (m *Metrics) pinned(r pinner.Reason) {
+	if m != nil {
+		m.Pods.WithLabelValues(podResult(r)).Inc()
+	}
+}
+
+// podResult is the result label of a pod pinned or not for reason r.
+func podResult(r pinner.Reason) string {
+	if r == pinner.Pinned {
+		return "pinned"
+	}
+	return strings.ReplaceAll(string(r), "-", "_")
 }

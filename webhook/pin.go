@@ -39,6 +39,8 @@ type PinHandler struct {
 	Pinner     Pinner
 	// Callers as in Handler.
 	Callers *Callers
+	// Metrics, when set, counts the pods by result.
+	Metrics *Metrics
 }
 
 // Handle answers one admission request for a pod.
@@ -70,6 +72,7 @@ func (h *PinHandler) Handle(ctx context.Context, req admission.Request) admissio
 			changed = pinning.Rewrite(pod.Spec.DeepCopy(), res.Snapshots)
 		}
 	}
+	h.Metrics.pinned(res.Reason)
 	if res.Reason != pinner.Pinned {
 		log.FromContext(ctx).Info("pod admitted unpinned", "namespace", req.Namespace, "pod", pod.GenerateName+pod.Name, "reason", res.Reason, "detail", res.Detail)
 	}

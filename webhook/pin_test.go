@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -139,5 +141,28 @@ func TestPinHandlerAnswersOnlyAcceptedCallers(t *testing.T) {
 	resp := h.Handle(context.Background(), podRequest(t, "pins", false))
 	if !resp.Allowed || p.calls != 0 || len(resp.Patches) != 0 {
 		t.Errorf("an unaccepted caller got %v after %d pins", resp, p.calls)
+	}
+}
+
+func TestPinHandlerCountsPodsByResult(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*fakePinner{
+		{res: pinnedResult(hasher.Reference{Source: appSource, AllKeys: true, EnvOnly: true})},
+		{res: pinner.Result{Reason: pinner.LookAlike}},
+		{res: pinner.Result{Reason: pinner.LookAlike}},
+	} {
+		h := pinHandler(p)
+		h.Metrics = m
+		h.Handle(context.Background(), podRequest(t, "pins", false))
+	}
+	if got := testutil.ToFloat64(m.Pods.WithLabelValues("pinned")); got != 1 {
+		t.Errorf("pinned %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(m.Pods.WithLabelValues("look_alike")); got != 2 {
+		t.Errorf("look-alike %v, want 2", got)
 	}
 }

@@ -37,6 +37,13 @@ const (
 	NotCovered Reason = "not-covered"
 )
 
+// Reasons lists every Reason, Pinned first, for metrics that show each
+// from the start.
+func Reasons() []Reason {
+	return []Reason{Pinned, NotStamped, NoRevision, OptedOut, NothingToPin, ContentMovedOn, LookAlike,
+		TooManyStamps, DryRun, WriteFailed, ReadFailed, NotCovered}
+}
+
 // Result is what Pin decided for one pod.
 type Result struct {
 	// Reason is Pinned or why not.

@@ -26,6 +26,7 @@ func addPinning(mgr manager.Manager, key []byte, policy injection.Policy, o Opti
 		Namespaces: namespaces,
 		Pinner:     &pinner.Pinner{Client: live, Key: key},
 		Callers:    callers,
+		Metrics:    m,
 	}
 	mgr.GetWebhookServer().Register(webhook.PinPath, callers.Endpoint(h, o.Webhook.Limits(m)))
 	return nil
