@@ -2,16 +2,19 @@ package pinner
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
@@ -296,5 +299,31 @@ func TestASealedNameWithOtherContentIsNotUsed(t *testing.T) {
 	}
 	if r := w.p.Pin(ctx, pod, false); r.Reason != LookAlike {
 		t.Errorf("%+v", r)
+	}
+}
+
+// TestASealThatLosesARaceIsTriedAgain: the first pods of two revisions
+// that share a snapshot seal it at once; the one whose patch fails reads
+// it again and adds what is still missing.
+func TestASealThatLosesARaceIsTriedAgain(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	w.p.Pin(ctx, w.revision("web-1", template()), false)
+	failed := 0
+	w.p.Client = interceptor.NewClient(w.c.(client.WithWatch), interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if failed == 0 {
+				failed++
+				return apierrors.NewConflict(corev1.Resource("secrets"), obj.GetName(), errors.New("lost a race"))
+			}
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+	})
+	w.setLevel("new") // a second revision: a new ConfigMap snapshot, the Secret's shared
+	if r := w.p.Pin(ctx, w.revision("web-2", template()), false); r.Reason != Pinned || failed != 1 {
+		t.Fatalf("%+v after %d failed patches", r, failed)
+	}
+	if s := w.secretSnapshots(); len(s) != 1 || len(s[0].OwnerReferences) != 2 {
+		t.Errorf("secret snapshots %+v", s)
 	}
 }

@@ -14,13 +14,37 @@ import (
 	"github.com/confighash/confighash/internal/contract"
 )
 
-// seal adds to an existing snapshot the label label=value (when label is
-// set) and owner (when it is not one yet), in one JSON patch that holds
-// only if the snapshot is still the one read (its resourceVersion): its
-// other labels and owners, another writer's, are kept.
+// sealTries bounds the patches of one snapshot for one pod: the first pods
+// of many revisions that share a snapshot all add themselves at once.
+const sealTries = 4
+
+// seal makes the snapshot meta names carry the label label=value (when
+// label is set) and owner. Each try reads it again, verified, and patches
+// only what is missing; a patch that failed (a concurrent one made the list
+// it appended to, say) is tried again on what is there now.
 func (p *Pinner) seal(ctx context.Context, kind hasher.Kind, meta metav1.ObjectMeta, label, value string, owner metav1.OwnerReference) error {
-	ops := []patchOp{{Op: "test", Path: "/metadata/resourceVersion", Value: meta.ResourceVersion}}
-	if label != "" {
+	var err error
+	for try := range sealTries {
+		if try > 0 {
+			if _, meta, err = p.verified(ctx, meta.Namespace, meta.Name, kind); err != nil {
+				return err
+			}
+		}
+		if (label == "" || meta.Labels[label] == value) && owns(&meta, owner) {
+			return nil
+		}
+		if err = p.patch(ctx, kind, meta, label, value, owner); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// patch adds what meta lacks in one JSON patch that keeps every other label
+// and owner, another writer's.
+func (p *Pinner) patch(ctx context.Context, kind hasher.Kind, meta metav1.ObjectMeta, label, value string, owner metav1.OwnerReference) error {
+	var ops []patchOp
+	if label != "" && meta.Labels[label] != value {
 		ops = append(ops, patchOp{Op: "add", Path: "/metadata/labels/" + escape(label), Value: value})
 	}
 	switch {
