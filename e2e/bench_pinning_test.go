@@ -1,0 +1,97 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/confighash/confighash/internal/pinning"
+	"github.com/confighash/confighash/webhook"
+)
+
+// TestBenchPinning measures what pinning adds to a pod's admission, as the
+// apiserver times its call to the pin webhook: for the first pod of each
+// revision, which makes its snapshots, and for later pods, which find them.
+// Pods of a namespace that does not pin never reach that webhook (its
+// namespaceSelector), so they pay nothing. It also counts the snapshots: one
+// per pinned source and content, shared by the revisions that read it.
+func TestBenchPinning(t *testing.T) {
+	benchOnly(t)
+	const workloads = 20
+	restartWith(t, "--pinning")
+	ns := env.NewNamespace(t, true)
+	nsObj := &corev1.Namespace{}
+	nsObj.Name = ns
+	env.Update(t, nsObj, func() { nsObj.Labels[pinning.NamespaceLabel] = pinning.NamespaceEnabled })
+	env.Create(t, secret(ns, "db", map[string]string{"password": "p1"}))
+	deployments := make([]*appsv1.Deployment, workloads)
+	for i := range deployments {
+		cm := fmt.Sprintf("app-%d", i)
+		env.Create(t, configMap(ns, cm, map[string]string{"k": "v1"}))
+		deployments[i] = deploymentOf(ns, fmt.Sprintf("web-%d", i), podSpec(cm, "db"))
+		deployments[i].Spec.Selector.MatchLabels["i"] = cm
+		deployments[i].Spec.Template.Labels["i"] = cm
+	}
+	time.Sleep(time.Second) // the Namespace cache sees the label
+	ctx := env.SpecContext(t)
+
+	start := readWebhookCalls(ctx, t, webhook.PinName)
+	for _, d := range deployments {
+		env.Create(t, d)
+	}
+	pinnedPods(t, ns, workloads)
+	firsts := readWebhookCalls(ctx, t, webhook.PinName)
+	for _, d := range deployments {
+		env.Update(t, d, func() { d.Spec.Replicas = new(int32(3)) })
+	}
+	pinnedPods(t, ns, 3*workloads)
+	later := readWebhookCalls(ctx, t, webhook.PinName)
+
+	perCall := func(a, b webhookCalls) (float64, float64) {
+		n := b.Calls["CREATE"] - a.Calls["CREATE"]
+		return n, (b.Seconds["CREATE"] - a.Seconds["CREATE"]) / n * 1000
+	}
+	n1, ms1 := perCall(start, firsts)
+	n2, ms2 := perCall(firsts, later)
+	var cms corev1.ConfigMapList
+	var ss corev1.SecretList
+	if err := env.Client.List(ctx, &cms, client.InNamespace(ns), client.HasLabels{pinning.SnapshotLabel}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.List(ctx, &ss, client.InNamespace(ns), client.HasLabels{pinning.SnapshotLabel}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("pin webhook, as the apiserver times it: first pod of a revision %.1f ms (%v calls), later pods %.1f ms (%v calls)", ms1, n1, ms2, n2)
+	t.Logf("snapshots: %d ConfigMaps for %d revisions, %d Secret shared by them (owners %d)", len(cms.Items), workloads, len(ss.Items), len(ss.Items[0].OwnerReferences))
+	if len(cms.Items) != workloads || len(ss.Items) != 1 || len(ss.Items[0].OwnerReferences) != workloads {
+		t.Errorf("want %d ConfigMap snapshots and one Secret snapshot owned by all %d ReplicaSets", workloads, workloads)
+	}
+}
+
+// pinnedPods waits until ns has n pods, every one pinned.
+func pinnedPods(t *testing.T, ns string, n int) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var l corev1.PodList
+		if err := env.Client.List(ctx, &l, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		for _, p := range l.Items {
+			if v := p.Annotations[pinning.PodAnnotation]; v != "true" {
+				return false, fmt.Errorf("pod %s: %s=%q", p.Name, pinning.PodAnnotation, v)
+			}
+		}
+		return len(l.Items) >= n, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %d pinned pods: %v", n, err)
+	}
+}
