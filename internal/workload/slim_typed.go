@@ -75,7 +75,25 @@ func slimSelector(s *metav1.LabelSelector) *metav1.LabelSelector {
 	if s == nil || selectorBytes(s) > maxSelectorBytes {
 		return nil
 	}
-	return s.DeepCopy()
+	// Its strings copied, as the slimmed copy's others (keep).
+	out := &metav1.LabelSelector{}
+	if s.MatchLabels != nil {
+		out.MatchLabels = make(map[string]string, len(s.MatchLabels))
+		for k, v := range s.MatchLabels {
+			out.MatchLabels[keep(k)] = keep(v)
+		}
+	}
+	for _, e := range s.MatchExpressions {
+		r := metav1.LabelSelectorRequirement{Key: keep(e.Key), Operator: metav1.LabelSelectorOperator(keep(string(e.Operator)))}
+		if e.Values != nil {
+			r.Values = make([]string, len(e.Values))
+			for i, v := range e.Values {
+				r.Values[i] = keep(v)
+			}
+		}
+		out.MatchExpressions = append(out.MatchExpressions, r)
+	}
+	return out
 }
 
 // selectorBytes is the size of s's keys, values and operators, each with
