@@ -107,6 +107,21 @@ func slimmedOverLimit(annotations map[string]string) bool {
 // as it was. An object SlimObject made, or of another kind, is returned as
 // it is.
 func (k Kind) SlimObject(obj client.Object) client.Object {
+	return k.slimObject(obj, false)
+}
+
+// slimInPlace is SlimObject for the informer's transform, which hands it
+// an object just decoded and shared with nobody: a built-in kind's copy is
+// written over obj's own struct rather than into a new one. The informer
+// decodes the objects it lists one after the other, so a new struct per
+// object (over a kilobyte for a Deployment) would sit beside the decoded
+// one, garbage a moment later: spans of the heap half used, which could
+// not be returned to the OS.
+func (k Kind) slimInPlace(obj client.Object) client.Object {
+	return k.slimObject(obj, true)
+}
+
+func (k Kind) slimObject(obj client.Object, inPlace bool) client.Object {
 	if IsSlim(obj) {
 		return obj
 	}
@@ -128,7 +143,7 @@ func (k Kind) SlimObject(obj client.Object) client.Object {
 	if k.Unstructured() {
 		return k.slimUnstructured(obj, meta, tmpl)
 	}
-	out, ok := slimTyped(obj, meta, tmpl)
+	out, ok := slimTyped(obj, meta, tmpl, inPlace)
 	if !ok {
 		return obj
 	}
@@ -253,7 +268,7 @@ func (r Registry) Transform(next func(any) (any, error)) func(any) (any, error) 
 	return func(obj any) (any, error) {
 		if o, ok := obj.(client.Object); ok {
 			if k, ok := r.For(o); ok && k.Mutable {
-				return k.SlimObject(o), nil
+				return k.slimInPlace(o), nil
 			}
 		}
 		return next(obj)
