@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,12 +42,27 @@ func TestStartupFreeRunsOnceAfterSync(t *testing.T) {
 	}
 }
 
-// TestTightenGC: gcPercent, unless the operator set GOGC.
+// TestStartupFreeTightensBeforeItFrees: the collector's target is lowered
+// before the forced collection, so that the heap's next target is computed
+// from what is live at the lower percentage.
+func TestStartupFreeTightensBeforeItFrees(t *testing.T) {
+	var calls []string
+	s := startupFree{ready: func(context.Context) bool { return true }, settle: func(context.Context) bool { return true },
+		free: func() { calls = append(calls, "free") }, tighten: func() { calls = append(calls, "tighten") }}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(calls, ","); got != "tighten,free" {
+		t.Errorf("calls %s, want tighten,free", got)
+	}
+}
+
+// TestTightenGC: settledGCPercent, unless the operator set GOGC.
 func TestTightenGC(t *testing.T) {
 	for name, tc := range map[string]struct {
 		gogc string
 		want int
-	}{"GOGC unset": {"", gcPercent}, "GOGC set": {"200", -1}} {
+	}{"GOGC unset": {"", settledGCPercent}, "GOGC set": {"200", -1}} {
 		t.Run(name, func(t *testing.T) {
 			got := -1
 			tightenGC(func(k string) string {
