@@ -99,6 +99,7 @@ func TestBenchTenants(t *testing.T) {
 	ready, cpu := startTimed(t, args...)
 	time.Sleep(quiet)
 	restarted, restartedPeak, restartedHeap := rssMiB(t), peakMiB(t), goHeapMiB(t, metrics)
+	settledCPU := cpuSeconds(t) - cpu
 
 	var lat []time.Duration
 	for i := range tenantChanges {
@@ -107,6 +108,7 @@ func TestBenchTenants(t *testing.T) {
 		lat = append(lat, restamped(t, ns, tenantDeployments, "s-2", "d-1"))
 	}
 	median := pct(lat, 50)
+	changesCPU := cpuSeconds(t) - cpu - settledCPU
 
 	fmt.Printf("\na multi-tenant cluster: %d namespaces (half served), %d Secrets, %d Deployments of 0 replicas (created in %s, ReplicaSets settled after %s)\nmachine: %s\n\n",
 		tenantNamespaces, tenantNamespaces*tenantSecrets, tenantNamespaces*tenantDeployments, created.Round(time.Second), settled.Round(time.Second), machine())
@@ -115,6 +117,7 @@ func TestBenchTenants(t *testing.T) {
 	fmt.Printf("| RSS 30 s after the last object was seen (peak; Go heap) | %.1f MiB (%.1f MiB; %.1f MiB) | |\n", synced, syncedPeak, syncedHeap)
 	fmt.Printf("| RSS 30 s after a restart (peak; Go heap) | %.1f MiB (%.1f MiB; %.1f MiB) | < %.0f MiB |\n", restarted, restartedPeak, restartedHeap, tenantRSSAfterRestart)
 	fmt.Printf("| restart: start → ready (CPU by then) | %s (%.2f s) | ≤ %s |\n", ready.Round(time.Millisecond), cpu, tenantReady)
+	fmt.Printf("| CPU: the %s after ready; the %d changes | %.2f s; %.2f s | |\n", quiet, tenantChanges, settledCPU, changesCPU)
 	fmt.Printf("| one Secret changed → its reader re-stamped, window %s, %d changes | median %s, each %v | median ≤ %s |\n",
 		tenantWindow, tenantChanges, median, roundAll(lat), tenantWindow+tenantRestampSlack)
 

@@ -30,7 +30,7 @@ func SecretCache(ignoreHelmReleases bool) cache.ByObject {
 
 // SecretCache is the package's SecretCache, slimmed by s.
 func (s Slimmer) SecretCache(ignoreHelmReleases bool) cache.ByObject {
-	b := cache.ByObject{Transform: s.Slim}
+	b := cache.ByObject{Transform: s.SlimInPlace}
 	if ignoreHelmReleases {
 		b.Field = fields.OneTermNotEqualSelector("type", HelmReleaseType)
 	}

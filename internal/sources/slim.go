@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
@@ -65,30 +66,77 @@ func Slim(obj any) (any, error) {
 // Slim replaces a ConfigMap's or Secret's values by their digests and drops
 // everything else the checksum does not need, or, for a source s does not
 // hold, everything but its identity. It is idempotent and has the shape of
-// a cache.TransformFunc; other objects pass through unchanged.
+// a cache.TransformFunc; other objects pass through unchanged. obj is left
+// as it was.
 func (s Slimmer) Slim(obj any) (any, error) {
+	return s.slim(obj, false)
+}
+
+// SlimInPlace is Slim for the informer's transform, which hands it an
+// object just decoded and shared with nobody: the slimmed copy is written
+// over obj's own struct, and a Secret's digests over its own data map, not
+// into new ones. The informer decodes the objects it lists one after the
+// other, so a new struct per object would sit beside the decoded one,
+// garbage a moment later: one struct in two kept, spans of the heap half
+// used that could not be returned to the OS.
+func (s Slimmer) SlimInPlace(obj any) (any, error) {
+	return s.slim(obj, true)
+}
+
+func (s Slimmer) slim(obj any, inPlace bool) (any, error) {
 	if o, ok := obj.(metav1.Object); ok && o.GetAnnotations()[slimmed] != "" {
 		return obj, nil
 	}
 	switch o := obj.(type) {
 	case *corev1.ConfigMap:
-		out := &corev1.ConfigMap{TypeMeta: o.TypeMeta}
+		v := corev1.ConfigMap{TypeMeta: o.TypeMeta}
 		var held bool
-		out.ObjectMeta, held = s.meta(o.ObjectMeta, len(o.Data)+len(o.BinaryData))
+		v.ObjectMeta, held = s.meta(o.ObjectMeta, len(o.Data)+len(o.BinaryData))
 		if held {
-			out.BinaryData = digests(o.Data, o.BinaryData, binaryKey)
+			v.BinaryData = digests(o.Data, o.BinaryData, binaryKey)
 		}
-		return out, nil
+		return into(o, v, inPlace), nil
 	case *corev1.Secret:
-		out := &corev1.Secret{TypeMeta: o.TypeMeta, Type: o.Type}
+		v := corev1.Secret{TypeMeta: o.TypeMeta, Type: secretType(o.Type)}
 		var held bool
-		out.ObjectMeta, held = s.meta(o.ObjectMeta, len(o.Data))
-		if held {
-			out.Data = digests(nil, o.Data, "")
+		v.ObjectMeta, held = s.meta(o.ObjectMeta, len(o.Data))
+		switch {
+		case held && inPlace:
+			v.Data = digestsOver(o.Data)
+		case held:
+			v.Data = digests(nil, o.Data, "")
 		}
-		return out, nil
+		return into(o, v, inPlace), nil
 	}
 	return obj, nil
+}
+
+// into writes v over o when inPlace, else into a new object.
+func into[T any](o *T, v T, inPlace bool) *T {
+	if !inPlace {
+		o = new(T)
+	}
+	*o = v
+	return o
+}
+
+// digestsOver is digests(nil, data, "") written over data itself: the
+// same keys, each value replaced by its digest, all digests in one backing
+// array.
+func digestsOver(data map[string][]byte) map[string][]byte {
+	if len(data) == 0 {
+		return nil
+	}
+	buf := make([]byte, len(data)*sha256.Size)
+	at := 0
+	for k, v := range data {
+		d := hasher.DigestOf(v)
+		copy(buf[at:], d[:])
+		// Capped, so that an append to one digest cannot overwrite the next.
+		data[k] = buf[at : at+sha256.Size : at+sha256.Size]
+		at += sha256.Size
+	}
+	return data
 }
 
 // meta slims m and says whether the object's digests are to be held.
@@ -111,25 +159,64 @@ func (s Slimmer) meta(m metav1.ObjectMeta, keys int) (metav1.ObjectMeta, bool) {
 // The exceptions are contract.IgnoreAnnotation, which decides how the
 // source enters a checksum, and contract.WavesAnnotation, which decides
 // whether its readers go in waves; each is kept as its fixed value, never
-// copied.
+// copied. Every string kept is a copy (keep), not the decoded one.
 func slimMeta(m metav1.ObjectMeta, format string) metav1.ObjectMeta {
-	annotations := map[string]string{slimmed: format}
-	if hasher.IgnoredBy(m.Annotations) {
-		annotations[contract.IgnoreAnnotation] = contract.IgnoreTrue
+	ignored := hasher.IgnoredBy(m.Annotations)
+	wavesOff := waves.Off(m.Annotations)
+	annotations := markOnly[format]
+	if ignored || wavesOff || annotations == nil {
+		annotations = map[string]string{slimmed: format}
+		if ignored {
+			annotations[contract.IgnoreAnnotation] = contract.IgnoreTrue
+		}
+		if wavesOff {
+			annotations[contract.WavesAnnotation] = contract.WavesOff
+		}
 	}
-	if waves.Off(m.Annotations) {
-		annotations[contract.WavesAnnotation] = contract.WavesOff
-	}
-	return metav1.ObjectMeta{
-		Name:              m.Name,
-		Namespace:         m.Namespace,
-		UID:               m.UID,
-		ResourceVersion:   m.ResourceVersion,
+	out := metav1.ObjectMeta{
+		Name:              keep(m.Name),
+		Namespace:         keep(m.Namespace),
+		UID:               types.UID(keep(string(m.UID))),
+		ResourceVersion:   keep(m.ResourceVersion),
 		Generation:        m.Generation,
 		CreationTimestamp: m.CreationTimestamp,
-		DeletionTimestamp: m.DeletionTimestamp,
 		Annotations:       annotations,
 	}
+	if m.DeletionTimestamp != nil {
+		t := *m.DeletionTimestamp
+		out.DeletionTimestamp = &t
+	}
+	return out
+}
+
+// markOnly holds, for each format, the annotations of a slimmed source that
+// keeps none of its own: almost every source. One map per format is shared
+// by all of them, read only (nothing writes to a cached object, and a copy
+// of one copies the map), which saves a map of about 300 bytes per source.
+var markOnly = map[string]map[string]string{
+	slimFormat:  {slimmed: slimFormat},
+	NotServed:   {slimmed: NotServed},
+	TooManyKeys: {slimmed: TooManyKeys},
+}
+
+// keep copies a string the slimmed copy holds. A decoded object's strings
+// are small allocations among the many the decoder makes and drops at once;
+// one kept there keeps its whole span of the heap in use, so the garbage of
+// a list of thousands of objects could not be returned to the OS. A copy
+// made when slimming sits among the slimmed copy's own allocations.
+func keep(s string) string { return strings.Clone(s) }
+
+// secretType is t, as the constant of a type Kubernetes defines, so that
+// the Secrets of the usual types hold no string of their own (see keep).
+func secretType(t corev1.SecretType) corev1.SecretType {
+	for _, known := range []corev1.SecretType{corev1.SecretTypeOpaque, corev1.SecretTypeServiceAccountToken,
+		corev1.SecretTypeDockercfg, corev1.SecretTypeDockerConfigJson, corev1.SecretTypeBasicAuth,
+		corev1.SecretTypeSSHAuth, corev1.SecretTypeTLS, corev1.SecretTypeBootstrapToken} {
+		if t == known {
+			return known
+		}
+	}
+	return corev1.SecretType(keep(string(t)))
 }
 
 // binaryKey prefixes, in a slimmed ConfigMap's BinaryData, the keys that
@@ -138,28 +225,51 @@ func slimMeta(m metav1.ObjectMeta, format string) metav1.ObjectMeta {
 const binaryKey = "!"
 
 // digests digests every value of data (strings) and binary into one map
-// whose digests share one backing array: an object of n keys costs two
-// allocations, not n, and 32 bytes a digest. Raw bytes live in a []byte
-// map, which survives JSON (a string field would not hold them). Keys of
-// binary get binaryKey in front when data is not nil (a ConfigMap).
+// whose digests share one backing array, and whose keys one string: an
+// object of n keys costs a few allocations, not n, and 32 bytes a digest.
+// Raw bytes live in a []byte map, which survives JSON (a string field
+// would not hold them). Keys of binary get binaryKey in front when data is
+// not nil (a ConfigMap).
 func digests(data map[string]string, binary map[string][]byte, prefix string) map[string][]byte {
 	n := len(data) + len(binary)
 	if n == 0 {
 		return nil
 	}
-	buf := make([]byte, 0, n*sha256.Size)
-	out := make(map[string][]byte, n)
-	add := func(k string, d hasher.Digest) {
-		i := len(buf)
-		buf = append(buf, d[:]...)
-		// Capped, so that an append to one digest cannot overwrite the next.
-		out[k] = buf[i:len(buf):len(buf)]
+	// The keys are copied too (see keep), into one string: one pass
+	// writes each key and its digest in the same order, since a map's
+	// order differs from one range to the next.
+	size := 0
+	for k := range data {
+		size += len(k)
 	}
+	for k := range binary {
+		size += len(prefix) + len(k)
+	}
+	var keys strings.Builder
+	keys.Grow(size)
+	ends := make([]int, 0, n)
+	buf := make([]byte, 0, n*sha256.Size)
 	for k, v := range data {
-		add(k, hasher.DigestOf([]byte(v)))
+		keys.WriteString(k)
+		ends = append(ends, keys.Len())
+		d := hasher.DigestOf([]byte(v))
+		buf = append(buf, d[:]...)
 	}
 	for k, v := range binary {
-		add(prefix+k, hasher.DigestOf(v))
+		keys.WriteString(prefix)
+		keys.WriteString(k)
+		ends = append(ends, keys.Len())
+		d := hasher.DigestOf(v)
+		buf = append(buf, d[:]...)
+	}
+	all := keys.String()
+	out := make(map[string][]byte, n)
+	start := 0
+	for i, end := range ends {
+		at := i * sha256.Size
+		// Capped, so that an append to one digest cannot overwrite the next.
+		out[all[start:end]] = buf[at : at+sha256.Size : at+sha256.Size]
+		start = end
 	}
 	return out
 }

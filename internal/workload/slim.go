@@ -4,9 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/internal/contract"
@@ -105,6 +107,21 @@ func slimmedOverLimit(annotations map[string]string) bool {
 // as it was. An object SlimObject made, or of another kind, is returned as
 // it is.
 func (k Kind) SlimObject(obj client.Object) client.Object {
+	return k.slimObject(obj, false)
+}
+
+// slimInPlace is SlimObject for the informer's transform, which hands it
+// an object just decoded and shared with nobody: a built-in kind's copy is
+// written over obj's own struct rather than into a new one. The informer
+// decodes the objects it lists one after the other, so a new struct per
+// object (over a kilobyte for a Deployment) would sit beside the decoded
+// one, garbage a moment later: spans of the heap half used, which could
+// not be returned to the OS.
+func (k Kind) slimInPlace(obj client.Object) client.Object {
+	return k.slimObject(obj, true)
+}
+
+func (k Kind) slimObject(obj client.Object, inPlace bool) client.Object {
 	if IsSlim(obj) {
 		return obj
 	}
@@ -126,7 +143,7 @@ func (k Kind) SlimObject(obj client.Object) client.Object {
 	if k.Unstructured() {
 		return k.slimUnstructured(obj, meta, tmpl)
 	}
-	out, ok := slimTyped(obj, meta, tmpl)
+	out, ok := slimTyped(obj, meta, tmpl, inPlace)
 	if !ok {
 		return obj
 	}
@@ -141,34 +158,72 @@ func slimMeta(obj client.Object, over bool) metav1.ObjectMeta {
 	if over {
 		mark = slimOverLimit
 	}
-	annotations := map[string]string{slimmedKey: mark}
+	var annotations map[string]string
 	for key, v := range obj.GetAnnotations() {
 		limit, ok := keptAnnotations[key]
 		if !ok || (over && (key == contract.IncludeAnnotation || key == contract.ExcludeAnnotation)) {
 			continue
 		}
+		if annotations == nil {
+			annotations = map[string]string{slimmedKey: mark}
+		}
 		annotations[key] = bounded(v, limit)
 	}
+	if annotations == nil {
+		annotations = markOnly[mark]
+	}
 	m := metav1.ObjectMeta{
-		Name:              obj.GetName(),
-		Namespace:         obj.GetNamespace(),
-		UID:               obj.GetUID(),
-		ResourceVersion:   obj.GetResourceVersion(),
+		Name:              keep(obj.GetName()),
+		Namespace:         keep(obj.GetNamespace()),
+		UID:               types.UID(keep(string(obj.GetUID()))),
+		ResourceVersion:   keep(obj.GetResourceVersion()),
 		Generation:        obj.GetGeneration(),
 		CreationTimestamp: obj.GetCreationTimestamp(),
-		DeletionTimestamp: obj.GetDeletionTimestamp(),
 		Annotations:       annotations,
 	}
+	if t := obj.GetDeletionTimestamp(); t != nil {
+		d := *t
+		m.DeletionTimestamp = &d
+	}
 	if c := metav1.GetControllerOfNoCopy(obj); c != nil {
-		m.OwnerReferences = []metav1.OwnerReference{*c.DeepCopy()}
+		m.OwnerReferences = []metav1.OwnerReference{{APIVersion: keep(c.APIVersion), Kind: keep(c.Kind), Name: keep(c.Name),
+			UID: types.UID(keep(string(c.UID))), Controller: keepBool(c.Controller), BlockOwnerDeletion: keepBool(c.BlockOwnerDeletion)}}
 	}
 	return m
 }
 
-// bounded is v, or overLimitValue(v) when v is longer than limit.
+// markOnly holds, for each mark, the annotations of a slimmed workload
+// that keeps none of its own: most workloads. One map per mark is shared
+// by all of them, read only (nothing writes to a cached object: the hook
+// patches a copy, and a copy copies the map), which saves a map of about
+// 300 bytes per workload.
+var markOnly = map[string]map[string]string{
+	slimHeld:      {slimmedKey: slimHeld},
+	slimOverLimit: {slimmedKey: slimOverLimit},
+}
+
+// keep copies a string the slimmed copy holds. A decoded object's strings
+// are small allocations among the many the decoder makes and drops at
+// once; one kept there keeps its whole span of the heap in use, so the
+// garbage of listing thousands of workloads could not be returned to the
+// OS. A copy made when slimming sits among the slimmed copy's own
+// allocations.
+func keep(s string) string { return strings.Clone(s) }
+
+// keepBool copies a *bool the slimmed copy holds, as keep a string.
+func keepBool(b *bool) *bool {
+	if b == nil {
+		return nil
+	}
+	v := *b
+	return &v
+}
+
+// bounded is a copy of v (keep), or overLimitValue(v) when v is longer
+// than limit.
 func bounded(v string, limit int) string {
 	if len(v) <= limit {
-		return v
+		return keep(v)
 	}
 	return overLimitValue(v)
 }
@@ -213,7 +268,7 @@ func (r Registry) Transform(next func(any) (any, error)) func(any) (any, error) 
 	return func(obj any) (any, error) {
 		if o, ok := obj.(client.Object); ok {
 			if k, ok := r.For(o); ok && k.Mutable {
-				return k.SlimObject(o), nil
+				return k.slimInPlace(o), nil
 			}
 		}
 		return next(obj)

@@ -22,6 +22,8 @@ func readingSpec(refs []hasher.Reference) corev1.PodSpec {
 	var projections []corev1.VolumeProjection
 	for _, r := range refs {
 		optional := optionalPtr(r.Optional)
+		// Copies, as the slimmed copy's other strings (keep).
+		r.Name = keep(r.Name)
 		switch {
 		case r.Kind == hasher.ConfigMap && r.EnvOnly && r.AllKeys:
 			c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{
@@ -29,7 +31,7 @@ func readingSpec(refs []hasher.Reference) corev1.PodSpec {
 		case r.Kind == hasher.ConfigMap && r.EnvOnly:
 			for _, key := range r.Keys {
 				c.Env = append(c.Env, corev1.EnvVar{ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
-					LocalObjectReference: corev1.LocalObjectReference{Name: r.Name}, Key: key, Optional: optional}}})
+					LocalObjectReference: corev1.LocalObjectReference{Name: r.Name}, Key: keep(key), Optional: optional}}})
 			}
 		case r.Kind == hasher.ConfigMap:
 			projections = append(projections, corev1.VolumeProjection{ConfigMap: &corev1.ConfigMapProjection{
@@ -56,7 +58,7 @@ func items(r hasher.Reference) []corev1.KeyToPath {
 	}
 	out := make([]corev1.KeyToPath, len(r.Keys))
 	for i, k := range r.Keys {
-		out[i] = corev1.KeyToPath{Key: k}
+		out[i] = corev1.KeyToPath{Key: keep(k)}
 	}
 	return out
 }

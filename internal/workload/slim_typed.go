@@ -13,8 +13,9 @@ import (
 // and status what internal/rollout and kstatus read (replicas, selector,
 // strategy, pause, progress deadline; the replica counts, revisions,
 // observed generation and conditions). A CronJob keeps its template only:
-// its rollout is never waited for.
-func slimTyped(obj client.Object, meta metav1.ObjectMeta, tmpl *corev1.PodTemplateSpec) (client.Object, bool) {
+// its rollout is never waited for. With inPlace the copy is written over
+// obj (see slimInPlace).
+func slimTyped(obj client.Object, meta metav1.ObjectMeta, tmpl *corev1.PodTemplateSpec, inPlace bool) (client.Object, bool) {
 	if tmpl == nil {
 		tmpl = &corev1.PodTemplateSpec{}
 	}
@@ -25,9 +26,9 @@ func slimTyped(obj client.Object, meta metav1.ObjectMeta, tmpl *corev1.PodTempla
 			return appsv1.DeploymentCondition{Type: appsv1.DeploymentConditionType(short(string(c.Type))),
 				Status: corev1.ConditionStatus(short(string(c.Status))), Reason: short(c.Reason)}
 		})
-		return &appsv1.Deployment{TypeMeta: o.TypeMeta, ObjectMeta: meta, Status: st, Spec: appsv1.DeploymentSpec{
-			Replicas: o.Spec.Replicas, Selector: slimSelector(o.Spec.Selector), Paused: o.Spec.Paused,
-			ProgressDeadlineSeconds: o.Spec.ProgressDeadlineSeconds, Template: *tmpl}}, true
+		return into(o, appsv1.Deployment{TypeMeta: o.TypeMeta, ObjectMeta: meta, Status: st, Spec: appsv1.DeploymentSpec{
+			Replicas: keepPtr(o.Spec.Replicas), Selector: slimSelector(o.Spec.Selector), Paused: o.Spec.Paused,
+			ProgressDeadlineSeconds: keepPtr(o.Spec.ProgressDeadlineSeconds), Template: *tmpl}}, inPlace), true
 	case *appsv1.StatefulSet:
 		st := o.Status
 		st.CurrentRevision, st.UpdateRevision = bounded(st.CurrentRevision, conditionBytes), bounded(st.UpdateRevision, conditionBytes)
@@ -35,23 +36,42 @@ func slimTyped(obj client.Object, meta metav1.ObjectMeta, tmpl *corev1.PodTempla
 			return appsv1.StatefulSetCondition{Type: appsv1.StatefulSetConditionType(short(string(c.Type))),
 				Status: corev1.ConditionStatus(short(string(c.Status))), Reason: short(c.Reason)}
 		})
-		return &appsv1.StatefulSet{TypeMeta: o.TypeMeta, ObjectMeta: meta, Status: st, Spec: appsv1.StatefulSetSpec{
-			Replicas: o.Spec.Replicas, Selector: slimSelector(o.Spec.Selector),
-			UpdateStrategy: *o.Spec.UpdateStrategy.DeepCopy(), Template: *tmpl}}, true
+		return into(o, appsv1.StatefulSet{TypeMeta: o.TypeMeta, ObjectMeta: meta, Status: st, Spec: appsv1.StatefulSetSpec{
+			Replicas: keepPtr(o.Spec.Replicas), Selector: slimSelector(o.Spec.Selector),
+			UpdateStrategy: *o.Spec.UpdateStrategy.DeepCopy(), Template: *tmpl}}, inPlace), true
 	case *appsv1.DaemonSet:
 		st := o.Status
 		st.Conditions = slimConditions(st.Conditions, func(c appsv1.DaemonSetCondition) appsv1.DaemonSetCondition {
 			return appsv1.DaemonSetCondition{Type: appsv1.DaemonSetConditionType(short(string(c.Type))),
 				Status: corev1.ConditionStatus(short(string(c.Status))), Reason: short(c.Reason)}
 		})
-		return &appsv1.DaemonSet{TypeMeta: o.TypeMeta, ObjectMeta: meta, Status: st, Spec: appsv1.DaemonSetSpec{
-			Selector: slimSelector(o.Spec.Selector), UpdateStrategy: *o.Spec.UpdateStrategy.DeepCopy(), Template: *tmpl}}, true
+		return into(o, appsv1.DaemonSet{TypeMeta: o.TypeMeta, ObjectMeta: meta, Status: st, Spec: appsv1.DaemonSetSpec{
+			Selector: slimSelector(o.Spec.Selector), UpdateStrategy: *o.Spec.UpdateStrategy.DeepCopy(), Template: *tmpl}}, inPlace), true
 	case *batchv1.CronJob:
-		out := &batchv1.CronJob{TypeMeta: o.TypeMeta, ObjectMeta: meta}
-		out.Spec.JobTemplate.Spec.Template = *tmpl
-		return out, true
+		v := batchv1.CronJob{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+		v.Spec.JobTemplate.Spec.Template = *tmpl
+		return into(o, v, inPlace), true
 	}
 	return nil, false
+}
+
+// into writes v over o when inPlace, else into a new object.
+func into[T any](o *T, v T, inPlace bool) *T {
+	if !inPlace {
+		o = new(T)
+	}
+	*o = v
+	return o
+}
+
+// keepPtr copies a pointer's value the slimmed copy holds, as keep a
+// string.
+func keepPtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 // slimConditions keeps the first maxConditions of cs, each reduced by keep.
@@ -75,7 +95,25 @@ func slimSelector(s *metav1.LabelSelector) *metav1.LabelSelector {
 	if s == nil || selectorBytes(s) > maxSelectorBytes {
 		return nil
 	}
-	return s.DeepCopy()
+	// Its strings copied, as the slimmed copy's others (keep).
+	out := &metav1.LabelSelector{}
+	if s.MatchLabels != nil {
+		out.MatchLabels = make(map[string]string, len(s.MatchLabels))
+		for k, v := range s.MatchLabels {
+			out.MatchLabels[keep(k)] = keep(v)
+		}
+	}
+	for _, e := range s.MatchExpressions {
+		r := metav1.LabelSelectorRequirement{Key: keep(e.Key), Operator: metav1.LabelSelectorOperator(keep(string(e.Operator)))}
+		if e.Values != nil {
+			r.Values = make([]string, len(e.Values))
+			for i, v := range e.Values {
+				r.Values[i] = keep(v)
+			}
+		}
+		out.MatchExpressions = append(out.MatchExpressions, r)
+	}
+	return out
 }
 
 // selectorBytes is the size of s's keys, values and operators, each with

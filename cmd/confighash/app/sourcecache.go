@@ -50,7 +50,7 @@ func (sc *sourceCache) serves(namespace string) bool {
 // byObject is the cache's ByObject for ConfigMaps and Secrets.
 func (sc *sourceCache) byObject(ignoreHelmReleases bool) map[client.Object]cache.ByObject {
 	return map[client.Object]cache.ByObject{
-		&corev1.ConfigMap{}: {Transform: sc.slimmer.Slim},
+		&corev1.ConfigMap{}: {Transform: sc.slimmer.SlimInPlace},
 		&corev1.Secret{}:    sc.slimmer.SecretCache(ignoreHelmReleases),
 	}
 }

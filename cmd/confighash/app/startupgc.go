@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"os"
 	"reflect"
 	"runtime/debug"
 	"runtime/metrics"
@@ -30,6 +31,9 @@ type startupFree struct {
 	settle func(ctx context.Context) bool
 	// free collects and returns the free pages: debug.FreeOSMemory.
 	free func()
+	// tighten lowers the collector's target before the free: see
+	// tightenGC. nil leaves it.
+	tighten func()
 	// leader: the caches are the hook's, which fill on the leader only.
 	leader bool
 	what   string
@@ -37,6 +41,9 @@ type startupFree struct {
 
 func (s startupFree) Start(ctx context.Context) error {
 	if s.ready(ctx) && s.settle(ctx) {
+		if s.tighten != nil {
+			s.tighten()
+		}
 		s.free()
 		log.FromContext(ctx).Info("returned the start-up heap to the OS", "caches", s.what)
 	}
@@ -95,6 +102,26 @@ func settleQuietly(ctx context.Context) bool {
 	return settled(ctx, heapAllocated, t.C, quietBytes, settleTicks)
 }
 
+// settledGCPercent is the collector's GOGC once the caches have settled.
+// At the default 100 the heap grows to twice what is live before each
+// collection, and the cached copies are most of what is live: in the tenant
+// bench (docs/benchmarks.md) that slack alone was some 40 MiB. Past the
+// start-up burst confighash allocates little (an admission, a re-stamp, a
+// watch event), so collecting at a quarter more than live costs few
+// collections; each marks the live heap, some tens of milliseconds of CPU
+// at 50 MiB. The start-up burst, which allocates several times what it
+// keeps, runs at the default.
+const settledGCPercent = 25
+
+// tightenGC sets settledGCPercent, unless GOGC is set: the operator's
+// choice stands.
+func tightenGC(getenv func(string) string, set func(int) int) {
+	if getenv("GOGC") != "" {
+		return
+	}
+	set(settledGCPercent)
+}
+
 // addStartupFree frees once the webhook's caches have synced (every
 // replica), and once more on the leader after the hook's workload caches
 // have: those fill a moment later, when the hook starts, and the hook's
@@ -102,7 +129,8 @@ func settleQuietly(ctx context.Context) bool {
 // manager addHook was given (see watchIndexes).
 func addStartupFree(mgr manager.Manager, hook *indexWatch) error {
 	c := mgr.GetCache()
-	if err := mgr.Add(startupFree{ready: c.WaitForCacheSync, settle: settleQuietly, free: debug.FreeOSMemory, what: "sources"}); err != nil {
+	tighten := func() { tightenGC(os.Getenv, debug.SetGCPercent) }
+	if err := mgr.Add(startupFree{ready: c.WaitForCacheSync, settle: settleQuietly, free: debug.FreeOSMemory, tighten: tighten, what: "sources"}); err != nil {
 		return err
 	}
 	workloads := func(ctx context.Context) bool {
@@ -115,7 +143,7 @@ func addStartupFree(mgr manager.Manager, hook *indexWatch) error {
 		// waits for them too.
 		return c.WaitForCacheSync(ctx)
 	}
-	return mgr.Add(startupFree{ready: workloads, settle: settleQuietly, free: debug.FreeOSMemory, leader: true, what: "workloads"})
+	return mgr.Add(startupFree{ready: workloads, settle: settleQuietly, free: debug.FreeOSMemory, tighten: tighten, leader: true, what: "workloads"})
 }
 
 // indexWatch is the manager the hook is set up with: it tells when the hook

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +39,42 @@ func TestStartupFreeRunsOnceAfterSync(t *testing.T) {
 	}
 	if frees != 1 {
 		t.Errorf("freed %d times after sync, want once", frees)
+	}
+}
+
+// TestStartupFreeTightensBeforeItFrees: the collector's target is lowered
+// before the forced collection, so that the heap's next target is computed
+// from what is live at the lower percentage.
+func TestStartupFreeTightensBeforeItFrees(t *testing.T) {
+	var calls []string
+	s := startupFree{ready: func(context.Context) bool { return true }, settle: func(context.Context) bool { return true },
+		free: func() { calls = append(calls, "free") }, tighten: func() { calls = append(calls, "tighten") }}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(calls, ","); got != "tighten,free" {
+		t.Errorf("calls %s, want tighten,free", got)
+	}
+}
+
+// TestTightenGC: settledGCPercent, unless the operator set GOGC.
+func TestTightenGC(t *testing.T) {
+	for name, tc := range map[string]struct {
+		gogc string
+		want int
+	}{"GOGC unset": {"", settledGCPercent}, "GOGC set": {"200", -1}} {
+		t.Run(name, func(t *testing.T) {
+			got := -1
+			tightenGC(func(k string) string {
+				if k == "GOGC" {
+					return tc.gogc
+				}
+				return ""
+			}, func(p int) int { got = p; return 100 })
+			if got != tc.want {
+				t.Errorf("set GC percent %d, want %d (-1: not set)", got, tc.want)
+			}
+		})
 	}
 }
 
