@@ -88,7 +88,7 @@ func rewriteVolume(v *corev1.VolumeSource, at string, to renamer) {
 	for i := range v.Projected.Sources {
 		p := &v.Projected.Sources[i]
 		at := at + "/projected/sources/" + strconv.Itoa(i)
-		if p.ConfigMap != nil && !(token && p.ConfigMap.Name == rootCAConfigMap) {
+		if p.ConfigMap != nil && (!token || p.ConfigMap.Name != rootCAConfigMap) {
 			to(hasher.ConfigMap, &p.ConfigMap.Name, at+"/configMap/name")
 		}
 		if p.Secret != nil {
@@ -97,7 +97,7 @@ func rewriteVolume(v *corev1.VolumeSource, at string, to renamer) {
 	}
 }
 
-// ErrNotCovered: the pod reads more of a source than its snapshot holds
+// ErrNotCovered says the pod reads more of a source than its snapshot holds
 // (a container another webhook injected, say). Pinning it would hide keys,
 // so the pod is not pinned.
 var ErrNotCovered = errors.New("the pod reads more than the snapshot holds")

@@ -3,7 +3,6 @@ package pinning
 import (
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -36,7 +35,8 @@ const maxSealedSources = 999
 // the pods of a stamp past it are admitted unpinned.
 const MaxStamps = 512
 
-// ErrBadStamp: not a stamp of the current format.
+// ErrBadStamp is what a value that is not a current-format stamp is
+// refused with.
 var ErrBadStamp = errors.New("not a current-format stamp")
 
 // StampLabelKey is the key of the label that seals a snapshot to stamp:
@@ -69,7 +69,7 @@ func sealMAC(key []byte, namespace, stamp, snapshot string, sources int) string 
 	b = appendString(b, namespace)
 	b = appendString(b, stamp)
 	b = appendString(b, snapshot)
-	b = binary.AppendUvarint(b, uint64(sources))
+	b = appendString(b, strconv.Itoa(sources))
 	m.Write(b)
 	return hex.EncodeToString(m.Sum(nil))[:sealHexLen]
 }
