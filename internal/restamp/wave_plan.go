@@ -280,14 +280,6 @@ func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Ti
 			break
 		}
 	}
-	if halted == nil {
-		for _, cur := range p.plans {
-			if cur.halt != nil && cur.halt.by == r {
-				halted = plans[0]
-				break
-			}
-		}
-	}
 	if halted != nil {
 		p.blocked.remove(r)
 		p.wait(r, req)
