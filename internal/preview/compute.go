@@ -67,8 +67,8 @@ func Compute(f *Facts, key []byte, maxWaveSize int) (*Report, error) {
 		// --max-wave-size=0 is the hook without waves: everyone at once.
 		// A reader that starts no pod is in no wave either (as the hook's
 		// planner has it).
-		roll := Rolling{Workload: w, Keys: keys, Reason: reason, NoPod: r.NoPod,
-			AtOnce: rep.MaxWaveSize == 0 || f.New.WavesOff || r.Annotations[contract.WavesAnnotation] == contract.WavesOff || r.NoPod != ""}
+		roll := Rolling{Workload: w, Keys: keys, Reason: reason, NoPod: r.NoPod, Failing: r.Failing,
+			AtOnce: rep.MaxWaveSize == 0 || f.New.WavesOff || r.Annotations[contract.WavesAnnotation] == contract.WavesOff || r.NoPod != "" || r.Failing != ""}
 		if roll.Keys == nil {
 			roll.Keys = []KeyChange{}
 		}
@@ -232,11 +232,10 @@ func (f *Facts) lookup(st SourceState, found bool) hasher.Lookup {
 // waitsFor says what in a reader's own annotations keeps the hook from
 // re-stamping it when its turn comes, or "". A flap hold in force: it
 // takes the latest content once its sources have gone unchanged for the
-// hold's quiet time. A halt that names a change of another source: the
-// hook re-stamps the workload whose rollout halted a change for no other
-// change until that halt is released, since its new pods would carry the
-// halted content too. A halt of this source's changes only does not keep
-// it: the new content supersedes them, and is the fix. Only names and
+// hold's quiet time. A halt it carries keeps it from no change: the new
+// content supersedes a halt of this source, and the reader that halted
+// another source's change already runs that content, so its re-stamp
+// spreads nothing (docs/waves.md, "Lifting a halt"). Only names and
 // reasons are said, never a change's digest.
 func waitsFor(src hasher.Source, ann map[string]string) string {
 	var waits []string
@@ -247,20 +246,6 @@ func waitsFor(src hasher.Source, ann map[string]string) string {
 		if h, err := contract.ParseHold(contract.Unsealed(v)); err == nil {
 			waits = append(waits, fmt.Sprintf("on a flap hold since %s (unverified): it rolls once its sources have gone unchanged for %s",
 				h.Since.UTC().Format(time.RFC3339), h.Quiet))
-		}
-	}
-	if v, ok := ann[contract.HaltAnnotation]; ok && contract.Sealed(v) {
-		if h, err := contract.ParseHalt(contract.Unsealed(v)); err == nil {
-			var others []string
-			for _, c := range h.Changes {
-				if c.Source != src.String() && !slices.Contains(others, c.Source) {
-					others = append(others, c.Source)
-				}
-			}
-			if len(others) > 0 {
-				waits = append(waits, fmt.Sprintf("its rollout halted a change of %s (%s; unverified): it rolls once that halt is released (%s=%s)",
-					strings.Join(others, ", "), h.Reason, contract.HaltAnnotation, contract.HaltReleased))
-			}
 		}
 	}
 	return strings.Join(waits, "; ")
