@@ -3,8 +3,14 @@
 package incluster
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +19,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/cmd/confighash/app"
+	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/preview"
+	"github.com/confighash/confighash/internal/status"
 )
 
 // unpullable is an image the node cannot pull (it has no registry to pull
@@ -80,6 +90,8 @@ func TestFailingReaderIsNotTheCanary(t *testing.T) {
 	t.Logf("broken, before the change: %s", waitPodWaiting(t, broken, "ErrImagePull", "ImagePullBackOff"))
 	brokenStamp := env.StampOf(t, broken)
 	webRS := env.CurrentReplicaSet(t, ns, web.Name)
+	expectPreview(t, ns, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n  namespace: "+ns+"\ndata:\n  mode: two\n",
+		map[string]string{"deployment/broken": "failing", "deployment/web": "1"})
 
 	changed := time.Now()
 	env.Update(t, cm, func() { cm.Data["mode"] = "two" })
@@ -100,6 +112,23 @@ func TestFailingReaderIsNotTheCanary(t *testing.T) {
 		t.Errorf("broken's rollout record %+v (%v): want it to say it was failing", rec, err)
 	}
 	waitEvent(t, broken, contract.ReasonFailingBefore)
+	var stdout, stderr bytes.Buffer
+	if err := app.Run(env.SpecContext(t), []string{"status", "-n", ns, "-o", "json", "--kubeconfig", env.Kubeconfig,
+		"--namespace-of-confighash", framework.Namespace}, &stdout, &stderr); err != nil && stdout.Len() == 0 {
+		t.Fatalf("status: %v\n%s", err, stderr.String())
+	}
+	var st status.Report
+	if err := json.Unmarshal(stdout.Bytes(), &st); err != nil {
+		t.Fatalf("decoding status: %v\n%s", err, stdout.String())
+	}
+	for _, w := range st.Workloads {
+		if w.Name == "broken" {
+			t.Logf("status of broken: %s: %s", w.State, w.Reason)
+			if w.Rollout == nil || w.Rollout.Failing == "" || !strings.Contains(w.Reason, "failing before the change") {
+				t.Errorf("status does not show broken was failing before the change: %s, %+v", w.Reason, w.Rollout)
+			}
+		}
+	}
 	// Well past the failing reader's next look: still no halt.
 	time.Sleep(settle)
 	for _, d := range []*appsv1.Deployment{broken, web} {
@@ -170,5 +199,76 @@ func TestHaltedReaderGetsTheNextChange(t *testing.T) {
 	pod, _ := runningPod(t, ns, env.CurrentReplicaSet(t, ns, d.Name))
 	if got := podLog(t, ns, pod, 1); !slices.Contains(got, "env:MODE=fixed") {
 		t.Errorf("the pod printed %q, want env:MODE=fixed", got)
+	}
+}
+
+// expectPreview runs confighash preview on text, a changed ConfigMap, and
+// checks how each workload of want rolls: its wave, or "failing" for one
+// listed at once as failing before the change.
+func expectPreview(t *testing.T, ns, text string, want map[string]string) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "source.yaml")
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := app.Run(env.SpecContext(t), []string{"preview", "-f", file, "-o", "json", "--kubeconfig", env.Kubeconfig,
+		"--namespace-of-confighash", framework.Namespace}, &stdout, &stderr); err != nil {
+		t.Fatalf("preview: %v\n%s", err, stderr.String())
+	}
+	var rep preview.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("decoding the json: %v\n%s", err, stdout.String())
+	}
+	got := map[string]string{}
+	for _, r := range rep.Rolling {
+		got[r.Ref] = strconv.Itoa(r.Wave)
+		if r.Failing != "" {
+			got[r.Ref] = "failing"
+		}
+	}
+	for ref, w := range want {
+		if got[ref] != w {
+			t.Errorf("preview: %s rolls %q, want %q (all: %v)", ref, got[ref], w, got)
+		}
+	}
+}
+
+// testFailingReaderBeforeARollout (in TestRolloutsCanaryOnNode, which runs
+// the Rollouts controller): the other reader is an Argo Rollout. The
+// Deployment ordered first cannot pull its image; a change of the
+// ConfigMap goes to the Rollout, which rolls to Healthy with its pod
+// printing the new value, and nothing halts.
+func testFailingReaderBeforeARollout(t *testing.T) {
+	ns := env.NewNamespace(t, true)
+	cm := &corev1.ConfigMap{}
+	cm.Namespace, cm.Name, cm.Data = ns, "settings", map[string]string{"mode": "one"}
+	env.Create(t, cm)
+	brokenSpec := modeReader("settings")
+	brokenSpec.Containers[0].Image = unpullable
+	broken := deployment(ns, "broken", 1, brokenSpec)
+	broken.Annotations = map[string]string{contract.RolloutOrderAnnotation: "-1"}
+	env.Create(t, broken)
+	ro := framework.CanaryRollout(ns, "reader", 1, modeReader("settings"))
+	env.Create(t, ro)
+	stable := waitHealthy(t, ro).StableRS
+	t.Logf("broken, before the change: %s", waitPodWaiting(t, broken, "ErrImagePull", "ImagePullBackOff"))
+	before := env.StampOf(t, ro)
+
+	changed := time.Now()
+	env.Update(t, cm, func() { cm.Data["mode"] = "two" })
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return env.StampOf(t, ro) != before, nil
+	})
+	if err != nil {
+		t.Fatal("the Rollout was not re-stamped: the failing Deployment held the change back")
+	}
+	t.Logf("the Rollout re-stamped %s after the change", time.Since(changed).Round(100*time.Millisecond))
+	s := waitRollout(t, ro, "Healthy on a new template", rolloutWait, func(s rolloutState) bool {
+		return s.Phase == "Healthy" && s.StableRS != "" && s.StableRS == s.CurrentPodHash && s.StableRS != stable
+	})
+	expectMode(t, ns, waitPods(t, ro, s.StableRS, 1), "two")
+	if h := annotationOf(t, broken, contract.HaltAnnotation); h != "" {
+		t.Errorf("broken carries a halt: %s", h)
 	}
 }
