@@ -72,7 +72,7 @@ func Compute(f *Facts, key []byte, maxWaveSize int) (*Report, error) {
 		if roll.Keys == nil {
 			roll.Keys = []KeyChange{}
 		}
-		roll.Waits = waitsFor(f.Source, r.Annotations)
+		roll.Waits = waitsFor(r.Annotations)
 		rep.Rolling = append(rep.Rolling, roll)
 		if !roll.AtOnce {
 			members = append(members, memberOf(f.Namespace, w))
@@ -237,7 +237,7 @@ func (f *Facts) lookup(st SourceState, found bool) hasher.Lookup {
 // another source's change already runs that content, so its re-stamp
 // spreads nothing (docs/waves.md, "Lifting a halt"). Only names and
 // reasons are said, never a change's digest.
-func waitsFor(src hasher.Source, ann map[string]string) string {
+func waitsFor(ann map[string]string) string {
 	var waits []string
 	// Preview has no key: a sealed hold or halt is taken as the hook's
 	// (unverified), and one without a seal, or unreadable, is ignored, as
