@@ -250,8 +250,11 @@ func unchanged(t workload.Template, old *workload.Template) string {
 // notHeldMessage names the source and the bound, never content. The
 // caller may create pods in the namespace, and so read the source anyway.
 func notHeldMessage(e *sources.NotHeldError) string {
-	if e.Reason == sources.TooManyKeys {
+	switch e.Reason {
+	case sources.TooManyKeys:
 		return fmt.Sprintf("%s has more keys than the limit of --max-source-keys; not stamped", e.Source)
+	case sources.Unconfirmed:
+		return fmt.Sprintf("%s was not found a moment ago; not stamped, the next change of the template or of its sources stamps it", e.Source)
 	}
 	return fmt.Sprintf("%s is not cached yet (its namespace became served a moment ago); not stamped, the next change of the template or of its sources stamps it", e.Source)
 }

@@ -69,6 +69,7 @@ func TestRolloutsCanaryOnNode(t *testing.T) {
 	t.Run("wavesWaitForHealthy", testWavesWaitForHealthy)
 	t.Run("wavesHaltOnAbort", testWavesHaltOnAbort)
 	t.Run("wavesHaltOnDegraded", testWavesHaltOnDegraded)
+	t.Run("failingReaderBefore", testFailingReaderBeforeARollout)
 }
 
 // waitHookWatchesRollouts waits until the hook re-stamps a Rollout, so

@@ -35,6 +35,11 @@ const (
 	// the change goes to no further reader until the source changes again
 	// or the halt is released (see HaltAnnotation).
 	ReasonRolloutHalted = "RolloutHalted"
+	// ReasonFailingBefore (Warning), on the workload: it was failing before
+	// a change reached it (a pod that cannot start, a crash loop, the
+	// progress deadline); it was re-stamped all the same, but its rollout
+	// is not judged: it is not the change's canary and halts nothing.
+	ReasonFailingBefore = "FailingBefore"
 )
 
 // Reasons of the Events on the HMAC key Secret, and on workloads stamped
@@ -68,7 +73,7 @@ func EventOf(reason string) (eventType, on string, ok bool) {
 	switch reason {
 	case ReasonConfigChanged:
 		return eventNormal, "workload", true
-	case ReasonFlapHold, ReasonSourceMissing, ReasonSourceTooLarge, ReasonInvalidAnnotation:
+	case ReasonFlapHold, ReasonSourceMissing, ReasonSourceTooLarge, ReasonInvalidAnnotation, ReasonFailingBefore:
 		return eventWarning, "workload", true
 	case ReasonKeyChanged:
 		return eventWarning, "workload, key Secret", true

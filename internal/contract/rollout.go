@@ -53,6 +53,10 @@ type Rollout struct {
 	Since   time.Time
 	Changes []Change
 	Read    []Change
+	// Failing is why the workload was failing before this re-stamp (one
+	// word, e.g. "ErrImagePull"); empty when it was not. Such a rollout is
+	// not judged: it is no evidence for or against its changes.
+	Failing string
 }
 
 // String renders the annotation value, e.g. "v1 since=2026-12-01T00:12:00Z
@@ -62,6 +66,9 @@ func (r Rollout) String() string {
 	s := fmt.Sprintf("%s since=%s changes=%s", rolloutVersion, r.Since.UTC().Format(time.RFC3339), joinChanges(r.Changes))
 	if len(r.Read) > 0 {
 		s += " read=" + joinChanges(r.Read)
+	}
+	if r.Failing != "" {
+		s += " failing=" + r.Failing
 	}
 	return s
 }
@@ -88,6 +95,7 @@ func ParseRollout(s string) (Rollout, error) {
 			return Rollout{}, fmt.Errorf("%s %q: read: %w", RolloutAnnotation, s, err)
 		}
 	}
+	r.Failing = f["failing"]
 	return r, nil
 }
 

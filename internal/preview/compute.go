@@ -64,12 +64,15 @@ func Compute(f *Facts, key []byte, maxWaveSize int) (*Report, error) {
 			rep.NotRolling = append(rep.NotRolling, NotRolling{Workload: w, Why: why, Reason: reason})
 			continue
 		}
+		// A reader failing before the change goes at once, unjudged, as
+		// the hook sends it (docs/waves.md).
 		pace := waves.PaceOf(r.Annotations, f.New.WavesOff, rep.MaxWaveSize, r.NoPod != "")
-		roll := Rolling{Workload: w, Keys: keys, Reason: reason, NoPod: r.NoPod, AtOnce: pace != waves.InWaves}
+		roll := Rolling{Workload: w, Keys: keys, Reason: reason, NoPod: r.NoPod, Failing: r.Failing,
+			AtOnce: pace != waves.InWaves || r.Failing != ""}
 		if roll.Keys == nil {
 			roll.Keys = []KeyChange{}
 		}
-		roll.Waits = waitsFor(f.Source, r.Annotations, f.Now)
+		roll.Waits = waitsFor(r.Annotations, f.Now)
 		rep.Rolling = append(rep.Rolling, roll)
 		if !roll.AtOnce {
 			members = append(members, memberOf(f.Namespace, w))
@@ -227,23 +230,20 @@ func (f *Facts) lookup(st SourceState, found bool) hasher.Lookup {
 }
 
 // waitsFor says what in a reader's own annotations keeps the hook from
-// re-stamping it when its turn comes, or "": a flap hold in force, or a
-// halt in force of changes of other sources (waves.Halt.Others). A halt of
-// this source's changes only does not keep it: the new content supersedes
-// them, and is the fix. Preview has no key: a value only the key refuses
-// is taken as the hook's (unverified). Only names and reasons are said,
-// never a change's digest.
-func waitsFor(src hasher.Source, ann map[string]string, now time.Time) string {
+// re-stamping it when its turn comes, or "". A flap hold in force: it
+// takes the latest content once its sources have gone unchanged for the
+// hold's quiet time. A halt it carries keeps it from no change: the new
+// content supersedes a halt of this source, and the reader that halted
+// another source's change already runs that content, so its re-stamp
+// spreads nothing (docs/waves.md, "Lifting a halt"). Preview has no key: a
+// value only the key refuses is taken as the hook's (unverified). Only
+// names and reasons are said, never a change's digest.
+func waitsFor(ann map[string]string, now time.Time) string {
 	var waits []string
 	hold := waves.HoldOf(ann, func(v string) (contract.Hold, error) { return contract.ReadHoldUnverified(v, now, 0) })
 	if hold.Waits() {
 		waits = append(waits, fmt.Sprintf("on a flap hold since %s (unverified): it rolls once its sources have gone unchanged for %s",
 			hold.Record.Since.UTC().Format(time.RFC3339), hold.Record.Quiet))
-	}
-	halt := waves.HaltOf(ann, func(v string) (contract.Halt, error) { return contract.ReadHaltUnverified(v, now) })
-	if others := halt.Others(src.String()); len(others) > 0 {
-		waits = append(waits, fmt.Sprintf("its rollout halted a change of %s (%s; unverified): it rolls once that halt is released (%s=%s)",
-			strings.Join(others, ", "), halt.Record.Reason, contract.HaltAnnotation, contract.HaltReleased))
 	}
 	return strings.Join(waits, "; ")
 }

@@ -84,6 +84,9 @@ type Reader struct {
 	// NoPod, when set, is why a re-stamp of it starts no pod
 	// (rollout.NothingToRun): the hook puts such a reader in no wave.
 	NoPod string
+	// Failing, when set, is why it was failing before the change
+	// (rollout.Before): the hook re-stamps it at once, unjudged.
+	Failing string
 }
 
 // StateOf digests a source (a *corev1.ConfigMap or *corev1.Secret, live or

@@ -120,6 +120,9 @@ func readers(ctx context.Context, c client.Reader, namespace string, src hasher.
 				return nil, fmt.Errorf("list item %T is not an object", item)
 			}
 			if r, ok := readerOf(k, obj, src); ok {
+				if r.NoPod == "" {
+					r.Failing = failingBefore(ctx, c, k, obj)
+				}
 				out = append(out, r)
 			}
 		}

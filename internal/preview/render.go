@@ -57,6 +57,9 @@ func WriteTable(out io.Writer, r *Report) error {
 			if w.NoPod != "" {
 				wave = "at once (" + w.NoPod + ")"
 			}
+			if w.Failing != "" {
+				wave = "at once (failing: " + w.Failing + ")"
+			}
 			read := describeRead(w)
 			if w.Waits != "" {
 				read += "; waits: " + w.Waits

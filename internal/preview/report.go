@@ -61,6 +61,11 @@ type Rolling struct {
 	// NoPod, when set, is why a re-stamp of it starts no pod (NoReplicas,
 	// Paused, CronJob, OnDelete, ...).
 	NoPod string `json:"noPod,omitempty"`
+	// Failing, when set, is why it is failing before the change
+	// (ErrImagePull, CrashLoopBackOff, ProgressDeadlineExceeded, ...): it
+	// is re-stamped at once, never the canary, and its rollout is not
+	// judged (docs/waves.md).
+	Failing string `json:"failing,omitempty"`
 	// Keys are the keys it reads that change; empty when only the
 	// source's existence does (it is created), or when it rolls for Reason.
 	Keys []KeyChange `json:"keys"`

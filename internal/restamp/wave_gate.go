@@ -139,7 +139,16 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 	}
 	kind, _ := r.kinds.get(req.KindName)
 	_, light := rollout.NothingToRun(kind, obj)
-	v, by, f := r.planner.admit(identity(req), req, plans, fresh, now, light)
+	var before rollout.Verdict
+	failing := false
+	if _, rolling := r.planner.inFlight(identity(req)); !light && !rolling {
+		// A reader already rolling is judged on that rollout, whose
+		// failure is the change's doing.
+		before, failing = r.failingBefore(ctx, kind, obj)
+	}
+	// A reader failing before the change takes no slot, as one that
+	// starts no pod: its rollout is not judged, so nothing would end it.
+	v, by, f := r.planner.admit(identity(req), req, plans, fresh, now, light || failing)
 	logger := log.FromContext(ctx)
 	switch v {
 	case admitted:
@@ -151,6 +160,10 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 			// A re-stamp of a reader in flight keeps the first one's
 			// clock, and so does a new leader that reads the record.
 			rec.Since = f.since.UTC().Truncate(time.Second)
+		}
+		if failing {
+			r.notJudged(req, obj, f, rec, before)
+			return true, nil, reconcile.Result{}, rec, nil
 		}
 		return true, f, reconcile.Result{}, rec, nil
 	case waitHalt:
@@ -223,7 +236,9 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 		last := r.lastRollout(ctx, k.Name(), o)
 		if last != nil && last.Has(c) {
 			m.gone, m.since = true, last.Since
-			m.released = halt.State == waves.HaltReleased
+			// Released by hand, or re-stamped while failing (not judged):
+			// it counts as done.
+			m.released = halt.State == waves.HaltReleased || last.Failing != ""
 			ms = append(ms, m)
 			return
 		}
@@ -266,9 +281,17 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 			continue
 		}
 		checks--
-		if r.staleFor(key.namespace, c, cd, lookup) {
-			ms = append(ms, cd.m)
+		if !r.staleFor(key.namespace, c, cd, lookup) {
+			continue
 		}
+		if _, rolling := r.planner.inFlight(cd.m.req); !rolling {
+			if _, failing := r.failingBefore(ctx, cd.kind, cd.obj); failing {
+				// Failing before the change: not its canary, nor in any
+				// wave; it goes at once, not judged (gate).
+				continue
+			}
+		}
+		ms = append(ms, cd.m)
 	}
 	if err != nil {
 		// A kind that cannot be listed (a custom kind whose index is not

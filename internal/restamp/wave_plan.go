@@ -271,21 +271,15 @@ func (p *planner) admit(r, req Request, plans []*plan, stamp string, now time.Ti
 		// It asks: its own reconcile found it stale.
 		delete(pl.unchecked, r)
 	}
-	// Halted, or r is the reader whose rollout halted another change:
-	// re-stamping it would only fail again, and halt this one too.
+	// Halted: the change goes to no further reader. The reader that halted
+	// another change is not held back from this one: it runs that content
+	// already, and if its pods still fail, the gate re-stamps it unjudged
+	// (wave_before.go), so it halts nothing more.
 	var halted *plan
 	for _, pl := range plans {
 		if pl.halt != nil {
 			halted = pl
 			break
-		}
-	}
-	if halted == nil {
-		for _, cur := range p.plans {
-			if cur.halt != nil && cur.halt.by == r {
-				halted = plans[0]
-				break
-			}
 		}
 	}
 	if halted != nil {

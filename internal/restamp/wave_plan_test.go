@@ -465,9 +465,11 @@ func TestStaleVerdictEndsNoNewerFlight(t *testing.T) {
 	}
 }
 
-// The reader that halted one change waits on another change of its, and
-// holds up none of that change's waves.
-func TestHalterWaitsOnItsOtherChanges(t *testing.T) {
+// The reader that halted one change gets another change of its (of
+// another source, which may be the fix): it already runs the halted
+// content, so its re-stamp spreads nothing. (Whether it is then judged is
+// the gate's question: a reader failing before a change is not.)
+func TestHalterGetsItsOtherChanges(t *testing.T) {
 	p := newPlanner(8, 0, nil)
 	s := p.install(shared, change1, members(2), wavesT0, 0)
 	r0 := reader("r00")
@@ -475,11 +477,8 @@ func TestHalterWaitsOnItsOtherChanges(t *testing.T) {
 	p.failed(r0, "NonZeroExit")
 	ct := contract.Change{Source: "configmap/t", Content: "0000000000000007"}
 	tp := p.install(planKey{namespace: "ns", source: ct.Source}, ct, members(3), wavesT0, 0)
-	if v, _, _ := p.admit(r0, r0, []*plan{tp}, "s2", wavesT0, false); v != waitHalt {
-		t.Fatalf("the halting reader: %v for another change, want waitHalt", v)
-	}
-	if got := admitAll(p, tp, 3); !slices.Equal(got, []string{"r01", "r02"}) {
-		t.Fatalf("T's waves admitted %v, want them to go on without r00", got)
+	if v, _, _ := p.admit(r0, r0, []*plan{tp}, "s2", wavesT0, false); v != admitted {
+		t.Fatalf("the halting reader: %v for another change, want admitted", v)
 	}
 }
 

@@ -72,7 +72,12 @@
 //
 // Live reads are bounded per admission (Reader) and remembered for two
 // seconds, misses and finds alike (Misses, RecentReads), so names the cache
-// lacks cost one GET per name and TTL whoever sends them.
+// lacks cost one GET per name and TTL whoever sends them. A remembered miss
+// is never hashed as absent: it may be from before the source was created,
+// while the cache (the hook's view) has it already, or holds its
+// placeholder while the fill runs; the lookup fails with Unconfirmed, and
+// the webhook leaves the stamp as it is, rather than stamp an absence the
+// hook's re-check would correct with a second rollout.
 //
 // A fresh read (PreferLive) of a source the cache holds first asks
 // Versions: one metadata-only LIST of the namespace's sources of that

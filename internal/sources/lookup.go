@@ -2,6 +2,7 @@ package sources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -86,7 +87,11 @@ func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 		// Read only, never changed: no copy of the cached object.
 		err = r.Cache.Get(ctx, key, obj, client.UnsafeDisableDeepCopy)
 		switch {
-		case apierrors.IsNotFound(err) && budget > 0 && !r.Misses.Recent(namespace, s):
+		case apierrors.IsNotFound(err) && budget > 0 && r.Misses.Recent(namespace, s):
+			// Absent from the cache, and remembered absent: the memory may
+			// be from before the source was created and reached the cache.
+			return hasher.Content{}, false, unconfirmed(namespace, s)
+		case apierrors.IsNotFound(err) && budget > 0:
 			budget--
 			obj, err = r.getLive(ctx, namespace, s, key, slimmer)
 		case err == nil && prefer && fresh > 0 && placeholder(obj) == "" && r.Versions.Current(ctx, namespace, s, obj):
@@ -109,6 +114,8 @@ func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 			obj, err = r.getLive(ctx, namespace, s, key, slimmer)
 		}
 		switch {
+		case remembered(err):
+			return hasher.Content{}, false, unconfirmed(namespace, s)
 		case apierrors.IsNotFound(err):
 			return hasher.Content{}, false, nil
 		case err != nil:
@@ -151,4 +158,31 @@ func NewObject(k hasher.Kind) (client.Object, error) {
 		return &corev1.Secret{}, nil
 	}
 	return nil, fmt.Errorf("unknown source kind %q", k)
+}
+
+// Unconfirmed is the NotHeldError Reason of a source whose absence rests
+// only on memory (Misses, or RecentReads' remembered NotFound): that memory
+// may be up to its TTL old, from before the source was created, while the
+// cache (which the hook computes from) already holds it. Stamped as absent,
+// the workload would be re-stamped by the hook's re-check with the
+// content a moment later: a second rollout with nothing changed. So no
+// stamp is computed from it; a source the cache lacks and a live GET made
+// for this lookup does not find is absent, as before.
+const Unconfirmed = "miss-unconfirmed"
+
+func unconfirmed(namespace string, s hasher.Source) error {
+	return &NotHeldError{Source: s, Namespace: namespace, Reason: Unconfirmed}
+}
+
+// rememberedMiss is a NotFound answered from RecentReads' memory rather
+// than by the apiserver just now. It is a NotFound (apierrors.IsNotFound
+// sees through it) to every caller but Lookup.
+type rememberedMiss struct{ error }
+
+func (e rememberedMiss) Unwrap() error { return e.error }
+
+// remembered reports whether err is a NotFound from memory.
+func remembered(err error) bool {
+	var m rememberedMiss
+	return errors.As(err, &m)
 }

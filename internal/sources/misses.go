@@ -15,8 +15,9 @@ const (
 	// milliseconds, so two seconds covers a loaded apiserver while still
 	// absorbing a burst of admissions that all name the same missing
 	// source. A source created within the TTL is found in the informer
-	// cache anyway (a cache hit wins over a remembered miss), and the hook's
-	// watch on its creation corrects any stamp computed in between.
+	// cache anyway (a cache hit wins over a remembered miss); one the cache
+	// lacks, or holds as a placeholder, is not stamped from the memory
+	// (Unconfirmed), so no re-check has a stamp to correct.
 	DefaultMissTTL = 2 * time.Second
 	// DefaultMissEntries bounds the cache's memory: a few hundred bytes per
 	// entry, so well under a MiB however many names callers invent.

@@ -30,9 +30,8 @@ const DefaultRecentWeight = 32768
 // other than NotFound pass through unremembered. An answer it gives is at
 // most the TTL older than a GET would be, which also bounds how stale a
 // PreferLive read (Reader.Lookup) may be: that keeps callers who name
-// sources from turning each admission into GETs, at the price of a second
-// rollout when a config written within the TTL of an earlier read of it is
-// stamped from the memory; the hook's re-check corrects such a stamp. Code
+// sources from turning each admission into GETs. A remembered NotFound says
+// so (rememberedMiss), and Reader.Lookup stamps no absence from it. Code
 // that must read fresh (the hook's confirmation) uses the live reader
 // itself.
 type RecentReads struct {
@@ -66,7 +65,7 @@ func (r *RecentReads) Get(ctx context.Context, key client.ObjectKey, obj client.
 	k := recentKey{kind, key.Namespace, key.Name}
 	if held, ok := r.m.get(k); ok {
 		if held == nil {
-			return apierrors.NewNotFound(corev1.Resource(kind), key.Name)
+			return rememberedMiss{apierrors.NewNotFound(corev1.Resource(kind), key.Name)}
 		}
 		return copyInto(held, obj)
 	}

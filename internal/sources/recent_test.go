@@ -39,7 +39,7 @@ func TestReaderRemembersLiveReads(t *testing.T) {
 			var first hasher.Content
 			for i := range 5 {
 				c, ok, err := r.Lookup(context.Background(), "ns")(tc.src)
-				if err != nil {
+				if err != nil && (i == 0 || !isUnconfirmed(err)) {
 					t.Fatal(err)
 				}
 				if ok != (tc.src == found) {

@@ -45,6 +45,9 @@ func Classify(w *Workload) (State, string) {
 	if state == StateStale && len(w.HaltedChanges) > 0 {
 		state, reason = StateWaiting, waitingReason(w.HaltedChanges)
 	}
+	if w.Rollout != nil && w.Rollout.Failing != "" {
+		reason += ";" + failingNote(w.Rollout.Failing)
+	}
 	switch {
 	case w.Halt != nil && w.Halt.Released:
 		reason += releasedNote

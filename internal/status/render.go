@@ -202,8 +202,8 @@ func describeRollout(r *Rollout, now time.Time) string {
 	case r.Error != "":
 		return "ignored: " + oneLine(r.Error)
 	}
-	return fmt.Sprintf("%s (%s ago) for %s%s", r.Since.UTC().Format(time.RFC3339), duration.HumanDuration(now.Sub(r.Since)),
-		strings.Join(sourcesOfChanges(r.Changes), ", "), sealNote(r.Sealed))
+	return fmt.Sprintf("%s (%s ago) for %s%s%s", r.Since.UTC().Format(time.RFC3339), duration.HumanDuration(now.Sub(r.Since)),
+		strings.Join(sourcesOfChanges(r.Changes), ", "), failingNote(r.Failing), sealNote(r.Sealed))
 }
 
 func orNone(s string) string {

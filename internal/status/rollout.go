@@ -21,6 +21,11 @@ type Rollout struct {
 	// confighash's key: a sealed record is shown unverified. The hook
 	// ignores one without a seal, or whose seal does not verify.
 	Sealed bool `json:"sealed,omitempty"`
+	// Failing is why the workload was failing before this re-stamp (one
+	// word, e.g. "ErrImagePull"): the hook did not judge its rollout, so
+	// it was not the change's canary and halted nothing. Empty when it
+	// was not failing.
+	Failing string `json:"failing,omitempty"`
 	// Error says why the annotation could not be read, or that it is not
 	// sealed; the hook ignores it either way.
 	Error string `json:"error,omitempty"`
@@ -44,5 +49,5 @@ func rolloutOf(annotations map[string]string) *Rollout {
 	if err != nil {
 		return &Rollout{Sealed: true, Error: err.Error()}
 	}
-	return &Rollout{Since: r.Since, Changes: changeStrings(r.Changes), Sealed: true}
+	return &Rollout{Since: r.Since, Changes: changeStrings(r.Changes), Sealed: true, Failing: r.Failing}
 }

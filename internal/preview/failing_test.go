@@ -1,0 +1,47 @@
+package preview
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+)
+
+// A reader failing before the change rolls at once, unjudged, and the
+// canary is the first reader that is not failing, as the hook has it.
+func TestComputeFailingReader(t *testing.T) {
+	live := cmState(t, map[string]string{"a": "1"}, nil)
+	next := cmState(t, map[string]string{"a": "2"}, nil)
+	broken := deployment("a-broken", nil, envKey("a"))
+	broken.Status.Conditions = []appsv1.DeploymentCondition{
+		{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}}
+	broken.Generation, broken.Status.ObservedGeneration, broken.Status.Replicas = 1, 1, 1
+	if got := failingBefore(context.Background(), fake.NewClientBuilder().Build(), deploymentKind(t), broken); got != "ProgressDeadlineExceeded" {
+		t.Fatalf("failingBefore = %q, want ProgressDeadlineExceeded", got)
+	}
+	f := facts(t, &live, next, nil, broken, deployment("b-web", nil, envKey("a")), deployment("c-api", nil, envKey("a")))
+	f.Readers[0].Failing = "ProgressDeadlineExceeded"
+	rep, err := Compute(f, testKey, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []rolled{
+		{"deployment/a-broken", 0, true, "changed: a"},
+		{"deployment/b-web", 1, false, "changed: a"},
+		{"deployment/c-api", 2, false, "changed: a"},
+	}
+	if got := rollingOf(rep); !reflect.DeepEqual(got, want) {
+		t.Errorf("rolling:\n got %v\nwant %v", got, want)
+	}
+	var out strings.Builder
+	if err := WriteTable(&out, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "at once (failing: ProgressDeadlineExceeded)") {
+		t.Errorf("the table does not say a-broken is failing:\n%s", out.String())
+	}
+}

@@ -1,0 +1,85 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/confighash/confighash/hasher"
+)
+
+// isUnconfirmed reports whether err is Lookup's answer for an absence
+// that rests on memory only.
+func isUnconfirmed(err error) bool {
+	var nh *NotHeldError
+	return errors.As(err, &nh) && nh.Reason == Unconfirmed
+}
+
+// TestLookupNeverStampsARememberedMissOverTheFill forces the interleaving
+// behind an extra rollout at create. An admission looks for configmap/app
+// before it exists: the webhook remembers the miss (Misses, RecentReads)
+// for the TTL. Within it, app is created in a namespace labelled a moment
+// ago: this replica's cache holds it as a NotServed placeholder, the fill
+// not done. A Deployment reading app is admitted. The webhook then read
+// the placeholder "live" from memory, found it missing and stamped that;
+// once the fill held app's digests the hook's re-check computed the
+// content, confirmed it live and re-stamped: a second ReplicaSet with no
+// change. Now the lookup says it cannot tell (Unconfirmed), the webhook
+// leaves no stamp, and nothing rolls by itself; after the TTL a fresh GET
+// gives the content, which is what the hook computes from the fill.
+func TestLookupNeverStampsARememberedMissOverTheFill(t *testing.T) {
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { return now }
+	app := hasher.Source{Kind: hasher.ConfigMap, Name: "app"}
+	apiserver := fake.NewClientBuilder().Build()
+	recent := NewRecentReads(apiserver, DefaultMissTTL, DefaultRecentWeight, clock)
+	webhook := Reader{Live: recent, Misses: NewMisses(DefaultMissTTL, 8, clock), Cache: fake.NewClientBuilder().Build()}
+	if _, found, err := webhook.Lookup(PreferLive(context.Background()), "ns")(app); err != nil || found {
+		t.Fatalf("before app exists: found %v, %v", found, err)
+	}
+
+	// app is created; the cache has its placeholder (the namespace was not
+	// served yet when it was cached), the fill has not read it.
+	created := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app", UID: "u1"},
+		Data: map[string]string{"k": "v"}}
+	if err := apiserver.Create(context.Background(), created.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	if err := apiserver.Get(context.Background(), client.ObjectKeyFromObject(created), created); err != nil {
+		t.Fatal(err)
+	}
+	placeholder, err := Slimmer{Serves: func(string) bool { return false }}.Slim(created.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fills := NewFills()
+	cache := fake.NewClientBuilder().WithObjects(placeholder.(*corev1.ConfigMap)).Build()
+	webhook.Cache = fills.Reader(cache)
+	now = now.Add(DefaultMissTTL / 2)
+	_, found, err := webhook.Lookup(PreferLive(context.Background()), "ns")(app)
+	if !isUnconfirmed(err) {
+		t.Fatalf("a remembered miss over the cache's placeholder: found %v, %v; want Unconfirmed, no stamp", found, err)
+	}
+
+	// The fill reads app; the hook computes from the cache.
+	if err := fills.Fill(context.Background(), apiserver, Slimmer{}, "ns"); err != nil {
+		t.Fatal(err)
+	}
+	hook := Reader{Cache: fills.Reader(cache)}
+	want, found, err := hook.Lookup(context.Background(), "ns")(app)
+	if err != nil || !found {
+		t.Fatalf("the hook after the fill: found %v, %v", found, err)
+	}
+	// Past the TTL, the webhook agrees with the hook.
+	now = now.Add(DefaultMissTTL)
+	got, found, err := webhook.Lookup(PreferLive(context.Background()), "ns")(app)
+	if err != nil || !found || !sameContent(got, want) {
+		t.Fatalf("the webhook past the TTL: %v, found %v, %v; want the hook's content", got, found, err)
+	}
+}
