@@ -156,11 +156,9 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 	case waitHalt:
 		// Woken when the halt is released; the source's next change
 		// brings it back too. The requeue covers a lost wake.
-		r.planner.flushLater()
 		logger.V(1).Info("change halted; keeping the stamp", "change", by.change.String())
 		return false, nil, reconcile.Result{RequeueAfter: waitRecheck}, nil, nil
 	case waitWave:
-		r.planner.flushLater()
 		logger.V(1).Info("waiting for an earlier wave", "change", by.change.String())
 	case waitBound:
 		logger.V(1).Info("waiting for --max-concurrent-rollouts")
@@ -250,7 +248,7 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 		return waves.Compare(memberOf(a.m.req, a.m.order), memberOf(b.m.req, b.m.order))
 	})
 	lookup := sources.Reader{Cache: r.client}.Lookup(ctx, key.namespace)
-	checks := planChecks(r.planner.maxWave)
+	checks := planChecks(r.planner.maxWave())
 	for _, cd := range cands {
 		if _, light := rollout.NothingToRun(cd.kind, cd.obj); light {
 			// It starts no pod: no canary (its rollout says nothing of the

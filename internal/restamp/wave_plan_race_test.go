@@ -36,7 +36,7 @@ func TestReleaseRacingAnAdmitEndsNoRollout(t *testing.T) {
 
 	var wg sync.WaitGroup
 	var f *flight
-	var v verdict
+	var v admission
 	queue := func(step func()) {
 		wg.Add(1)
 		go func() {
