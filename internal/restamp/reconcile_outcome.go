@@ -51,7 +51,7 @@ const (
 
 // ended is an outcome that tells the waves nothing.
 func ended(res reconcile.Result, f fate, err error) outcome {
-	return outcome{res: res, fate: f, err: err}
+	return outcome{res: res, fate: f, err: err, news: newsNone}
 }
 
 // settledOutcome is an outcome whose reader needs no re-stamp.
@@ -63,6 +63,7 @@ func settledOutcome(res reconcile.Result, f fate, err error) outcome {
 func (r *reconciler) tellWaves(req Request, o outcome) {
 	id := identity(req)
 	switch o.news {
+	case newsNone:
 	case newsSettled:
 		r.planner.settled(id)
 	case newsUnstampedRecheck:
