@@ -41,7 +41,7 @@ type reconciler struct {
 	metrics *Metrics
 	now     func() time.Time
 	policy  injection.Policy
-	// planner runs the waves (wave_plan.go); nil with --max-wave-size 0,
+	// planner runs the waves (wave_planner.go); nil with --max-wave-size 0,
 	// which re-stamps every reader at once.
 	planner  *planner
 	rollouts rolloutOptions

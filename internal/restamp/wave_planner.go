@@ -38,9 +38,13 @@ func (p *planner) step(event func(s *planState, now time.Time) []Request) {
 	if p == nil {
 		return
 	}
-	p.mu.Lock()
-	reqs := p.state.requestsOf(event(&p.state, p.now()))
-	p.mu.Unlock()
+	reqs := func() []Request {
+		// Released even if event panics (controller-runtime recovers a
+		// reconcile's panic): a lock left held would stop every wave.
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.state.requestsOf(event(&p.state, p.now()))
+	}()
 	if p.wake == nil {
 		return
 	}
