@@ -6,29 +6,56 @@
 //
 // One change to a ConfigMap passes these stages, each in the files named by
 // its prefix; setup.go wires them, options.go holds the settings (one flag
-// each) and metrics.go the series.
+// each), metrics.go the series, and doc.go is this map. Every file of the
+// package is named here (TestStageMapNamesEveryFile).
 //
-//	watch      watch_kinds.go, watch_custom.go
-//	             the workload kinds followed; a custom kind once served
+//	watch      watch_kinds.go, watch_custom.go, watch_index.go
+//	             the workload kinds followed; a custom kind once served;
+//	             the readers index, made as the hook's sources start
 //	event      event_enqueue.go
 //	             source event -> its readers, from the field index; a
-//	             workload's own write -> a re-check, RecheckDelay later
+//	             workload's own write -> a re-check, RecheckDelay later;
+//	             a reader in flight, halted or deleted -> judged again
 //	queue      queue_request.go, queue_pending.go, queue_debounce.go,
 //	           queue_window.go, queue_settle.go, queue_fair.go
 //	             per workload: the changed sources, their content before,
 //	             the trailing window; the settler holds the request until
 //	             the window ends; round-robin over namespaces
-//	reconcile  reconcile.go
-//	             takes the pending entry once; the cache behind our own
-//	             last write (write_expect.go)? served? template? sources
-//	             read, checksum, missing sources
+//	reconcile  reconcile.go, reconcile_outcome.go
+//	             Reconcile runs the stages below in order; reconcile takes
+//	             the pending entry once; the cache behind our own last
+//	             write (write_expect.go)? served? template? sources read,
+//	             checksum, missing sources; every way out is one outcome,
+//	             from which the waves are told (tellWaves) and the requeue
+//	             set (requeue), once
+//	judge      wave_health.go, wave_pods.go
+//	             the health judge (judge), first: the rollout of a reader in
+//	             flight, from its status and its new revision's pods (listed
+//	             live, paged, bounded): succeeded, failed (a halt, recorded
+//	             on the reader), released by hand, or still going
 //	check      check_hold.go, check_flap.go, check_hold_annotation.go,
 //	           check_stamp.go, check_priors.go, check_ignored.go
 //	             held? stale, or kept (other key, ignore toggle)? a
 //	             re-check confirmed live?
-//	write      write_stamp.go, write_expect.go, write_hold.go
-//	             the stamp, with the optimistic lock, and the copy it was
-//	             patched from remembered; the hold annotation
+//	gate       wave_gate.go, wave_plan.go, wave_plan_state.go,
+//	           wave_planner.go, wave_fair.go, wave_before.go
+//	             the wave gate (gate): the changes a stale reader is due,
+//	             each one's plan (built from the readers' records), and the
+//	             planner's admission: go now, or wait for an earlier wave,
+//	             a slot of the bound, or a halt. The planner is a state
+//	             machine (planState) behind one lock (planner). A reader
+//	             failing before the change (wave_before.go) is no canary:
+//	             it goes at once, unjudged
+//	write      write_restamp.go, write_stamp.go, write_expect.go,
+//	           write_hold.go
+//	             the stamp writer (writeStamp): the write budget, the live
+//	             confirmation, the stamp and the rollout record with the
+//	             optimistic lock, the copy it was patched from remembered;
+//	             the hold annotation
+//	records    records.go, records_warn.go
+//	             the hook's records on a workload, sealed for it as they
+//	             are written and verified as they are read; a bad one
+//	             reported once
 //
 // Readers are found through a field index over the workload kinds (keys from
 // the hasher's reference discovery), never by listing a namespace. Events are
@@ -86,12 +113,19 @@
 // out is never written. The judge lists a reader's pods live, paged and
 // bounded, and keeps the new revision's only (wave_pods.go).
 //
-// Only the leader runs it. It writes nothing but the stamp and, during a
-// flap hold, the hold annotation (write_hold.go), each with a merge patch
-// under the field manager "confighash"; the stamp only when it differs. The
-// webhook passes a write that changes nothing but the stamp through only
-// under that field manager (from anyone else it puts the stored stamp back),
-// so the two never fight.
+// Only the leader runs it. On a workload it writes the stamp, only when it
+// differs, and its own records, each sealed for the workload (records.go):
+// with waves, the rollout record (contract.RolloutAnnotation: what it was
+// re-stamped for, and when), in the same patch as the stamp; the halt
+// record (contract.HaltAnnotation) when its rollout fails (again if it
+// goes missing while the halt stands), rewritten without a change whose
+// source moved on to newer content, or dropped; and,
+// during a flap hold, the hold (contract.HoldAnnotation, write_hold.go),
+// which the re-stamp that ends the hold drops. Each is a merge patch under
+// the field manager "confighash". The webhook passes a write that changes
+// nothing but the stamp through only under that field manager (from anyone
+// else it puts the stored stamp back), so the two never fight. It also
+// posts Events, on the workload and, for a halt, on the source.
 //
 // Its settings are Options, validated once (Validate, which Setup also
 // asks): nothing downstream clamps them.

@@ -18,7 +18,6 @@ import (
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/injection"
-	"github.com/confighash/confighash/internal/rollout"
 	"github.com/confighash/confighash/internal/sources"
 	"github.com/confighash/confighash/internal/workload"
 )
@@ -42,7 +41,7 @@ type reconciler struct {
 	metrics *Metrics
 	now     func() time.Time
 	policy  injection.Policy
-	// planner runs the waves (wave_plan.go); nil with --max-wave-size 0,
+	// planner runs the waves (wave_planner.go); nil with --max-wave-size 0,
 	// which re-stamps every reader at once.
 	planner  *planner
 	rollouts rolloutOptions
@@ -54,85 +53,78 @@ type reconciler struct {
 	recordWarns recordWarnings
 }
 
-// Reconcile takes req's pending changes, once, and puts them back only when
-// reconcile says it is to run again for them (see changes): no way out of
-// reconcile can leave an entry behind. A reconcile that panics (which
+// Reconcile runs the hook's stages for req, in this order (doc.go's map):
+// the health judge (judge, wave_health.go) on its rollout in flight, if
+// any; then reconcile: the read and the checks, the wave gate (gate,
+// wave_gate.go) and the stamp writer (writeStamp, write_restamp.go), which
+// end in one outcome. From that outcome alone the waves are told
+// (tellWaves) and the requeue set (requeue, reconcile_outcome.go).
+//
+// It takes req's pending changes, once, and puts them back only when the
+// outcome says the reconcile is to run again for them (see changes): no way
+// out can leave an entry behind. A reconcile that panics (which
 // controller-runtime recovers and retries) keeps them, as an error would.
-func (r *reconciler) Reconcile(ctx context.Context, req Request) (res reconcile.Result, err error) {
+func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Result, error) {
 	p := r.changes.take(req)
-	f := keep
+	o := outcome{fate: keep}
 	defer func() {
-		if f == keep {
+		if o.fate == keep {
 			r.changes.putBack(req, p)
 		}
 	}()
-	var judged error
-	if r.planner != nil {
-		judged = r.judge(ctx, req)
-	}
-	res, f, err = r.reconcile(ctx, req, p)
-	if _, ok := r.planner.inFlight(identity(req)); ok && err == nil && (res.RequeueAfter == 0 || res.RequeueAfter > r.rollouts.poll) {
-		// Its rollout is judged again on each status change of the
-		// workload, and at least this often, for its pods.
-		res.RequeueAfter = r.rollouts.poll
-	}
-	r.metrics.inFlight(r.planner)
-	if err == nil && judged != nil {
-		// A halt record not written yet: retried with backoff.
-		return reconcile.Result{}, judged
-	}
-	return res, err
+	judged := r.judge(ctx, req)
+	o = r.reconcile(ctx, req, p)
+	r.tellWaves(req, o)
+	return r.requeue(req, o, judged)
 }
 
 // reconcile re-checks req's stamp; p is what its changes recorded. Each way
-// out says what becomes of p: forget it, or keep it for a retry.
-func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (reconcile.Result, fate, error) {
+// out is an outcome: what becomes of p (forget it, or keep it for a retry)
+// and what the waves learn.
+func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) outcome {
 	logger := log.FromContext(ctx).WithValues("workload", req.String())
 	ctx = log.IntoContext(ctx, logger)
 	kind, ok := r.kinds.get(req.KindName)
 	if !ok {
 		// Requests come only from the kinds Setup watches; another kind is
 		// a bug, and retrying it would not help.
-		return reconcile.Result{}, forget, reconcile.TerminalError(fmt.Errorf("no workload kind %q", req.KindName))
+		return ended(reconcile.Result{}, forget, reconcile.TerminalError(fmt.Errorf("no workload kind %q", req.KindName)))
 	}
 	obj := kind.New()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.planner.settled(identity(req))
+			return settledOutcome(reconcile.Result{}, forget, nil)
 		}
-		return reconcile.Result{}, forget, client.IgnoreNotFound(err)
+		return ended(reconcile.Result{}, forget, err)
 	}
 	if r.written.lagging(identity(req), obj.GetResourceVersion()) {
 		// The copy our own re-stamp replaced: decide again once the cache
 		// has the write. Its changes are kept for that run.
 		logger.V(1).Info("cache behind our own re-stamp; looking again shortly")
-		return reconcile.Result{RequeueAfter: cacheLagRetry}, keep, nil
+		return ended(reconcile.Result{RequeueAfter: cacheLagRetry}, keep, nil)
 	}
 	// The same policy as the webhook's: readers in a namespace confighash
 	// does not serve (a labelled kube-system, say) are never re-stamped.
 	ns, err := r.policy.Check(ctx, r.client, req.Namespace)
 	if err != nil {
-		return reconcile.Result{}, forget, err
+		return ended(reconcile.Result{}, forget, err)
 	}
 	if !ns.Serves || obj.GetDeletionTimestamp() != nil {
-		r.planner.settled(identity(req))
-		return reconcile.Result{}, forget, nil
+		return settledOutcome(reconcile.Result{}, forget, nil)
 	}
 	reads := workload.ReadsOf(kind, obj)
 	if reads.Skip != workload.NotSkipped {
-		r.planner.settled(identity(req))
 		// Opted out; a Rollout reading a Deployment's template, or a custom
 		// object without one: nothing here to stamp; or over the sources
 		// limit: the webhook leaves such a template unstamped, and
 		// re-stamping it here would roll what admission refused to touch.
-		return reconcile.Result{}, forget, nil
+		return settledOutcome(reconcile.Result{}, forget, nil)
 	}
 	t, refs := reads.Template, reads.Refs
 	current := t.Checksum()
 	if current == "" && req.Recheck {
 		// Left alone until its config changes: it holds up no wave.
-		r.planner.settledRecheck(req)
-		return reconcile.Result{}, forget, nil
+		return outcome{fate: forget, news: newsUnstampedRecheck}
 	}
 	r.metrics.checksum()
 	lookup := sources.Reader{Cache: r.client}.Lookup(ctx, req.Namespace)
@@ -142,13 +134,12 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 		// source shrinks (its update event brings us back), keep the stamp.
 		r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonSourceTooLarge, "Restamp",
 			"%s has more keys than the limit of --max-source-keys; not rolling", notHeld.Source)
-		r.planner.settled(identity(req))
-		return reconcile.Result{}, forget, nil
+		return settledOutcome(reconcile.Result{}, forget, nil)
 	}
 	if err != nil {
 		// A source not held yet (its namespace became served a moment
 		// ago) is retried with backoff, once the fill has read it.
-		return reconcile.Result{}, keep, fmt.Errorf("computing checksum: %w", err)
+		return ended(reconcile.Result{}, keep, fmt.Errorf("computing checksum: %w", err))
 	}
 	if len(res.Missing) > 0 {
 		// Rolling now would start pods that cannot find their config. Keep
@@ -156,8 +147,7 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 		r.metrics.missing(req.KindName)
 		r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonSourceMissing, "Restamp",
 			"required %s missing; not rolling until it exists", joinSources(res.Missing))
-		r.planner.settled(identity(req))
-		return reconcile.Result{}, forget, nil
+		return settledOutcome(reconcile.Result{}, forget, nil)
 	}
 	// A held workload is not re-stamped whatever its stamp: the guard is
 	// asked before the costlier question of why a stamp differs.
@@ -165,19 +155,17 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 	// when its hold ends, by itself.
 	if current != res.Checksum {
 		if done, result, f, err := r.checkStillHeld(ctx, obj, req, res.Checksum); done {
-			r.planner.settled(identity(req))
-			return result, f, err
+			return settledOutcome(result, f, err)
 		}
 	}
 	stale, err := r.stale(ctx, obj, req, p.before, refs, lookup, current, res.Checksum)
 	if err != nil {
-		return reconcile.Result{}, keep, err
+		return ended(reconcile.Result{}, keep, err)
 	}
 	// Asked even when the stamp is current: a held workload's sources may
 	// flap back to it, and the hold still has to run its course and end.
 	if done, result, f, err := r.checkFlapGuard(ctx, obj, req, res.Checksum, stale); done {
-		r.planner.settled(identity(req))
-		return result, f, err
+		return settledOutcome(result, f, err)
 	}
 	if !stale {
 		// Nothing to re-stamp. If it waited in a wave and its stamp went
@@ -185,64 +173,13 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) (rec
 		// template change), its rollout is judged as if the hook had
 		// written it; else (a stamp kept on purpose: another key, an
 		// ignore toggle) it waits no more.
-		if current != res.Checksum || !r.planner.adopt(identity(req), current, r.now()) {
-			r.planner.settled(identity(req))
+		o := outcome{fate: forget, news: newsCurrent}
+		if current == res.Checksum {
+			o.stamp = current
 		}
-		return reconcile.Result{}, forget, nil
+		return o
 	}
-
-	// Whether its previous re-stamp's rollout was still going: the flap
-	// guard counts only such re-stamps, or content that came back.
-	_, wasRolling := r.planner.inFlight(identity(req))
-	admitted, fl, result, rec, err := r.gate(ctx, req, obj, refs, lookup, res.Checksum, p.withSources(r.changes.since(req)).names())
-	if err != nil || !admitted {
-		// Waiting for its wave, the bound or a halt: the changes are kept
-		// for the re-stamp that comes when it may go.
-		return result, keep, err
-	}
-	if err := r.budget.Wait(ctx); err != nil {
-		r.planner.abort(identity(req), fl)
-		return reconcile.Result{}, keep, fmt.Errorf("waiting for write budget: %w", err)
-	}
-	confirmed, err := r.confirmLive(ctx, req, refs, res.Checksum)
-	if err != nil || !confirmed {
-		r.planner.abort(identity(req), fl)
-		if err != nil {
-			return reconcile.Result{}, keep, err
-		}
-		return reconcile.Result{}, forget, nil
-	}
-	from := obj.GetResourceVersion()
-	if err := r.patch(ctx, req.KindName, obj, t, res.Checksum, rec); err != nil {
-		r.planner.abort(identity(req), fl)
-		return reconcile.Result{}, keep, err
-	}
-	r.written.wrote(identity(req), from)
-	r.planner.written(fl)
-	why, nothingToRun := rollout.NothingToRun(kind, obj)
-	// The flap guard counts a re-stamp that went through no wave, or whose
-	// rollout there is nothing to wait for, as it did before waves; one in
-	// waves only while its previous rollout was still going.
-	r.flaps.restampedTo(keyOf(req), r.now(), res.Checksum, fl == nil || nothingToRun || wasRolling)
-	if fl != nil && nothingToRun {
-		// It starts no pod, so it can break nothing: its wave need not
-		// wait for its controller (rollout.NothingToRun).
-		logger.V(1).Info("nothing to roll out", "reason", why)
-		r.planner.succeededFlight(identity(req), fl)
-	}
-	reason := restampChanged
-	if current == "" {
-		reason = restampFirstStamp
-	}
-	if req.Recheck {
-		reason = restampRecheck
-	}
-	r.metrics.restamped(req.KindName, req.Namespace, reason)
-	changed := p.withSources(r.changes.since(req)).names()
-	r.events.Eventf(obj, nil, corev1.EventTypeNormal, contract.ReasonConfigChanged, "Restamp",
-		"config changed (%s); re-stamped pod template", strings.Join(changed, ", "))
-	logger.Info("re-stamped", "sources", changed, "reason", reason, "from", current, "to", res.Checksum)
-	return reconcile.Result{}, forget, nil
+	return r.restamp(ctx, staleReader{req: req, kind: kind, obj: obj, template: t, refs: refs, lookup: lookup, current: current, fresh: res.Checksum, p: p})
 }
 
 func joinSources(s []hasher.Source) string {

@@ -97,7 +97,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
 	tg := newToggles(MaxToggleEntries)
 	e := &enqueuer{cache: mgr.GetCache(), kinds: w, window: o.CoalesceWindow, coalesceMax: o.CoalesceMax, changes: ch, toggles: tg, now: time.Now}
 	flaps := newFlapGuard(o.Options, MaxFlapEntries)
-	// The waves (wave_plan.go): a reader that may go once an earlier wave
+	// The waves (wave_planner.go): a reader that may go once an earlier wave
 	// has rolled out is woken through wakes. A full channel drops the
 	// wake; the reader's own requeue (waitRecheck) covers it.
 	var waves *planner

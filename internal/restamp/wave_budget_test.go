@@ -51,7 +51,7 @@ func TestUncheckedCurrentMemberIsSettled(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.reconcile(t, "d0")
-	pl, ok := f.r.planner.plans[planKey{namespace: "ns", source: "configmap/app"}]
+	pl, ok := f.r.planner.state.plans[planKey{namespace: "ns", source: "configmap/app"}]
 	if !ok {
 		t.Fatal("no plan")
 	}
@@ -84,7 +84,6 @@ func TestWaitingReaderWakesUncheckedMembers(t *testing.T) {
 	if v, _, _ := p.admit(r7, r7, []*plan{pl}, "s", wavesT0, false); v != waitWave {
 		t.Fatalf("r07: %v, want waitWave", v)
 	}
-	p.flushLater()
 	var names []string
 	for _, w := range woken {
 		if !w.Recheck {
@@ -98,7 +97,6 @@ func TestWaitingReaderWakesUncheckedMembers(t *testing.T) {
 	}
 	woken = nil
 	p.admit(r7, r7, []*plan{pl}, "s", wavesT0, false)
-	p.flushLater()
 	if len(woken) != 0 {
 		t.Fatalf("woke %v again at once", woken)
 	}

@@ -112,8 +112,7 @@ func (q *nsWaiters) unwoken(now time.Time) (Request, *slotWait, bool) {
 // load counts the slots each namespace takes at now: its rollouts in flight
 // that start pods (a light one takes none), and the slots kept for its woken
 // waiters, but for except's (the reader asking: the slot is kept for it).
-// Callers hold mu.
-func (p *planner) load(now time.Time, except Request) (map[string]int, int) {
+func (p *planState) load(now time.Time, except Request) (map[string]int, int) {
 	per := map[string]int{}
 	total := 0
 	for r, f := range p.flights {
@@ -138,8 +137,8 @@ func (p *planner) load(now time.Time, except Request) (map[string]int, int) {
 // free, and no other namespace with a waiter no slot is kept for holds fewer
 // than r's. A reader in flight already needs one like any other: its
 // re-stamp is a new rollout, and its current one holds its slot until it
-// ends. Callers hold mu.
-func (p *planner) slotFor(r Request, now time.Time) bool {
+// ends.
+func (p *planState) slotFor(r Request, now time.Time) bool {
 	if p.maxInFlight <= 0 {
 		return true
 	}
@@ -161,8 +160,8 @@ func (p *planner) slotFor(r Request, now time.Time) bool {
 
 // nextWaiters keeps the free slots at now for as many waiters, each for the
 // waiting namespace holding the fewest (ties in turn), and returns them.
-// Without a bound every waiter goes. Callers hold mu.
-func (p *planner) nextWaiters(now time.Time) []Request {
+// Without a bound every waiter goes.
+func (p *planState) nextWaiters(now time.Time) []Request {
 	w := p.blocked
 	if p.maxInFlight <= 0 {
 		var rs []Request

@@ -94,16 +94,25 @@ func wavesOff(obj client.Object) bool {
 	return waves.Off(obj.GetAnnotations())
 }
 
-// gate is the wave stage: may obj, whose stamp is stale, be re-stamped now
-// to fresh? ok with the flight it goes in (nil: no waves for it); or not,
-// with the result to return. p names the changes pending for it.
-func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, refs []hasher.Reference, lookup hasher.Lookup, fresh string, named []string) (bool, *flight, reconcile.Result, *contract.Rollout, error) {
+// gated is the wave gate's answer for a stale reader: go (re-stamp it
+// now, in flight, nil when no wave waits for it, writing record, nil: none),
+// or wait, with the result to return.
+type gated struct {
+	ok     bool
+	flight *flight
+	wait   reconcile.Result
+	record *contract.Rollout
+}
+
+// gate is the wave gate: may obj, whose stamp is stale, be re-stamped now
+// to fresh? named are the changes pending for it.
+func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, refs []hasher.Reference, lookup hasher.Lookup, fresh string, named []string) (gated, error) {
 	if r.planner == nil {
-		return true, nil, reconcile.Result{}, nil, nil
+		return gated{ok: true}, nil
 	}
 	ids, err := r.contentIDs(req.Namespace, refs, lookup)
 	if err != nil {
-		return false, nil, reconcile.Result{}, nil, err
+		return gated{}, err
 	}
 	now := r.now()
 	rec := &contract.Rollout{Since: now.UTC().Truncate(time.Second)}
@@ -115,7 +124,7 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 		rec.Changes = append(rec.Changes, contract.Change{Source: src, Content: ids[src]})
 	}
 	if wavesOff(obj) {
-		return true, nil, reconcile.Result{}, rec, nil
+		return gated{ok: true, record: rec}, nil
 	}
 	var plans []*plan
 	for _, c := range rec.Changes {
@@ -129,13 +138,13 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 		pl, ok := r.planner.current(key, c)
 		if !ok {
 			if pl, err = r.buildPlan(ctx, key, c); err != nil {
-				return false, nil, reconcile.Result{}, nil, err
+				return gated{}, err
 			}
 		}
 		plans = append(plans, pl)
 	}
 	if len(plans) == 0 {
-		return true, nil, reconcile.Result{}, rec, nil
+		return gated{ok: true, record: rec}, nil
 	}
 	kind, _ := r.kinds.get(req.KindName)
 	_, light := rollout.NothingToRun(kind, obj)
@@ -163,22 +172,20 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 		}
 		if failing {
 			r.notJudged(req, obj, f, rec, before)
-			return true, nil, reconcile.Result{}, rec, nil
+			return gated{ok: true, record: rec}, nil
 		}
-		return true, f, reconcile.Result{}, rec, nil
+		return gated{ok: true, flight: f, record: rec}, nil
 	case waitHalt:
 		// Woken when the halt is released; the source's next change
 		// brings it back too. The requeue covers a lost wake.
-		r.planner.flushLater()
 		logger.V(1).Info("change halted; keeping the stamp", "change", by.change.String())
-		return false, nil, reconcile.Result{RequeueAfter: waitRecheck}, nil, nil
+		return gated{wait: reconcile.Result{RequeueAfter: waitRecheck}}, nil
 	case waitWave:
-		r.planner.flushLater()
 		logger.V(1).Info("waiting for an earlier wave", "change", by.change.String())
 	case waitBound:
 		logger.V(1).Info("waiting for --max-concurrent-rollouts")
 	}
-	return false, nil, reconcile.Result{RequeueAfter: waitRecheck}, nil, nil
+	return gated{wait: reconcile.Result{RequeueAfter: waitRecheck}}, nil
 }
 
 // sourceWavesOff reports whether the source (as "configmap/NAME") asks for
@@ -263,7 +270,7 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 		return waves.Compare(memberOf(a.m.req, a.m.order), memberOf(b.m.req, b.m.order))
 	})
 	lookup := sources.Reader{Cache: r.client}.Lookup(ctx, key.namespace)
-	checks := planChecks(r.planner.maxWave)
+	checks := planChecks(r.planner.maxWave())
 	for _, cd := range cands {
 		if _, light := rollout.NothingToRun(cd.kind, cd.obj); light {
 			// It starts no pod: no canary (its rollout says nothing of the

@@ -418,7 +418,7 @@ func TestRebuildSkipsJudgedRollouts(t *testing.T) {
 	r0 := reader("r00")
 	p.admit(r0, r0, []*plan{pl}, "s", wavesT0, false)
 	p.succeeded(r0)
-	delete(p.plans, shared) // forgotten, as a finished plan is
+	delete(p.state.plans, shared) // forgotten, as a finished plan is
 	ms := members(2)
 	ms[0].gone, ms[0].since = true, wavesT0
 	p.install(shared, change1, ms, wavesT0.Add(time.Minute), 15*time.Minute)
