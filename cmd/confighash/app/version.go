@@ -6,11 +6,13 @@ import (
 	"runtime/debug"
 )
 
-// version is the release this binary was built as, set at link time by the
-// Makefile (-ldflags -X ...app.version=$(git describe --tags --always
-// --dirty)). A link-time string has to be a package variable; nothing else
-// writes it.
-var version string
+// version is the release this binary was built as, and commit its commit,
+// set at link time by the Makefile (-ldflags -X ...app.version=$(git
+// describe --tags --always --dirty), ...app.commit=$(git rev-parse HEAD)).
+// The commit is for builds that carry no VCS build info: the image's (its
+// build context has no .git) and -buildvcs=false ones. A link-time string
+// has to be a package variable; nothing else writes these.
+var version, commit string
 
 // VersionInfo is what `confighash version` prints.
 type VersionInfo struct {
@@ -23,15 +25,19 @@ type VersionInfo struct {
 // Version returns this binary's VersionInfo.
 func Version() VersionInfo {
 	info, _ := debug.ReadBuildInfo()
-	return versionInfo(version, info)
+	return versionInfo(version, commit, info)
 }
 
-// versionInfo reads the commit and Go release from the build info; info is
-// nil when the binary carries none.
-func versionInfo(linked string, info *debug.BuildInfo) VersionInfo {
-	v := VersionInfo{Version: linked, Commit: "unknown", Go: "unknown"}
+// versionInfo reads the commit and Go release from the build info, the
+// commit falling back to the linked one; info is nil when the binary
+// carries none.
+func versionInfo(linked, linkedCommit string, info *debug.BuildInfo) VersionInfo {
+	v := VersionInfo{Version: linked, Commit: linkedCommit, Go: "unknown"}
 	if v.Version == "" {
 		v.Version = "dev"
+	}
+	if v.Commit == "" {
+		v.Commit = "unknown"
 	}
 	if info == nil {
 		return v

@@ -13,20 +13,23 @@ func TestVersionInfo(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		linked string
+		commit string
 		info   *debug.BuildInfo
 		want   VersionInfo
 	}{
-		{"no build info", "", nil, VersionInfo{Version: "dev", Commit: "unknown", Go: "unknown"}},
-		{"tagged, clean", "v0.2.0", &debug.BuildInfo{GoVersion: "go1.26.8", Settings: []debug.BuildSetting{
+		{"no build info", "", "", nil, VersionInfo{Version: "dev", Commit: "unknown", Go: "unknown"}},
+		{"tagged, clean", "v0.2.0", "fedcba9", &debug.BuildInfo{GoVersion: "go1.26.8", Settings: []debug.BuildSetting{
 			{Key: "vcs.revision", Value: "0123abc"}, {Key: "vcs.modified", Value: "false"},
 		}}, VersionInfo{Version: "v0.2.0", Commit: "0123abc", Go: "go1.26.8"}},
-		{"dirty, no version linked", "", &debug.BuildInfo{GoVersion: "go1.26.8", Settings: []debug.BuildSetting{
+		{"dirty, no version linked", "", "", &debug.BuildInfo{GoVersion: "go1.26.8", Settings: []debug.BuildSetting{
 			{Key: "vcs.revision", Value: "0123abc"}, {Key: "vcs.modified", Value: "true"},
 		}}, VersionInfo{Version: "dev", Commit: "0123abc", Dirty: true, Go: "go1.26.8"}},
-		{"built outside a repository", "v0.2.0", &debug.BuildInfo{GoVersion: "go1.26.8"},
+		{"built outside a repository", "v0.2.0", "", &debug.BuildInfo{GoVersion: "go1.26.8"},
 			VersionInfo{Version: "v0.2.0", Commit: "unknown", Go: "go1.26.8"}},
+		{"no VCS info, commit linked", "v0.2.0", "fedcba9", &debug.BuildInfo{GoVersion: "go1.26.8"},
+			VersionInfo{Version: "v0.2.0", Commit: "fedcba9", Go: "go1.26.8"}},
 	} {
-		if got := versionInfo(c.linked, c.info); got != c.want {
+		if got := versionInfo(c.linked, c.commit, c.info); got != c.want {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
 		}
 	}
