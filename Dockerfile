@@ -17,11 +17,15 @@
 FROM --platform=$BUILDPLATFORM golang:1.26 AS build
 ARG TARGETOS
 ARG TARGETARCH
+# The release and commit `confighash version` prints (make passes them);
+# "dev" and "unknown" otherwise.
+ARG VERSION=dev
+ARG COMMIT
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags="-s -w" -o /out/confighash ./cmd/confighash
+RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags="-s -w -X github.com/confighash/confighash/cmd/confighash/app.version=$VERSION -X github.com/confighash/confighash/cmd/confighash/app.commit=$COMMIT" -o /out/confighash ./cmd/confighash
 
 FROM gcr.io/distroless/static:nonroot
 COPY --from=build /out/confighash /confighash

@@ -3,6 +3,13 @@ SHELL := /bin/bash
 GO    ?= go
 IMG   ?= ghcr.io/confighash/confighash:dev
 KIND_CLUSTER ?= confighash-e2e
+# What `confighash version` prints: the tag, or the commit with -dirty for
+# uncommitted changes; the binary says "dev" when it was built without it.
+# The commit too, for builds without VCS build info (the image's context has
+# no .git).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X github.com/confighash/confighash/cmd/confighash/app.version=$(VERSION) -X github.com/confighash/confighash/cmd/confighash/app.commit=$(COMMIT)
 
 # Every Go command make starts, and every one those start (the harness's
 # builds, the image builder), compiles with the image's flags: no cgo and
@@ -18,7 +25,7 @@ export GOFLAGS += -trimpath
 
 ## build: the confighash binary, into bin/
 build:
-	$(GO) build -o bin/confighash ./cmd/confighash
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/confighash ./cmd/confighash
 
 ## controlplane: build (once) the pinned etcd and Kubernetes v1.37.2 binaries (control plane, kubelet, scheduler, kube-proxy) into bin/
 controlplane:
@@ -201,7 +208,7 @@ lint-golangci: $(GOLANGCI_LINT)
 
 ## docker-build / docker-push: the image (needs a Docker engine)
 docker-build:
-	DOCKER_BUILDKIT=1 docker build -t $(IMG) .
+	DOCKER_BUILDKIT=1 docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMG) .
 
 docker-push:
 	docker push $(IMG)
@@ -209,7 +216,7 @@ docker-push:
 ## docker-buildx: the image for linux/amd64 and linux/arm64 as one index, pushed to $(IMG) (needs Docker with buildx; the build stage cross-compiles, no emulation)
 PLATFORMS ?= linux/amd64,linux/arm64
 docker-buildx:
-	docker buildx build --platform $(PLATFORMS) -t $(IMG) --push .
+	docker buildx build --platform $(PLATFORMS) --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMG) --push .
 
 ## e2e-kind: the same e2e specs on a kind cluster with cert-manager (needs Docker and kind)
 e2e-kind:

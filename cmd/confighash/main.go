@@ -18,8 +18,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	args := os.Args[1:]
 	// Installed as kubectl-confighash, the binary is the kubectl plugin
-	// `kubectl confighash`, which is the status command, or preview.
-	if strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe") == "kubectl-confighash" && (len(args) == 0 || (args[0] != "status" && args[0] != "preview")) {
+	// `kubectl confighash`, which is the status command, or preview, or
+	// version.
+	if strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe") == "kubectl-confighash" && (len(args) == 0 || (args[0] != "status" && args[0] != "preview" && args[0] != "version")) {
 		args = append([]string{"status"}, args...)
 	}
 	err := app.Run(ctx, args, os.Stdout, os.Stderr)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/confighash/confighash/e2e/controlplane"
@@ -101,11 +102,16 @@ func chartRules(t *testing.T) rules {
 func TestMonitoringChartMatchesKustomize(t *testing.T) {
 	rs := monitoringRenders(t)
 	k, h := index(t, rs[0].Objects), index(t, rs[1].Objects)
-	for _, key := range []string{"monitoring.coreos.com/ServiceMonitor " + Namespace + "/confighash", "monitoring.coreos.com/PrometheusRule " + Namespace + "/confighash"} {
+	for _, key := range []string{
+		"monitoring.coreos.com/ServiceMonitor " + Namespace + "/confighash", "monitoring.coreos.com/PrometheusRule " + Namespace + "/confighash",
+		"ServiceAccount " + Namespace + "/confighash-metrics-scraper", "Secret " + Namespace + "/confighash-metrics-token",
+		"rbac.authorization.k8s.io/ClusterRoleBinding -/confighash-metrics-scraper",
+	} {
 		if k[key] == nil || h[key] == nil {
 			t.Fatalf("%s: kustomize has it %v, the chart %v", key, k[key] != nil, h[key] != nil)
 		}
 	}
+	checkScraper(t, rs[0].Objects, Namespace)
 	delete(h, "ConfigMap "+Namespace+"/confighash-dashboard")
 	for _, key := range sortedKeys(k) {
 		if _, ok := h[key]; !ok {
@@ -335,7 +341,9 @@ func TestDashboardConfigMap(t *testing.T) {
 
 // TestMonitoringValues: by default the chart renders none of the
 // monitoring objects; the ServiceMonitor verifies the CA of the cert mode
-// and sends the token of the Secret it is given; unknown keys are refused.
+// and sends, through its authorization (never a bearerTokenFile), the token
+// of the Secret it is given, or else of the scraper ServiceAccount the
+// chart then creates; unknown keys are refused.
 func TestMonitoringValues(t *testing.T) {
 	for _, u := range helmTemplate(t, Namespace, nil) {
 		if k := u.GetKind(); k == "ServiceMonitor" || k == "PrometheusRule" || u.GetName() == "confighash-dashboard" {
@@ -365,6 +373,14 @@ func TestMonitoringValues(t *testing.T) {
 	if sm.GetLabels()["release"] != "prometheus" {
 		t.Errorf("labels %v lack serviceMonitor.labels", sm.GetLabels())
 	}
+	for _, kind := range []string{"ServiceAccount", "Secret", "ClusterRoleBinding"} {
+		for _, u := range objs {
+			if u.GetKind() == kind && strings.HasPrefix(u.GetName(), "confighash-metrics-") {
+				t.Errorf("%s rendered although tokenSecret.name names the Secret", Key(u))
+			}
+		}
+	}
+	checkScraper(t, helmTemplate(t, "tools", map[string]any{"serviceMonitor": map[string]any{"enabled": true}}), "tools")
 	_, p := allRenders(t)
 	for name, values := range map[string]map[string]any{
 		"unknown serviceMonitor key": {"serviceMonitor": map[string]any{"enable": true}},
@@ -401,5 +417,44 @@ func TestMonitoringNamesTheWebhook(t *testing.T) {
 		if n := strings.Count(text, "apiserver_admission_webhook_"); n != len(found) {
 			t.Errorf("%s: %d apiserver admission selectors, %d of them by webhook name", path, n, len(found))
 		}
+	}
+}
+
+// checkScraper: with no tokenSecret.name the ServiceMonitor sends the token
+// of the ServiceAccount confighash-metrics-scraper, which is bound to the
+// metrics reader role and has its token Secret in the namespace.
+func checkScraper(t *testing.T, objs []*unstructured.Unstructured, ns string) {
+	t.Helper()
+	sm := Find(objs, "ServiceMonitor", "confighash")
+	if sm == nil {
+		t.Fatal("no ServiceMonitor")
+	}
+	ep := sm.Object["spec"].(map[string]any)["endpoints"].([]any)[0].(map[string]any)
+	want := map[string]any{"type": "Bearer", "credentials": map[string]any{"name": "confighash-metrics-token", "key": "token"}}
+	if diff := cmp.Diff(want, ep["authorization"]); diff != "" {
+		t.Errorf("authorization (-want +got):\n%s", diff)
+	}
+	if _, ok := ep["bearerTokenFile"]; ok {
+		t.Error("the endpoint still sets the deprecated bearerTokenFile")
+	}
+	secret := Find(objs, "Secret", "confighash-metrics-token")
+	if secret == nil || secret.Object["type"] != "kubernetes.io/service-account-token" ||
+		secret.GetAnnotations()["kubernetes.io/service-account.name"] != "confighash-metrics-scraper" || secret.GetNamespace() != ns {
+		t.Errorf("token Secret %v: not confighash-metrics-scraper's in %s", secret, ns)
+	}
+	if Find(objs, "ServiceAccount", "confighash-metrics-scraper") == nil {
+		t.Error("no ServiceAccount confighash-metrics-scraper")
+	}
+	crb := Find(objs, "ClusterRoleBinding", "confighash-metrics-scraper")
+	if crb == nil {
+		t.Fatal("no ClusterRoleBinding confighash-metrics-scraper")
+	}
+	want = map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "confighash-metrics-reader"}
+	if diff := cmp.Diff(want, crb.Object["roleRef"]); diff != "" {
+		t.Errorf("roleRef (-want +got):\n%s", diff)
+	}
+	wantSubjects := []any{map[string]any{"kind": "ServiceAccount", "name": "confighash-metrics-scraper", "namespace": ns}}
+	if diff := cmp.Diff(wantSubjects, crb.Object["subjects"]); diff != "" {
+		t.Errorf("subjects (-want +got):\n%s", diff)
 	}
 }

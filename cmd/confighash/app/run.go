@@ -18,6 +18,7 @@ import (
 const usage = `usage: confighash [serve] [flags]   run the webhook and the config-update hook
        confighash status [flags]    explain why workloads did or did not roll
        confighash preview -f FILE   show what applying a changed ConfigMap or Secret would roll
+       confighash version           print the version, the commit and the Go release
 `
 
 // Run runs the command line args (without the program name).
@@ -45,6 +46,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return Status(ctx, args, stdout, stderr)
 	case "preview":
 		return Preview(ctx, args, nil, stdout, stderr)
+	case "version":
+		return printVersion(stdout, Version())
 	case "help":
 		_, err := io.WriteString(stdout, usage)
 		return err
