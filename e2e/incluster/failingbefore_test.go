@@ -90,7 +90,7 @@ func TestFailingReaderIsNotTheCanary(t *testing.T) {
 	t.Logf("broken, before the change: %s", waitPodWaiting(t, broken, "ErrImagePull", "ImagePullBackOff"))
 	brokenStamp := env.StampOf(t, broken)
 	webRS := env.CurrentReplicaSet(t, ns, web.Name)
-	expectPreview(t, ns, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n  namespace: "+ns+"\ndata:\n  mode: two\n",
+	expectPreview(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n  namespace: "+ns+"\ndata:\n  mode: two\n",
 		map[string]string{"deployment/broken": "failing", "deployment/web": "1"})
 
 	changed := time.Now()
@@ -205,7 +205,7 @@ func TestHaltedReaderGetsTheNextChange(t *testing.T) {
 // expectPreview runs confighash preview on text, a changed ConfigMap, and
 // checks how each workload of want rolls: its wave, or "failing" for one
 // listed at once as failing before the change.
-func expectPreview(t *testing.T, ns, text string, want map[string]string) {
+func expectPreview(t *testing.T, text string, want map[string]string) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "source.yaml")
 	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
