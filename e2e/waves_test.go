@@ -101,19 +101,21 @@ func TestWavesGoInOrder(t *testing.T) {
 	expectRevision(t, ns, idle.Name, 2)
 }
 
-// TestWavesHaltAtTheProgressDeadline: on a control plane without a node no
-// pod starts, so a reader of one replica with a 1 s progress deadline fails
-// its rollout. The canary halts the change: the other readers keep their
-// stamp, and RolloutHalted is on the canary and the ConfigMap.
-func TestWavesHaltAtTheProgressDeadline(t *testing.T) {
-	restartWith(t, "--max-wave-size=4")
+// TestWavesHaltAtTheRolloutTimeout: on a control plane without a node no
+// pod starts, so a reader of one replica never rolls out. Before the change
+// its first rollout is still within its progress deadline, so it counts as
+// healthy (a reader failing before a change would be neither canary nor
+// evidence); after it, --rollout-timeout fails the canary's rollout, which
+// halts the change: the other readers keep their stamp, and RolloutHalted
+// is on the canary and the ConfigMap.
+func TestWavesHaltAtTheRolloutTimeout(t *testing.T) {
+	restartWith(t, "--max-wave-size=4", "--rollout-timeout=3s")
 	ns := env.NewNamespace(t, true)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}, Data: map[string]string{"v": "1"}}
 	env.Create(t, cm)
 	var ds []*appsv1.Deployment
 	for i := range 3 {
 		d := waveReader(ns, fmt.Sprintf("r%d", i), 1)
-		d.Spec.ProgressDeadlineSeconds = ptr.To[int32](1)
 		env.Create(t, d)
 		ds = append(ds, d)
 	}
@@ -121,7 +123,7 @@ func TestWavesHaltAtTheProgressDeadline(t *testing.T) {
 	env.Update(t, cm, func() { cm.Data["v"] = "2" })
 	halted := waitHalted(t, ds[0])
 	h, err := contract.ParseHalt(halted)
-	if err != nil || h.Reason != "ProgressDeadlineExceeded" {
+	if err != nil || h.Reason != "RolloutTimeout" {
 		t.Fatalf("halt %q: %+v %v", halted, h, err)
 	}
 	time.Sleep(3 * time.Second)
@@ -166,8 +168,8 @@ func TestWavesHaltAtTheProgressDeadline(t *testing.T) {
 }
 
 // TestWavesCatchUpAfterDowntime: a change made while confighash was down
-// goes in waves too once it starts: its canary's rollout fails (a 1 s
-// progress deadline, no node), and the other readers keep their stamp.
+// goes in waves too once it starts: its canary's rollout fails (no node, so
+// --rollout-timeout ends it), and the other readers keep their stamp.
 func TestWavesCatchUpAfterDowntime(t *testing.T) {
 	ns := env.NewNamespace(t, true)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}, Data: map[string]string{"v": "1"}}
@@ -175,14 +177,13 @@ func TestWavesCatchUpAfterDowntime(t *testing.T) {
 	var ds []*appsv1.Deployment
 	for i := range 3 {
 		d := waveReader(ns, fmt.Sprintf("r%d", i), 1)
-		d.Spec.ProgressDeadlineSeconds = ptr.To[int32](1)
 		env.Create(t, d)
 		ds = append(ds, d)
 	}
 	before := env.StampOf(t, ds[0])
 	stopConfighash(t)
 	env.Update(t, cm, func() { cm.Data["v"] = "2" })
-	if err := env.Confighash.Start(env.SpecContext(t), "--max-wave-size=4"); err != nil {
+	if err := env.Confighash.Start(env.SpecContext(t), "--max-wave-size=4", "--rollout-timeout=3s"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Confighash.Stop(context.Background()) })
