@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -161,10 +162,8 @@ func readsOf(t *testing.T, p corev1.Pod) (configMap, secret string) {
 }
 
 func ownerName(p corev1.Pod) string {
-	for _, o := range p.OwnerReferences {
-		if o.Controller != nil && *o.Controller {
-			return o.Name
-		}
+	if c := metav1.GetControllerOf(&p); c != nil {
+		return c.Name
 	}
 	return ""
 }

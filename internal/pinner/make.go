@@ -22,7 +22,7 @@ var errMoved = errors.New("changed while its snapshot was made")
 // sources holds one at a time), and only when they still give the stamp
 // is each pinned source read again and copied. have holds the snapshots
 // already sealed to the stamp (an earlier, interrupted attempt).
-func (p *Pinner) make(ctx context.Context, ns, stamp string, refs []hasher.Reference, rev revision, have map[hasher.Source]snapshot, dryRun bool) Result {
+func (p *Pinner) make(ctx context.Context, ns, stamp, label string, refs []hasher.Reference, rev revision, have map[hasher.Source]snapshot, dryRun bool) Result {
 	contents := make(map[hasher.Source]hasher.Content, len(refs))
 	found := make(map[hasher.Source]bool, len(refs))
 	var pin []hasher.Reference
@@ -47,10 +47,6 @@ func (p *Pinner) make(ctx context.Context, ns, stamp string, refs []hasher.Refer
 	}
 	if dryRun {
 		return notPinned(DryRun, "")
-	}
-	label, err := pinning.StampLabelKey(stamp)
-	if err != nil {
-		return notPinned(NotStamped, "")
 	}
 	set := map[hasher.Source]snapshot{}
 	writes := 0
@@ -84,24 +80,22 @@ func (p *Pinner) make(ctx context.Context, ns, stamp string, refs []hasher.Refer
 // checksum need of it.
 func (p *Pinner) readSource(ctx context.Context, ns string, src hasher.Source) (pinning.SourceFacts, hasher.Content, error) {
 	facts := pinning.SourceFacts{Source: src}
-	key := client.ObjectKey{Namespace: ns, Name: src.Name}
-	var err error
-	var c hasher.Content
-	if src.Kind == hasher.ConfigMap {
-		cm := &corev1.ConfigMap{}
-		if err = p.Client.Get(ctx, key, cm); err == nil {
-			facts.Found, facts.Annotations, c = true, cm.Annotations, hasher.ConfigMapContent(cm)
-		}
-	} else {
-		s := &corev1.Secret{}
-		if err = p.Client.Get(ctx, key, s); err == nil {
-			facts.Found, facts.Annotations, facts.SecretType, c = true, s.Annotations, s.Type, hasher.SecretContent(s)
-		}
-	}
+	obj, err := p.get(ctx, ns, src.Kind, src.Name)
 	if apierrors.IsNotFound(err) {
 		return facts, hasher.Content{}, nil
 	}
-	return facts, c, err
+	if err != nil {
+		return facts, hasher.Content{}, err
+	}
+	facts.Found, facts.Annotations = true, obj.GetAnnotations()
+	switch o := obj.(type) {
+	case *corev1.Secret:
+		facts.SecretType = o.Type
+		return facts, hasher.SecretContent(o), nil
+	case *corev1.ConfigMap:
+		return facts, hasher.ConfigMapContent(o), nil
+	}
+	return facts, hasher.Content{}, nil
 }
 
 // snapshotOf makes the snapshot of ref named want, sealed to stamp for a
@@ -146,33 +140,18 @@ func (p *Pinner) snapshotOf(ctx context.Context, ns, stamp, label string, ref ha
 // copyOf reads ref's source again and builds its snapshot, which must be
 // the one named want (the content the checksum was made from).
 func (p *Pinner) copyOf(ctx context.Context, ns string, ref hasher.Reference, want string) (client.Object, error) {
-	key := client.ObjectKey{Namespace: ns, Name: ref.Name}
-	var obj client.Object
-	if ref.Kind == hasher.ConfigMap {
-		cm := &corev1.ConfigMap{}
-		if err := p.Client.Get(ctx, key, cm); err != nil {
-			return nil, err
-		}
-		obj = pinning.ConfigMapSnapshot(p.Key, cm, ref)
-	} else {
-		s := &corev1.Secret{}
-		if err := p.Client.Get(ctx, key, s); err != nil {
-			return nil, err
-		}
-		obj = pinning.SecretSnapshot(p.Key, s, ref)
+	obj, err := p.get(ctx, ns, ref.Kind, ref.Name)
+	if err != nil {
+		return nil, err
+	}
+	switch o := obj.(type) {
+	case *corev1.ConfigMap:
+		obj = pinning.ConfigMapSnapshot(p.Key, o, ref)
+	case *corev1.Secret:
+		obj = pinning.SecretSnapshot(p.Key, o, ref)
 	}
 	if obj.GetName() != want {
 		return nil, errMoved
 	}
 	return obj, nil
-}
-
-func metaOf(obj client.Object) metav1.ObjectMeta {
-	switch o := obj.(type) {
-	case *corev1.ConfigMap:
-		return o.ObjectMeta
-	case *corev1.Secret:
-		return o.ObjectMeta
-	}
-	return metav1.ObjectMeta{}
 }

@@ -25,7 +25,8 @@ type Pinner struct {
 // yet rewritten; dryRun says the create is a dry run, which writes nothing.
 func (p *Pinner) Pin(ctx context.Context, pod *corev1.Pod, dryRun bool) Result {
 	stamp := pod.Annotations[contract.ChecksumAnnotation]
-	if _, err := pinning.StampLabelKey(stamp); err != nil {
+	label, err := pinning.StampLabelKey(stamp)
+	if err != nil {
 		return notPinned(NotStamped, "")
 	}
 	rev, res, ok := p.revisionOf(ctx, pod)
@@ -39,7 +40,7 @@ func (p *Pinner) Pin(ctx context.Context, pod *corev1.Pod, dryRun bool) Result {
 	if len(refs) == 0 {
 		return notPinned(NothingToPin, "")
 	}
-	have, err := p.sealedSet(ctx, pod.Namespace, stamp, refs)
+	have, err := p.sealedSet(ctx, pod.Namespace, stamp, label, refs)
 	if err != nil {
 		return notPinned(ReadFailed, "listing snapshots: "+err.Error())
 	}
@@ -58,7 +59,7 @@ func (p *Pinner) Pin(ctx context.Context, pod *corev1.Pod, dryRun bool) Result {
 		}
 		return pinned(have, refs, writes)
 	}
-	return p.make(ctx, pod.Namespace, stamp, refs, rev, have, dryRun)
+	return p.make(ctx, pod.Namespace, stamp, label, refs, rev, have, dryRun)
 }
 
 // pinned is the Result for a complete set.

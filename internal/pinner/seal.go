@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -58,10 +57,7 @@ func (p *Pinner) patch(ctx context.Context, kind hasher.Kind, meta metav1.Object
 	if err != nil {
 		return err
 	}
-	obj := client.Object(&corev1.ConfigMap{})
-	if kind == hasher.Secret {
-		obj = &corev1.Secret{}
-	}
+	obj := object(kind)
 	obj.SetNamespace(meta.Namespace)
 	obj.SetName(meta.Name)
 	return p.Client.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, body), client.FieldOwner(contract.FieldManager))

@@ -30,13 +30,10 @@ const (
 	extraPages = 4
 )
 
-// sealedSet finds the snapshots sealed to stamp in namespace, of the kinds
-// refs read, and keeps those whose seal and content verify: one per source.
-func (p *Pinner) sealedSet(ctx context.Context, namespace, stamp string, refs []hasher.Reference) (map[hasher.Source]snapshot, error) {
-	label, err := pinning.StampLabelKey(stamp)
-	if err != nil {
-		return nil, err
-	}
+// sealedSet finds the snapshots sealed to stamp (whose seals are labelled
+// label) in namespace, of the kinds refs read, and keeps those whose seal
+// and content verify: one per source.
+func (p *Pinner) sealedSet(ctx context.Context, namespace, stamp, label string, refs []hasher.Reference) (map[hasher.Source]snapshot, error) {
 	out := map[hasher.Source]snapshot{}
 	for _, kind := range []hasher.Kind{hasher.ConfigMap, hasher.Secret} {
 		if !reads(refs, kind) {
@@ -87,21 +84,18 @@ func (p *Pinner) sealedNames(ctx context.Context, namespace, stamp, label string
 // verified reads a snapshot whole, checks its content against its name, and
 // keeps only its metadata.
 func (p *Pinner) verified(ctx context.Context, namespace, name string, kind hasher.Kind) (hasher.Source, metav1.ObjectMeta, error) {
-	key := client.ObjectKey{Namespace: namespace, Name: name}
-	if kind == hasher.ConfigMap {
-		cm := &corev1.ConfigMap{}
-		if err := p.Client.Get(ctx, key, cm); err != nil {
-			return hasher.Source{}, metav1.ObjectMeta{}, err
-		}
-		src, err := pinning.VerifyConfigMap(p.Key, cm)
-		return src, cm.ObjectMeta, err
-	}
-	s := &corev1.Secret{}
-	if err := p.Client.Get(ctx, key, s); err != nil {
+	obj, err := p.get(ctx, namespace, kind, name)
+	if err != nil {
 		return hasher.Source{}, metav1.ObjectMeta{}, err
 	}
-	src, err := pinning.VerifySecret(p.Key, s)
-	return src, s.ObjectMeta, err
+	var src hasher.Source
+	switch o := obj.(type) {
+	case *corev1.ConfigMap:
+		src, err = pinning.VerifyConfigMap(p.Key, o)
+	case *corev1.Secret:
+		src, err = pinning.VerifySecret(p.Key, o)
+	}
+	return src, metaOf(obj), err
 }
 
 func reads(refs []hasher.Reference, kind hasher.Kind) bool {

@@ -21,8 +21,7 @@ func ConfigMapSnapshot(key []byte, cm *corev1.ConfigMap, ref hasher.Reference) *
 	if !ref.EnvOnly {
 		snap.BinaryData = selectKeys(ref, cm.BinaryData)
 	}
-	c := hasher.ConfigMapContent(snap)
-	snap.ObjectMeta = snapshotMeta(Name(key, cm.Namespace, src, hasher.Content{Data: c.Data, BinaryData: c.BinaryData}), cm.Namespace, src)
+	snap.ObjectMeta = snapshotMeta(Name(key, cm.Namespace, src, hasher.ConfigMapContent(snap)), cm.Namespace, src)
 	return snap
 }
 
@@ -36,8 +35,7 @@ func SecretSnapshot(key []byte, s *corev1.Secret, ref hasher.Reference) *corev1.
 		Type:      corev1.SecretTypeOpaque,
 		Data:      selectKeys(ref, s.Data),
 	}
-	c := hasher.SecretContent(snap)
-	snap.ObjectMeta = snapshotMeta(Name(key, s.Namespace, src, hasher.Content{Data: c.Data}), s.Namespace, src)
+	snap.ObjectMeta = snapshotMeta(Name(key, s.Namespace, src, hasher.SecretContent(snap)), s.Namespace, src)
 	return snap
 }
 

@@ -68,7 +68,7 @@ func selectKeys[V any](ref hasher.Reference, m map[string]V) map[string]V {
 }
 
 // Name is the name of the snapshot of src in namespace holding exactly c
-// (already Selected). It is a function of the content, under the key: the
+// (already Selected); c's Ignored is not part of it, only the digests. It is a function of the content, under the key: the
 // same content always gets the same name, and other content another one,
 // which matters because the kubelet never re-reads an immutable object.
 func Name(key []byte, namespace string, src hasher.Source, c hasher.Content) string {

@@ -27,8 +27,7 @@ func VerifyConfigMap(key []byte, cm *corev1.ConfigMap) (hasher.Source, error) {
 	if err != nil {
 		return hasher.Source{}, err
 	}
-	c := hasher.ConfigMapContent(cm)
-	return src, nameMatches(key, &cm.ObjectMeta, src, hasher.Content{Data: c.Data, BinaryData: c.BinaryData})
+	return src, nameMatches(key, &cm.ObjectMeta, src, hasher.ConfigMapContent(cm))
 }
 
 // VerifySecret is VerifyConfigMap for a Secret.
@@ -40,8 +39,7 @@ func VerifySecret(key []byte, s *corev1.Secret) (hasher.Source, error) {
 	if s.Type != corev1.SecretTypeOpaque {
 		return hasher.Source{}, fmt.Errorf("secret %s of type %q: %w", s.Name, s.Type, ErrNotSnapshot)
 	}
-	c := hasher.SecretContent(s)
-	return src, nameMatches(key, &s.ObjectMeta, src, hasher.Content{Data: c.Data})
+	return src, nameMatches(key, &s.ObjectMeta, src, hasher.SecretContent(s))
 }
 
 func shapeOf(meta *metav1.ObjectMeta, immutable *bool, kind hasher.Kind) (hasher.Source, error) {
