@@ -73,14 +73,7 @@ func annotationOf(t *testing.T, d *appsv1.Deployment, key string) string {
 // change too, its rollout is not judged (its record and a FailingBefore
 // Event say so), and nothing halts.
 func TestFailingReaderIsNotTheCanary(t *testing.T) {
-	ns := env.NewNamespace(t, true)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"mode": "one"}
-	env.Create(t, cm)
-	brokenSpec := modeReader("shared")
-	brokenSpec.Containers[0].Image = unpullable
-	broken := deployment(ns, "broken", 1, brokenSpec)
-	broken.Annotations = map[string]string{contract.RolloutOrderAnnotation: "-1"}
+	ns, cm, broken := failingFirst(t, "shared")
 	web := deployment(ns, "web", 1, modeFileReader("shared"))
 	env.Create(t, broken)
 	env.Create(t, web)
@@ -240,14 +233,7 @@ func expectPreview(t *testing.T, text string, want map[string]string) {
 // ConfigMap goes to the Rollout, which rolls to Healthy with its pod
 // printing the new value, and nothing halts.
 func testFailingReaderBeforeARollout(t *testing.T) {
-	ns := env.NewNamespace(t, true)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "settings", map[string]string{"mode": "one"}
-	env.Create(t, cm)
-	brokenSpec := modeReader("settings")
-	brokenSpec.Containers[0].Image = unpullable
-	broken := deployment(ns, "broken", 1, brokenSpec)
-	broken.Annotations = map[string]string{contract.RolloutOrderAnnotation: "-1"}
+	ns, cm, broken := failingFirst(t, "settings")
 	env.Create(t, broken)
 	ro := framework.CanaryRollout(ns, "reader", 1, modeReader("settings"))
 	env.Create(t, ro)
@@ -271,4 +257,20 @@ func testFailingReaderBeforeARollout(t *testing.T) {
 	if h := annotationOf(t, broken, contract.HaltAnnotation); h != "" {
 		t.Errorf("broken carries a halt: %s", h)
 	}
+}
+
+// failingFirst makes a namespace with ConfigMap name (mode=one) and returns
+// it with a Deployment of it, not yet created, that reads the ConfigMap,
+// cannot pull its image, and is ordered first.
+func failingFirst(t *testing.T, name string) (string, *corev1.ConfigMap, *appsv1.Deployment) {
+	t.Helper()
+	ns := env.NewNamespace(t, true)
+	cm := &corev1.ConfigMap{}
+	cm.Namespace, cm.Name, cm.Data = ns, name, map[string]string{"mode": "one"}
+	env.Create(t, cm)
+	spec := modeReader(name)
+	spec.Containers[0].Image = unpullable
+	broken := deployment(ns, "broken", 1, spec)
+	broken.Annotations = map[string]string{contract.RolloutOrderAnnotation: "-1"}
+	return ns, cm, broken
 }
