@@ -29,9 +29,9 @@ type Options struct {
 	// ConfighashNamespace is where confighash runs. The webhook never
 	// stamps workloads there (nor in kube-system).
 	ConfighashNamespace string
-	// ConfighashNamespaces are the only namespaces a namespaced-mode
+	// ServedNamespaces are the only namespaces a namespaced-mode
 	// confighash serves (its --namespaces); empty means every labelled one.
-	ConfighashNamespaces []string
+	ServedNamespaces []string
 	// Stamper obtains the stamps the sources give now; nil means a
 	// DryRunStamper with the same client.
 	Stamper Stamper
@@ -110,7 +110,7 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 		w.Rollout = rolloutOf(obj.GetAnnotations())
 		kinds.fill(w, obj.GetObjectKind().GroupVersionKind())
 		labels, nsErr := nss.labels(ctx, w.Namespace)
-		w.Injection = injectionOf(w.Namespace, labels, nsErr, obj.GetAnnotations(), o.ConfighashNamespace, o.ConfighashNamespaces...)
+		w.Injection = injectionOf(w.Namespace, labels, nsErr, obj.GetAnnotations(), o.ConfighashNamespace, o.ServedNamespaces...)
 		// What the template reads, whether or not confighash acts on it
 		// (reads.Skip): injection says whether it does.
 		if reads.RefErr != nil {

@@ -29,9 +29,9 @@ type InstallOptions struct {
 	// ConfighashNamespace is where confighash runs; the namespaceSelector
 	// must exclude it.
 	ConfighashNamespace string
-	// ConfighashNamespaces are the only namespaces a namespaced-mode
+	// ServedNamespaces are the only namespaces a namespaced-mode
 	// confighash serves (its --namespaces); the selector must name them.
-	ConfighashNamespaces []string
+	ServedNamespaces []string
 	// DialTimeout bounds the TLS check; 0 means 5 s.
 	DialTimeout time.Duration
 	// Now is the time certificates are checked at; zero means now.
@@ -135,12 +135,12 @@ func readWebhook(ctx context.Context, c client.Reader, name string) (*admissionr
 func checkSelector(hook *admissionregistrationv1.MutatingWebhook, o InstallOptions) error {
 	// The selector of the injection policy, as webhook.Configuration and,
 	// in namespaced mode, out-of-cluster mode and the manifests build it.
-	want := injection.New(o.ConfighashNamespace, o.ConfighashNamespaces...).NamespaceSelector()
+	want := injection.New(o.ConfighashNamespace, o.ServedNamespaces...).NamespaceSelector()
 	got, wantText := selectorString(hook.NamespaceSelector), selectorString(want)
 	if got != wantText {
 		only := ""
-		if len(o.ConfighashNamespaces) > 0 {
-			only = ", only " + strings.Join(o.ConfighashNamespaces, ",")
+		if len(o.ServedNamespaces) > 0 {
+			only = ", only " + strings.Join(o.ServedNamespaces, ",")
 		}
 		return fmt.Errorf("is %q, want %q (the injection label, excluding kube-system and %s%s)", got, wantText, o.ConfighashNamespace, only)
 	}

@@ -53,7 +53,7 @@ func TestCheckSelectorNamespaced(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			err := checkSelector(tc.installed, InstallOptions{WebhookConfigName: "confighash", ConfighashNamespace: "confighash-system", ConfighashNamespaces: tc.served})
+			err := checkSelector(tc.installed, InstallOptions{WebhookConfigName: "confighash", ConfighashNamespace: "confighash-system", ServedNamespaces: tc.served})
 			if (err != nil) != (tc.wantErr != "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("checkSelector = %v, want an error with %q (none if empty)", err, tc.wantErr)
 			}

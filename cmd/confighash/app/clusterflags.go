@@ -15,10 +15,10 @@ type ClusterFlags struct {
 	Kubeconfig string
 	Context    string
 	// ConfighashNamespace means what --namespace means to serve, and is
-	// where the published settings are read; ConfighashNamespaces is a
+	// where the published settings are read; ServedNamespaces is a
 	// namespaced-mode confighash's --namespaces.
-	ConfighashNamespace  string
-	ConfighashNamespaces []string
+	ConfighashNamespace string
+	ServedNamespaces    []string
 	// WorkloadKinds are confighash's --workload-kind values, so that those
 	// kinds are looked at too.
 	WorkloadKinds []string
@@ -33,7 +33,7 @@ func (c *ClusterFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", c.Kubeconfig, "path to a kubeconfig; empty means $KUBECONFIG, ~/.kube/config, then in-cluster config")
 	fs.StringVar(&c.Context, "context", c.Context, "kubeconfig context to use; empty means the current one")
 	fs.StringVar(&c.ConfighashNamespace, "namespace-of-confighash", c.ConfighashNamespace, "namespace confighash runs in, where it publishes its settings; it never stamps or rolls workloads there")
-	fs.StringSliceVar(&c.ConfighashNamespaces, "namespaces-of-confighash", c.ConfighashNamespaces, "the --namespaces of a namespaced-mode confighash: the only namespaces it serves; overrides what confighash publishes")
+	fs.StringSliceVar(&c.ServedNamespaces, "served-namespaces", c.ServedNamespaces, "the --namespaces of a namespaced-mode confighash: the only namespaces it serves; overrides what confighash publishes")
 	fs.StringArrayVar(&c.WorkloadKinds, "workload-kind", c.WorkloadKinds, "a --workload-kind of confighash, to look at that kind too (same syntax; repeatable); overrides what confighash publishes")
 }
 

@@ -118,9 +118,9 @@ func TestStatusNamespacesFlag(t *testing.T) {
 		wantErr string
 	}{
 		"unset":              {args: []string{"deployment/app"}},
-		"a list":             {args: []string{"--namespaces-of-confighash=team-a,team-b", "deployment/app"}, want: []string{"team-a", "team-b"}},
-		"own namespace":      {args: []string{"--namespaces-of-confighash=confighash-system"}, wantErr: "never served"},
-		"with check-install": {args: []string{"--check-install", "--namespaces-of-confighash=team-a"}, want: []string{"team-a"}},
+		"a list":             {args: []string{"--served-namespaces=team-a,team-b", "deployment/app"}, want: []string{"team-a", "team-b"}},
+		"own namespace":      {args: []string{"--served-namespaces=confighash-system"}, wantErr: "never served"},
+		"with check-install": {args: []string{"--check-install", "--served-namespaces=team-a"}, want: []string{"team-a"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -131,7 +131,7 @@ func TestStatusNamespacesFlag(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || !slices.Equal(a.ConfighashNamespaces, tc.want) {
+			if err != nil || !slices.Equal(a.ServedNamespaces, tc.want) {
 				t.Errorf("parse %v = %v, %v; want %v", tc.args, a, err, tc.want)
 			}
 		})

@@ -81,7 +81,7 @@ type previewArgs struct {
 // reads, each overridden by its flag.
 func previewSettings() []settingFlag {
 	return []settingFlag{
-		{serversettings.KeyNamespaces, "namespaces-of-confighash"},
+		{serversettings.KeyNamespaces, "served-namespaces"},
 		{serversettings.KeyWorkloadKind, "workload-kind"},
 		{serversettings.KeyMaxWaveSize, "max-wave-size"},
 		{serversettings.KeyMaxSourceKeys, "max-source-keys"},
@@ -129,7 +129,7 @@ func (a *previewArgs) checkSettings() []error {
 	if a.MaxSourceKeys < 1 {
 		errs = append(errs, fmt.Errorf("--max-source-keys must be at least 1, not %d", a.MaxSourceKeys))
 	}
-	return append(errs, validateNamespaces(a.ConfighashNamespace, a.ConfighashNamespaces)...)
+	return append(errs, validateNamespaces(a.ConfighashNamespace, a.ServedNamespaces)...)
 }
 
 // Preview runs `confighash preview` with args (after the subcommand);
@@ -173,7 +173,7 @@ func Preview(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return fmt.Errorf("creating discovery client: %w", err)
 	}
 	facts, err := preview.Gather(ctx, c, in, ns, preview.Options{
-		Kinds: a.kinds, Policy: injection.New(a.ConfighashNamespace, a.ConfighashNamespaces...), MaxKeys: a.MaxSourceKeys,
+		Kinds: a.kinds, Policy: injection.New(a.ConfighashNamespace, a.ServedNamespaces...), MaxKeys: a.MaxSourceKeys,
 		// The hook's own check of custom kinds, as status makes it.
 		KindChecker: kindcheck.Checker{Discovery: dc},
 	})

@@ -44,8 +44,8 @@ func TestStatusUsesPublishedSettings(t *testing.T) {
 	if err := a.resolve(); err != nil {
 		t.Fatalf("resolve: %v", err)
 	}
-	if a.target.Name != "app" || !slices.Equal(a.ConfighashNamespaces, []string{"team-a"}) || a.WebhookConfigName != "other" {
-		t.Errorf("target %+v, namespaces %v, webhook configuration %q; want the CloneSet app, [team-a], other", a.target, a.ConfighashNamespaces, a.WebhookConfigName)
+	if a.target.Name != "app" || !slices.Equal(a.ServedNamespaces, []string{"team-a"}) || a.WebhookConfigName != "other" {
+		t.Errorf("target %+v, namespaces %v, webhook configuration %q; want the CloneSet app, [team-a], other", a.target, a.ServedNamespaces, a.WebhookConfigName)
 	}
 	if notes.Len() != 0 {
 		t.Errorf("notes %q, want none: no flag disagrees", notes.String())

@@ -93,7 +93,7 @@ type statusArgs struct {
 // each overridden by its flag.
 func statusSettings() []settingFlag {
 	return []settingFlag{
-		{serversettings.KeyNamespaces, "namespaces-of-confighash"},
+		{serversettings.KeyNamespaces, "served-namespaces"},
 		{serversettings.KeyWorkloadKind, "workload-kind"},
 		{serversettings.KeyWebhookConfigName, "webhook-config-name"},
 	}
@@ -150,7 +150,7 @@ func (a *statusArgs) checkSettings() []error {
 	if a.WebhookConfigName == "" {
 		errs = append(errs, errors.New("--webhook-config-name must not be empty"))
 	}
-	return append(errs, validateNamespaces(a.ConfighashNamespace, a.ConfighashNamespaces)...)
+	return append(errs, validateNamespaces(a.ConfighashNamespace, a.ServedNamespaces)...)
 }
 
 // resolve checks the settings again and resolves the workload named
@@ -201,7 +201,7 @@ func Status(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 
 	if a.CheckInstall {
-		r := status.CheckInstall(ctx, c, status.InstallOptions{WebhookConfigName: a.WebhookConfigName, ConfighashNamespace: a.ConfighashNamespace, ConfighashNamespaces: a.ConfighashNamespaces})
+		r := status.CheckInstall(ctx, c, status.InstallOptions{WebhookConfigName: a.WebhookConfigName, ConfighashNamespace: a.ConfighashNamespace, ServedNamespaces: a.ServedNamespaces})
 		if a.Output == OutputJSON {
 			err = status.WriteJSON(stdout, r)
 		} else {
@@ -222,7 +222,7 @@ func Status(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	rep, err := status.Collect(ctx, c, status.Options{
 		Target: a.target, Namespace: ns, AllNamespaces: a.AllNamespaces, ConfighashNamespace: a.ConfighashNamespace,
-		ConfighashNamespaces: a.ConfighashNamespaces, Kinds: a.kinds,
+		ServedNamespaces: a.ServedNamespaces, Kinds: a.kinds,
 		// The hook's own check of custom kinds: status reports the kinds it
 		// refuses to watch.
 		KindChecker: kindcheck.Checker{Discovery: dc},
