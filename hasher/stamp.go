@@ -2,13 +2,13 @@ package hasher
 
 import "strings"
 
-// Verdict says how a stored stamp stands against the one the content gives
+// Match says how a stored stamp stands against the one the content gives
 // now, as far as can be told without recomputing anything.
-type Verdict int
+type Match int
 
 const (
 	// Differs means the content (or what is read) changed, or nothing is stored.
-	Differs Verdict = iota
+	Differs Match = iota
 	// Same means the stored stamp is the fresh one.
 	Same
 	// OtherKey means the stored stamp was made under another HMAC key, so
@@ -17,7 +17,7 @@ const (
 	OtherKey
 )
 
-func (v Verdict) String() string {
+func (v Match) String() string {
 	switch v {
 	case Same:
 		return "same"
@@ -32,7 +32,7 @@ func (v Verdict) String() string {
 // (a legacy v1 stamp, or anything else Checksum does not write) Differs: it
 // is never compared with content (see Versioning in the package
 // documentation).
-func Compare(stored, fresh string) Verdict {
+func Compare(stored, fresh string) Match {
 	switch {
 	case stored == fresh:
 		return Same

@@ -27,7 +27,7 @@ func TestCompare(t *testing.T) {
 	)
 	tests := map[string]struct {
 		stored, fresh string
-		want          Verdict
+		want          Match
 	}{
 		"same":                        {stored: fresh, fresh: fresh, want: Same},
 		"content changed":             {stored: content, fresh: fresh, want: Differs},
