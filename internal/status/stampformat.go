@@ -12,12 +12,9 @@ const foreignReason = "the stamp is not of the format confighash writes (a v1 st
 	"re-stamps it, rolling the workload once, when one of its sources changes or when it restarts"
 
 // formatReason explains a stamp that is current or cannot be compared
-// because of its format or key, or returns "" when neither applies.
-//
-// A stamp not of the current format (legacy v1 included) is stale, whatever
-// the content: the hook re-stamps it, as it compares it with nothing. status
-// used to ask the webhook, with a dry-run UPDATE, whether a v1 stamp still
-// matched; no such question is asked any more (see hasher's Versioning).
+// because of its format or key, or returns "" when neither applies. A stamp
+// not of the current format is stale whatever the content: the hook compares
+// it with nothing.
 func formatReason(w *Workload) (State, string) {
 	_, storedCurrent := hasher.StampKeyID(w.StampedChecksum)
 	if _, freshCurrent := hasher.StampKeyID(w.ExpectedChecksum); w.StampedChecksum != "" && !storedCurrent && freshCurrent {
