@@ -15,8 +15,8 @@
 // The apiserver bounds a source's values, not its keys: a ConfigMap of
 // 120,000 empty values passes, and held as one digest per key it cost
 // about 19 MiB. In cluster-wide mode the cache sees every namespace, so a
-// few dozen of those, anywhere, used to crash every replica. Two rules now
-// bound what an object costs, whoever created it:
+// few dozen of those, anywhere, would crash every replica. Two rules bound
+// what an object costs, whoever created it:
 //
 //   - A source of a namespace confighash does not serve (injection.Policy)
 //     is cached as a placeholder: its identity (name, namespace, UID,

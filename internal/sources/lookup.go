@@ -55,7 +55,7 @@ type Reader struct {
 // reader, and a workload reads a handful of sources, so 8 confirms every
 // source in all but pathological templates. At the default client budget
 // (100 QPS) one admission can take at most 8% of a second's worth of API
-// calls, where 256 sources used to take two and a half seconds' worth.
+// calls.
 const DefaultLivePerLookup = 8
 
 // Lookup returns a hasher.Lookup for sources in namespace. Its live budget
