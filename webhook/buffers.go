@@ -70,12 +70,6 @@ func (b *buffers) give(addr string, n int64) {
 	b.freed = make(chan struct{})
 }
 
-func (b *buffers) highWater() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.peak
-}
-
 // errNoBuffer is returned when the budget had no room for a body before
 // the request's read deadline.
 var errNoBuffer = errors.New("no memory for the request body")

@@ -331,3 +331,10 @@ func largeCreate(size int) []byte {
 	tail := `"}}}`
 	return []byte(head + strings.Repeat("x", max(0, size-len(head)-len(tail))) + tail)
 }
+
+// highWater is the most bytes b ever held at once.
+func (b *buffers) highWater() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.peak
+}

@@ -63,12 +63,6 @@ func Sizes(n, max int) []int {
 	return sizes
 }
 
-// WaveOf returns the wave (from 0) of the reader at index i of the sorted
-// members, with waves of at most max.
-func WaveOf(i, max int) int {
-	return len(Sizes(i+1, max)) - 1
-}
-
 // Plan sorts members and cuts them into waves of at most max.
 func Plan(members []Member, max int) [][]Member {
 	ms := slices.Clone(members)

@@ -30,20 +30,6 @@ func TestSizes(t *testing.T) {
 	}
 }
 
-func TestWaveOfAgreesWithSizes(t *testing.T) {
-	for _, max := range []int{1, 3, 8} {
-		i := 0
-		for wave, size := range Sizes(50, max) {
-			for range size {
-				if got := WaveOf(i, max); got != wave {
-					t.Fatalf("WaveOf(%d, %d) = %d, want %d", i, max, got, wave)
-				}
-				i++
-			}
-		}
-	}
-}
-
 func TestPlanOrder(t *testing.T) {
 	ms := []Member{
 		{KindName: "deployment", Namespace: "b", Name: "web"},
