@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
+
+	"github.com/confighash/confighash/internal/mdtable"
 )
 
 // schemaNode is the part of a JSON schema the values table shows.
@@ -142,26 +144,26 @@ func readmeRows(t *testing.T, path string) map[string]valueRow {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(text), "\n## Values\n")
+	section, ok := mdtable.Section(string(text), "## Values")
 	if !ok {
 		t.Fatalf("%s has no ## Values section", path)
 	}
-	section, _, _ = strings.Cut(section, "\n## ")
 	rows := map[string]valueRow{}
-	for _, line := range strings.Split(section, "\n") {
-		if !strings.HasPrefix(line, "| `") {
-			continue
+	for _, tb := range mdtable.Tables(section) {
+		for _, cells := range tb.Rows {
+			if !strings.HasPrefix(cells[0], "`") {
+				continue
+			}
+			if len(cells) != 4 {
+				t.Errorf("%s: a row of %d cells, want 4: %q", path, len(cells), cells)
+				continue
+			}
+			key := strings.Trim(strings.TrimSpace(cells[0]), "`")
+			if _, dup := rows[key]; dup {
+				t.Errorf("%s lists %s twice", path, key)
+			}
+			rows[key] = valueRow{typ: strings.TrimSpace(cells[1]), def: strings.Trim(strings.TrimSpace(cells[2]), "`")}
 		}
-		cells := strings.Split(strings.Trim(line, "|"), " | ")
-		if len(cells) != 4 {
-			t.Errorf("%s: a row of %d cells, want 4: %s", path, len(cells), line)
-			continue
-		}
-		key := strings.Trim(strings.TrimSpace(cells[0]), "`")
-		if _, dup := rows[key]; dup {
-			t.Errorf("%s lists %s twice", path, key)
-		}
-		rows[key] = valueRow{typ: strings.TrimSpace(cells[1]), def: strings.Trim(strings.TrimSpace(cells[2]), "`")}
 	}
 	if len(rows) == 0 {
 		t.Fatalf("%s: no rows in its values table", path)

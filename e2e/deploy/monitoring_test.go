@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/confighash/confighash/e2e/controlplane"
+	"github.com/confighash/confighash/internal/mdtable"
 	"github.com/confighash/confighash/webhook"
 )
 
@@ -240,11 +241,10 @@ func runbookSections(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(text), "\n## Runbooks\n")
+	section, ok := mdtable.Section(string(text), "## Runbooks")
 	if !ok {
 		t.Fatalf("%s has no ## Runbooks section", monitoringDoc)
 	}
-	section, _, _ = strings.Cut(section, "\n## ")
 	var names []string
 	for _, m := range regexp.MustCompile(`(?m)^### (\S+)\s*$`).FindAllStringSubmatch(section, -1) {
 		names = append(names, m[1])

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/confighash/confighash/internal/mdtable"
 )
 
 // The tables this test holds to the package: each in its file and section,
@@ -210,43 +212,25 @@ func declared(t *testing.T) map[string]string {
 
 // sectionTables returns the rows of each table in the section of file (a
 // path from the repository's root) that begins with the heading line
-// section, by header row, without the header and separator, as trimmed
-// cells. A table in that section other than the one with header want fails
-// the test: check it here or move it out of the section.
+// section, by header row. A table in that section other than the one with
+// header want fails the test: check it here or move it out of the section.
 func sectionTables(t *testing.T, file, section, want string) map[string][][]string {
 	t.Helper()
-	_, text, ok := strings.Cut(repoFile(t, file), "\n"+section+"\n")
+	text, ok := mdtable.Section(repoFile(t, file), section)
 	if !ok {
 		t.Fatalf("%s has no %q section", file, section)
 	}
-	if i := strings.Index(text, "\n## "); i >= 0 {
-		text = text[:i]
-	}
 	tables := map[string][][]string{}
-	header := ""
-	for line := range strings.Lines(text) {
-		line = strings.TrimSpace(line)
-		switch {
-		case !strings.HasPrefix(line, "|"):
-			header = ""
-		case header == "":
-			header = line
-		case strings.HasPrefix(line, "|---"):
-		default:
-			var cells []string
-			for c := range strings.SplitSeq(strings.Trim(line, "|"), "|") {
-				cells = append(cells, strings.TrimSpace(c))
-			}
+	for _, tb := range mdtable.Tables(text) {
+		if tb.Header != want {
+			t.Errorf("%s's %s section has a table this test does not know, with header %q: check it here or move it out of the section", file, section, tb.Header)
+		}
+		for _, cells := range tb.Rows {
 			if len(cells) < 3 {
-				t.Fatalf("%s: a row of %s's table has fewer than 3 cells: %q", file, section, line)
+				t.Fatalf("%s: a row of %s's table has fewer than 3 cells: %q", file, section, cells)
 			}
-			tables[header] = append(tables[header], cells)
 		}
-	}
-	for header := range tables {
-		if header != want {
-			t.Errorf("%s's %s section has a table this test does not know, with header %q: check it here or move it out of the section", file, section, header)
-		}
+		tables[tb.Header] = append(tables[tb.Header], tb.Rows...)
 	}
 	return tables
 }

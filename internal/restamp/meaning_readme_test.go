@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/mdtable"
 )
 
 // affectsWaves classifies every annotation of README.md's table: whether
@@ -43,11 +44,10 @@ func readmeAnnotations(t *testing.T) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(b), "\n## Annotations\n")
+	section, ok := mdtable.Section(string(b), "## Annotations")
 	if !ok {
 		t.Fatal("README.md has no ## Annotations section")
 	}
-	section, _, _ = strings.Cut(section, "\n## ")
 	rows := map[string]string{}
 	for _, m := range regexp.MustCompile("(?m)^\\| `([^`]+)` \\|([^|]*)\\|(.*)$").FindAllStringSubmatch(section, -1) {
 		if strings.Contains(m[2], "annotation") {

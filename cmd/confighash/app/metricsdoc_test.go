@@ -14,6 +14,7 @@ import (
 
 	"github.com/confighash/confighash/certs"
 	"github.com/confighash/confighash/internal/hashkey"
+	"github.com/confighash/confighash/internal/mdtable"
 	"github.com/confighash/confighash/internal/restamp"
 	"github.com/confighash/confighash/webhook"
 )
@@ -185,19 +186,14 @@ func documentedSeries(t *testing.T) map[string]series {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(text), "\n## Series\n")
+	section, ok := mdtable.Section(string(text), "## Series")
 	if !ok {
 		t.Fatalf("%s has no ## Series section", metricsDoc)
 	}
-	section, _, _ = strings.Cut(section, "\n## ")
 	out := map[string]series{}
-	for _, line := range strings.Split(section, "\n") {
-		if !strings.HasPrefix(line, "| `") {
-			continue
-		}
-		cells := strings.Split(strings.Trim(line, "|"), "|")
+	for _, cells := range seriesRows(section) {
 		if len(cells) != 4 {
-			t.Errorf("%s: a row of %d cells, want 4: %s", metricsDoc, len(cells), line)
+			t.Errorf("%s: a row of %d cells, want 4: %q", metricsDoc, len(cells), cells)
 			continue
 		}
 		name := strings.Trim(strings.TrimSpace(cells[0]), "`")
@@ -228,4 +224,17 @@ func documentedSeries(t *testing.T) map[string]series {
 		t.Fatalf("%s lists no series", metricsDoc)
 	}
 	return out
+}
+
+// seriesRows are the rows of section's tables that name a series ("`name`").
+func seriesRows(section string) [][]string {
+	var rows [][]string
+	for _, tb := range mdtable.Tables(section) {
+		for _, cells := range tb.Rows {
+			if strings.HasPrefix(cells[0], "`") {
+				rows = append(rows, cells)
+			}
+		}
+	}
+	return rows
 }
