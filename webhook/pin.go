@@ -41,6 +41,8 @@ type PinHandler struct {
 	Callers *Callers
 	// Metrics, when set, counts the pods by result.
 	Metrics *Metrics
+	// Unpinned, when set, tells the workload of a pod admitted unpinned.
+	Unpinned *UnpinnedEvents
 }
 
 // Handle answers one admission request for a pod.
@@ -73,6 +75,7 @@ func (h *PinHandler) Handle(ctx context.Context, req admission.Request) admissio
 		}
 	}
 	h.Metrics.pinned(res.Reason)
+	h.Unpinned.report(pod, res)
 	if res.Reason != pinner.Pinned {
 		log.FromContext(ctx).Info("pod admitted unpinned", "namespace", req.Namespace, "pod", pod.GenerateName+pod.Name, "reason", res.Reason, "detail", res.Detail)
 	}

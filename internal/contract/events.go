@@ -59,6 +59,15 @@ const (
 	ReasonKeyInvalid = "KeyInvalid"
 )
 
+// Reasons of the Events the pod webhook writes when pinning is on.
+const (
+	// ReasonPodUnpinned (Warning), on the pod's workload (its controller
+	// when the workload is not known): a pod was admitted unpinned and
+	// reads the live ConfigMaps and Secrets; the message says why. At most
+	// one per workload and reason in a while, whatever the pods.
+	ReasonPodUnpinned = "PodUnpinned"
+)
+
 // Event types, as corev1.EventTypeNormal and corev1.EventTypeWarning spell
 // them (this package imports the standard library only).
 const (
@@ -83,6 +92,8 @@ func EventOf(reason string) (eventType, on string, ok bool) {
 		return eventWarning, "confighash's pod", true
 	case ReasonRolloutHalted:
 		return eventWarning, "workload, ConfigMap or Secret", true
+	case ReasonPodUnpinned:
+		return eventWarning, "workload", true
 	}
 	return "", "", false
 }

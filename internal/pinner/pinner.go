@@ -33,6 +33,13 @@ func (p *Pinner) Pin(ctx context.Context, pod *corev1.Pod, dryRun bool) Result {
 	if !ok {
 		return res
 	}
+	res = p.pin(ctx, pod, stamp, label, rev, dryRun)
+	res.Workload = rev.workload
+	return res
+}
+
+// pin decides the snapshots of pod, made from rev.
+func (p *Pinner) pin(ctx context.Context, pod *corev1.Pod, stamp, label string, rev revision, dryRun bool) Result {
 	if rev.optedOut {
 		return notPinned(OptedOut, "")
 	}

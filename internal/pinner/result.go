@@ -1,6 +1,10 @@
 package pinner
 
-import "github.com/confighash/confighash/hasher"
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/confighash/confighash/hasher"
+)
 
 // Reason says why a pod was not pinned; Pinned when it was.
 type Reason string
@@ -59,6 +63,9 @@ type Result struct {
 	Held map[hasher.Source]hasher.Reference
 	// Writes counts the creates and patches made.
 	Writes int
+	// Workload is the controller of the pod's revision (a ReplicaSet's
+	// Deployment), when the revision was read and has one.
+	Workload *metav1.OwnerReference
 }
 
 func notPinned(r Reason, detail string) Result {

@@ -22,6 +22,9 @@ type revision struct {
 	template corev1.PodTemplateSpec
 	owner    metav1.OwnerReference
 	optedOut bool
+	// workload is the revision's controller (a ReplicaSet's Deployment),
+	// nil when it has none: where Events about its pods go.
+	workload *metav1.OwnerReference
 }
 
 // revisionOf reads the pod's revision live: its ReplicaSet (Deployments',
@@ -77,6 +80,7 @@ func (p *Pinner) revisionOf(ctx context.Context, pod *corev1.Pod) (revision, Res
 		kind, apiVersion = "ControllerRevision", "apps/v1"
 	}
 	rev.owner = metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: meta.Name, UID: meta.UID}
+	rev.workload = metav1.GetControllerOf(meta)
 	// Controllers copy the workload's annotations to their ReplicaSets and
 	// Jobs; the template's own count everywhere.
 	rev.optedOut = !pinning.WorkloadPins(meta.Annotations) || !pinning.WorkloadPins(rev.template.Annotations)

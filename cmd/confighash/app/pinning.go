@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/injection"
 	"github.com/confighash/confighash/internal/pinner"
 	"github.com/confighash/confighash/webhook"
@@ -27,6 +28,7 @@ func addPinning(mgr manager.Manager, key []byte, policy injection.Policy, o Opti
 		Pinner:     &pinner.Pinner{Client: live, Key: key},
 		Callers:    callers,
 		Metrics:    m,
+		Unpinned:   webhook.NewUnpinnedEvents(mgr.GetEventRecorder(contract.EventSource)),
 	}
 	mgr.GetWebhookServer().Register(webhook.PinPath, callers.Endpoint(h, o.Webhook.Limits(m)))
 	return nil
