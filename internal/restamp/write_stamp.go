@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/waves"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -56,6 +57,12 @@ func (r *reconciler) liftHalts(ctx context.Context, kindName string, obj client.
 	}
 	// A value that holds nothing back reads as a halt of no change.
 	h, _ := r.haltRecord(ctx, kindName, obj)
+	if h.Reason == waves.RolledBack {
+		// Only a change since the undo, or a release, re-stamps a rolled-
+		// back workload (checkRolledBack): it goes forward, whole.
+		delete(a, contract.HaltAnnotation)
+		return
+	}
 	h.Changes = slices.DeleteFunc(h.Changes, func(c contract.Change) bool { return !slices.Contains(read, c) })
 	if len(h.Changes) == 0 {
 		delete(a, contract.HaltAnnotation)
