@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/waves"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -22,6 +21,13 @@ import (
 func (r *reconciler) patch(ctx context.Context, kindName string, obj client.Object, t workload.Template, sum string, rec *contract.Rollout) error {
 	base := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	t.SetChecksum(sum)
+	// Only a change since the undo, or a release, re-stamps a rolled-back
+	// workload (checkRolledBack): it goes forward, and its halt with it.
+	if h := r.haltOf(ctx, kindName, obj); h.IsRollback() {
+		a := obj.GetAnnotations()
+		delete(a, contract.HaltAnnotation)
+		obj.SetAnnotations(a)
+	}
 	if rec != nil {
 		a := obj.GetAnnotations()
 		if a == nil {
@@ -57,12 +63,6 @@ func (r *reconciler) liftHalts(ctx context.Context, kindName string, obj client.
 	}
 	// A value that holds nothing back reads as a halt of no change.
 	h, _ := r.haltRecord(ctx, kindName, obj)
-	if h.Reason == waves.RolledBack {
-		// Only a change since the undo, or a release, re-stamps a rolled-
-		// back workload (checkRolledBack): it goes forward, whole.
-		delete(a, contract.HaltAnnotation)
-		return
-	}
 	h.Changes = slices.DeleteFunc(h.Changes, func(c contract.Change) bool { return !slices.Contains(read, c) })
 	if len(h.Changes) == 0 {
 		delete(a, contract.HaltAnnotation)

@@ -1,0 +1,101 @@
+package pinner
+
+import (
+	"context"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/confighash/confighash/internal/contract"
+)
+
+// TestLiveRevisionAndSealed: a Deployment's template is one of its live
+// revisions when a ReplicaSet it controls holds it (the hash label aside);
+// the stamp has its snapshots once a pod of it was pinned. A ReplicaSet of
+// another owner, another template, or a stamp never pinned, is none.
+func TestLiveRevisionAndSealed(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	yes := true
+	owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "uid-web"}
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	tmpl := w.stamped()
+	tmpl.Labels = map[string]string{"app": "web"}
+	rsTmpl := *tmpl.DeepCopy()
+	rsTmpl.Labels[appsv1.DefaultDeploymentUniqueLabelKey] = "abc"
+	mk := func(name string, uid types.UID) *appsv1.ReplicaSet {
+		rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + name), Labels: rsTmpl.Labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: uid, Controller: &yes}}},
+			Spec: appsv1.ReplicaSetSpec{Template: rsTmpl}}
+		if err := w.c.Create(ctx, rs); err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+
+	foreign := mk("other-1", "uid-other")
+	if ok, err := w.p.LiveRevision(ctx, ns, owner, sel, tmpl); ok || err != nil {
+		t.Fatalf("another owner's ReplicaSet counts: %v, %v", ok, err)
+	}
+	if err := w.c.Delete(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	rs := mk("web-1", "uid-web")
+	if ok, err := w.p.LiveRevision(ctx, ns, owner, sel, tmpl); !ok || err != nil {
+		t.Fatalf("the Deployment's own ReplicaSet does not count: %v, %v", ok, err)
+	}
+	other := *tmpl.DeepCopy()
+	other.Spec.Containers[0].Image = "another"
+	if ok, _ := w.p.LiveRevision(ctx, ns, owner, sel, other); ok {
+		t.Fatal("another template counts as a live revision")
+	}
+	if ok, _ := w.p.LiveRevision(ctx, ns, owner, &metav1.LabelSelector{}, tmpl); ok {
+		t.Fatal("an empty selector lists the namespace")
+	}
+
+	stamp := tmpl.Annotations[contract.ChecksumAnnotation]
+	if ok, err := w.p.Sealed(ctx, ns, stamp, tmpl); ok || err != nil {
+		t.Fatalf("sealed before any pod was pinned: %v, %v", ok, err)
+	}
+	if res := w.p.Pin(ctx, w.podOf(rs), false); res.Reason != Pinned {
+		t.Fatalf("pin: %+v", res)
+	}
+	if ok, err := w.p.Sealed(ctx, ns, stamp, tmpl); !ok || err != nil {
+		t.Fatalf("not sealed after a pod was pinned: %v, %v", ok, err)
+	}
+	w.setLevel("debug")
+	if ok, _ := w.p.Sealed(ctx, ns, w.stamp(tmpl), tmpl); ok {
+		t.Fatal("a stamp never pinned is sealed")
+	}
+}
+
+// TestLiveRevisionOfAStatefulSet: a StatefulSet's revisions are its
+// ControllerRevisions, whose data holds the template.
+func TestLiveRevisionOfAStatefulSet(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	tmpl := w.stamped()
+	tmpl.Labels = map[string]string{"app": "db"}
+	w.controllerRevisionPod("StatefulSet", "db", "7f", tmpl)
+	cr := &appsv1.ControllerRevision{}
+	if err := w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-7f"}, cr); err != nil {
+		t.Fatal(err)
+	}
+	cr.Labels = tmpl.Labels
+	if err := w.c.Update(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db", UID: "uid-db"}
+	sel := &metav1.LabelSelector{MatchLabels: tmpl.Labels}
+	if ok, err := w.p.LiveRevision(ctx, ns, owner, sel, tmpl); !ok || err != nil {
+		t.Fatalf("the StatefulSet's ControllerRevision does not count: %v, %v", ok, err)
+	}
+	other := *tmpl.DeepCopy()
+	other.Spec.Containers[0].Image = "another"
+	if ok, _ := w.p.LiveRevision(ctx, ns, owner, sel, other); ok {
+		t.Fatal("another template counts")
+	}
+}
