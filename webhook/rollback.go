@@ -23,8 +23,10 @@ import (
 // Revisions tells a rollback from an edit (pinner.Pinner, reading live).
 type Revisions interface {
 	// LiveRevision reports whether tmpl is the template of one of the live
-	// revisions owner controls in namespace (paged and bounded).
-	LiveRevision(ctx context.Context, namespace string, owner metav1.OwnerReference, selector *metav1.LabelSelector, tmpl corev1.PodTemplateSpec) (bool, error)
+	// revisions owner controls in namespace (paged and bounded); with
+	// annotations set, a ReplicaSet's annotations must be those as
+	// `kubectl rollout undo` copies them.
+	LiveRevision(ctx context.Context, namespace string, owner metav1.OwnerReference, selector *metav1.LabelSelector, tmpl corev1.PodTemplateSpec, annotations map[string]string) (bool, error)
 	// Sealed reports whether stamp has a complete set of verified
 	// snapshots for the sources tmpl reads.
 	Sealed(ctx context.Context, namespace, stamp string, tmpl corev1.PodTemplateSpec) (bool, error)
@@ -76,7 +78,17 @@ func (h *Handler) rollback(ctx context.Context, kind workload.Kind, obj client.O
 	}
 	tmpl := corev1.PodTemplateSpec{ObjectMeta: *t.Meta, Spec: *t.Spec}
 	logger := log.FromContext(ctx)
-	live, err := h.Revisions.LiveRevision(ctx, req.Namespace, owner, selector, tmpl)
+	var copied map[string]string
+	if _, ok := obj.(*appsv1.Deployment); ok {
+		// kubectl's undo of a Deployment also puts the ReplicaSet's
+		// annotations on it; a sync of a manifest holding a copied stamp
+		// keeps the Deployment's own (the hook's rollout record, newer than
+		// the ReplicaSet's copy, among them), so it is not taken for one.
+		if copied = obj.GetAnnotations(); copied == nil {
+			copied = map[string]string{}
+		}
+	}
+	live, err := h.Revisions.LiveRevision(ctx, req.Namespace, owner, selector, tmpl, copied)
 	if err != nil {
 		logger.Error(err, "listing the workload's revisions; stamping it as an edit")
 	}

@@ -27,7 +27,7 @@ type fakeRevisions struct {
 	lists     int
 }
 
-func (f *fakeRevisions) LiveRevision(_ context.Context, _ string, _ metav1.OwnerReference, _ *metav1.LabelSelector, tmpl corev1.PodTemplateSpec) (bool, error) {
+func (f *fakeRevisions) LiveRevision(_ context.Context, _ string, _ metav1.OwnerReference, _ *metav1.LabelSelector, tmpl corev1.PodTemplateSpec, _ map[string]string) (bool, error) {
 	f.lists++
 	for _, t := range f.templates {
 		if equality.Semantic.DeepEqual(t, tmpl) {

@@ -34,8 +34,12 @@ var hashLabels = []string{appsv1.DefaultDeploymentUniqueLabelKey, "rollouts-pod-
 // Deployment or an Argo Rollout, the ControllerRevisions of a StatefulSet
 // or a DaemonSet, listed live by the workload's selector, paged and
 // bounded. Templates are compared as kubectl's undo and the Deployment
-// controller compare them: semantically, without the hash label.
-func (p *Pinner) LiveRevision(ctx context.Context, namespace string, owner metav1.OwnerReference, selector *metav1.LabelSelector, tmpl corev1.PodTemplateSpec) (bool, error) {
+// controller compare them: semantically, without the hash label. With
+// annotations set (a Deployment's own, as written), the ReplicaSet's
+// annotations must also be those, as `kubectl rollout undo` copies them
+// (kubectlKept aside): the undo's mark, which a manifest synced again with
+// a stamp copied into it does not bear.
+func (p *Pinner) LiveRevision(ctx context.Context, namespace string, owner metav1.OwnerReference, selector *metav1.LabelSelector, tmpl corev1.PodTemplateSpec, annotations map[string]string) (bool, error) {
 	if selector == nil {
 		return false, nil
 	}
@@ -63,7 +67,7 @@ func (p *Pinner) LiveRevision(ctx context.Context, namespace string, owner metav
 		if err := p.Client.List(ctx, list, opts...); err != nil {
 			return false, err
 		}
-		if matchesRevision(list, owner, want) {
+		if matchesRevision(list, owner, want, annotations) {
 			return true, nil
 		}
 		if cont = list.(metav1.ListInterface).GetContinue(); cont == "" {
@@ -74,8 +78,8 @@ func (p *Pinner) LiveRevision(ctx context.Context, namespace string, owner metav
 }
 
 // matchesRevision reports whether one of list's revisions that owner
-// controls holds want.
-func matchesRevision(list client.ObjectList, owner metav1.OwnerReference, want corev1.PodTemplateSpec) bool {
+// controls holds want (and, for a ReplicaSet, annotations; nil: any).
+func matchesRevision(list client.ObjectList, owner metav1.OwnerReference, want corev1.PodTemplateSpec, annotations map[string]string) bool {
 	controlled := func(meta *metav1.ObjectMeta) bool {
 		c := metav1.GetControllerOfNoCopy(meta)
 		return c != nil && c.UID == owner.UID
@@ -83,7 +87,9 @@ func matchesRevision(list client.ObjectList, owner metav1.OwnerReference, want c
 	switch l := list.(type) {
 	case *appsv1.ReplicaSetList:
 		for i := range l.Items {
-			if controlled(&l.Items[i].ObjectMeta) && equality.Semantic.DeepEqual(withoutHash(l.Items[i].Spec.Template), want) {
+			rs := &l.Items[i]
+			if controlled(&rs.ObjectMeta) && equality.Semantic.DeepEqual(withoutHash(rs.Spec.Template), want) &&
+				(annotations == nil || undoCopied(rs.Annotations, annotations)) {
 				return true
 			}
 		}
@@ -105,6 +111,40 @@ func matchesRevision(list client.ObjectList, owner metav1.OwnerReference, want c
 		}
 	}
 	return false
+}
+
+// kubectlKept are the annotations `kubectl rollout undo` keeps from the
+// Deployment rather than copying them from the ReplicaSet (kubectl's
+// annotationsToSkip): the last applied configuration and the Deployment
+// controller's own.
+var kubectlKept = map[string]bool{
+	corev1.LastAppliedConfigAnnotation:          true,
+	"deployment.kubernetes.io/revision":         true,
+	"deployment.kubernetes.io/revision-history": true,
+	"deployment.kubernetes.io/desired-replicas": true,
+	"deployment.kubernetes.io/max-replicas":     true,
+	"deprecated.deployment.rollback.to":         true,
+}
+
+// undoCopied reports whether the Deployment's annotations are the
+// ReplicaSet's, as the undo writes them.
+func undoCopied(rs, deployment map[string]string) bool {
+	n := 0
+	for k, v := range deployment {
+		if kubectlKept[k] {
+			continue
+		}
+		if w, ok := rs[k]; !ok || w != v {
+			return false
+		}
+		n++
+	}
+	for k := range rs {
+		if !kubectlKept[k] {
+			n--
+		}
+	}
+	return n == 0
 }
 
 func withoutHash(t corev1.PodTemplateSpec) corev1.PodTemplateSpec {

@@ -37,22 +37,22 @@ func TestLiveRevisionAndSealed(t *testing.T) {
 	}
 
 	foreign := mk("other-1", "uid-other")
-	if ok, err := w.p.LiveRevision(ctx, ns, owner, sel, tmpl); ok || err != nil {
+	if ok, err := w.p.LiveRevision(ctx, ns, owner, sel, tmpl, nil); ok || err != nil {
 		t.Fatalf("another owner's ReplicaSet counts: %v, %v", ok, err)
 	}
 	if err := w.c.Delete(ctx, foreign); err != nil {
 		t.Fatal(err)
 	}
 	rs := mk("web-1", "uid-web")
-	if ok, err := w.p.LiveRevision(ctx, ns, owner, sel, tmpl); !ok || err != nil {
+	if ok, err := w.p.LiveRevision(ctx, ns, owner, sel, tmpl, nil); !ok || err != nil {
 		t.Fatalf("the Deployment's own ReplicaSet does not count: %v, %v", ok, err)
 	}
 	other := *tmpl.DeepCopy()
 	other.Spec.Containers[0].Image = "another"
-	if ok, _ := w.p.LiveRevision(ctx, ns, owner, sel, other); ok {
+	if ok, _ := w.p.LiveRevision(ctx, ns, owner, sel, other, nil); ok {
 		t.Fatal("another template counts as a live revision")
 	}
-	if ok, _ := w.p.LiveRevision(ctx, ns, owner, &metav1.LabelSelector{}, tmpl); ok {
+	if ok, _ := w.p.LiveRevision(ctx, ns, owner, &metav1.LabelSelector{}, tmpl, nil); ok {
 		t.Fatal("an empty selector lists the namespace")
 	}
 
@@ -90,12 +90,33 @@ func TestLiveRevisionOfAStatefulSet(t *testing.T) {
 	}
 	owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db", UID: "uid-db"}
 	sel := &metav1.LabelSelector{MatchLabels: tmpl.Labels}
-	if ok, err := w.p.LiveRevision(ctx, ns, owner, sel, tmpl); !ok || err != nil {
+	if ok, err := w.p.LiveRevision(ctx, ns, owner, sel, tmpl, nil); !ok || err != nil {
 		t.Fatalf("the StatefulSet's ControllerRevision does not count: %v, %v", ok, err)
 	}
 	other := *tmpl.DeepCopy()
 	other.Spec.Containers[0].Image = "another"
-	if ok, _ := w.p.LiveRevision(ctx, ns, owner, sel, other); ok {
+	if ok, _ := w.p.LiveRevision(ctx, ns, owner, sel, other, nil); ok {
 		t.Fatal("another template counts")
+	}
+}
+
+// TestUndoCopied: kubectl's undo of a Deployment replaces its annotations
+// with its ReplicaSet's, but for those it keeps (the revision, the last
+// applied configuration); a sync that kept the Deployment's own is no undo.
+func TestUndoCopied(t *testing.T) {
+	rs := map[string]string{"deployment.kubernetes.io/revision": "1", contract.RolloutAnnotation: "r1", "team": "a"}
+	for _, tc := range []struct {
+		d    map[string]string
+		want bool
+	}{
+		{map[string]string{"deployment.kubernetes.io/revision": "3", contract.RolloutAnnotation: "r1", "team": "a"}, true},
+		{map[string]string{contract.RolloutAnnotation: "r1", "team": "a", "kubectl.kubernetes.io/last-applied-configuration": "{}"}, true},
+		{map[string]string{"deployment.kubernetes.io/revision": "3", contract.RolloutAnnotation: "r2", "team": "a"}, false},
+		{map[string]string{contract.RolloutAnnotation: "r1"}, false},
+		{map[string]string{contract.RolloutAnnotation: "r1", "team": "a", "more": "x"}, false},
+	} {
+		if got := undoCopied(rs, tc.d); got != tc.want {
+			t.Errorf("undoCopied(%v) = %v, want %v", tc.d, got, tc.want)
+		}
 	}
 }

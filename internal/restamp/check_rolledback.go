@@ -2,6 +2,7 @@ package restamp
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,4 +48,24 @@ func (r *reconciler) checkRolledBack(ctx context.Context, obj client.Object, req
 		log.FromContext(ctx).Info("rolled back; keeping its stamp", "sources", names)
 	}
 	return true
+}
+
+// clearRolledBack drops the rollback's halt of obj, whose stamp is what its
+// sources give now: it was put forward again by hand (an undo of the undo,
+// an edit) or its content went back to the revision's. Nothing is held back
+// any more, so the halt goes, and with it the halt of its change's plan.
+func (r *reconciler) clearRolledBack(ctx context.Context, obj client.Object, req Request) error {
+	if h := r.haltOf(ctx, req.KindName, obj); !h.IsRollback() {
+		return nil
+	}
+	base := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	a := obj.GetAnnotations()
+	delete(a, contract.HaltAnnotation)
+	obj.SetAnnotations(a)
+	if err := r.client.Patch(ctx, obj, base, client.FieldOwner(contract.FieldManager)); err != nil {
+		return fmt.Errorf("removing the halt of a rollback undone: %w", err)
+	}
+	r.planner.release(identity(req))
+	log.FromContext(ctx).Info("current again; dropped the rollback's halt")
+	return nil
 }

@@ -40,7 +40,8 @@ func (f *wavesFixture) rollBack(t *testing.T) {
 // halt) is not rolled forward by a re-check, a restart's replay included,
 // with or without waves; a RolledBack warning says why. A release rolls it
 // forward at once; so does the next change of its ConfigMap (the fix), and
-// the halt goes with that re-stamp.
+// the halt goes with that re-stamp. Put forward by hand (an undo of the
+// undo), its halt goes too.
 func TestRolledBackReaderStays(t *testing.T) {
 	recheck := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "d0"}, Recheck: true}
 	stamp := func(f *wavesFixture) string {
@@ -85,6 +86,20 @@ func TestRolledBackReaderStays(t *testing.T) {
 				}
 				if got := stamp(f); got != f.cur {
 					t.Fatalf("released, the reader has %s, want the current %s", got, f.cur)
+				}
+			})
+			t.Run("put forward again by hand", func(t *testing.T) {
+				f := newFixture(t)
+				d := f.get(t, "d0")
+				d.Spec.Template.Annotations[contract.ChecksumAnnotation] = f.cur
+				if err := f.c.Update(context.Background(), d); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := f.r.Reconcile(context.Background(), recheck); err != nil {
+					t.Fatal(err)
+				}
+				if h := f.get(t, "d0").Annotations[contract.HaltAnnotation]; h != "" {
+					t.Errorf("current again, the reader keeps the rollback's halt %q", h)
 				}
 			})
 			t.Run("the fix", func(t *testing.T) {
