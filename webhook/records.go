@@ -47,7 +47,8 @@ func (h *Handler) keptRecords(kind workload.Kind, oldObj, obj client.Object, req
 		if k == contract.HaltAnnotation && has && nv == contract.HaltReleased {
 			continue
 		}
-		if !(had && contract.Verifies(h.Key, s, k, ov)) && !(has && contract.Verifies(h.Key, s, k, nv)) {
+		hooks := had && contract.Verifies(h.Key, s, k, ov) || has && contract.Verifies(h.Key, s, k, nv)
+		if !hooks {
 			continue
 		}
 		if edits == nil {

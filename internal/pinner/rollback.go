@@ -162,7 +162,8 @@ func withoutHash(t corev1.PodTemplateSpec) corev1.PodTemplateSpec {
 func (p *Pinner) Sealed(ctx context.Context, namespace, stamp string, tmpl corev1.PodTemplateSpec) (bool, error) {
 	label, err := pinning.StampLabelKey(stamp)
 	if err != nil {
-		return false, nil
+		// Not a stamp confighash writes: nothing can be sealed to it.
+		return false, nil //nolint:nilerr // a wrong stamp is an answer, not a failure
 	}
 	refs, _ := hasher.References(&tmpl.Spec, tmpl.Annotations)
 	if len(refs) == 0 {
