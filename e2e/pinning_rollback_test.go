@@ -279,3 +279,47 @@ func TestUndoKeepsRecords(t *testing.T) {
 		t.Fatalf("after an undo to the held revision the Deployment carries its stale hold %q", got)
 	}
 }
+
+// TestPinningUndoOfAStatefulSet: a StatefulSet's revisions are its
+// ControllerRevisions; kubectl's undo patches the template back from one,
+// which the webhook recognises as a rollback (the templates compared on a
+// real apiserver, defaults included): the old stamp stays, with the
+// RolledBack halt.
+func TestPinningUndoOfAStatefulSet(t *testing.T) {
+	ns := pinningNamespace(t)
+	spec := podSpec("app", "db")
+	s := &appsv1.StatefulSet{}
+	s.Namespace, s.Name = ns, "db"
+	s.Spec.ServiceName = "db"
+	s.Spec.Selector = deploymentOf(ns, "db", spec).Spec.Selector
+	s.Spec.Template = template(spec)
+	env.Create(t, s)
+	stamp1 := env.StampOf(t, s)
+	if p := podsWhere(t, ns, 1, func(corev1.Pod) bool { return true })[0]; p.Annotations[pinning.PodAnnotation] != "true" {
+		t.Fatalf("the first revision's pod is not pinned: %q", p.Annotations[pinning.PodAnnotation])
+	}
+	cm := configMap(ns, "app", nil)
+	env.Update(t, cm, func() { cm.Data["k"] = "v2" })
+	waitStamp(t, s, expectedChecksum(t, ns, &spec, nil), 30*time.Second)
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		var l appsv1.ControllerRevisionList
+		err := env.Client.List(ctx, &l, client.InNamespace(ns))
+		return len(l.Items) == 2, err
+	})
+	if err != nil {
+		t.Fatalf("the StatefulSet has no second revision: %v", err)
+	}
+
+	env.Kubectl(t, "", "rollout", "undo", "statefulset/db", "-n", ns)
+	if got := env.StampOf(t, s); got != stamp1 {
+		t.Fatalf("after the undo the stamp is %s, want the first revision's %s", got, stamp1)
+	}
+	halt, err := contract.ParseHalt(contract.Unsealed(s.Annotations[contract.HaltAnnotation]))
+	if err != nil || halt.Reason != waves.RolledBack {
+		t.Fatalf("halt after the undo: %+v (%v)", halt, err)
+	}
+	time.Sleep(settle)
+	if got := env.StampOf(t, s); got != stamp1 {
+		t.Fatalf("re-stamped to %s after the undo", got)
+	}
+}
