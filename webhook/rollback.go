@@ -117,7 +117,7 @@ func (h *Handler) rollback(ctx context.Context, kind workload.Kind, obj client.O
 	}
 	edits[contract.HaltAnnotation] = &value
 	logger.Info("rolled back to a live revision; keeping its stamp", "workload", obj.GetName(), "stamp", stamp)
-	return edits.onto(admission.Allowed(rolledBackMessage), obj.GetAnnotations()).WithWarnings(rolledBackWarning), answerRestored, true
+	return edits.onto(admission.Allowed(rolledBackMessage), obj.GetAnnotations()).WithWarnings(rolledBackWarning), answerUnchanged, true
 }
 
 // revisionOwner is the owner reference a revision of obj carries, and the

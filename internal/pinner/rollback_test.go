@@ -2,12 +2,14 @@ package pinner
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/confighash/confighash/internal/contract"
 )
@@ -118,5 +120,54 @@ func TestUndoCopied(t *testing.T) {
 		if got := undoCopied(rs, tc.d); got != tc.want {
 			t.Errorf("undoCopied(%v) = %v, want %v", tc.d, got, tc.want)
 		}
+	}
+}
+
+// TestLiveRevisionIsBounded: a workload with more revisions than the bound
+// (a tenant's ReplicaSets under its selector, say) costs at most
+// revisionPages LISTs of revisionPageSize, and answers "none" past them.
+func TestLiveRevisionIsBounded(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	yes := true
+	tmpl := w.stamped()
+	tmpl.Labels = map[string]string{"app": "web"}
+	for i := range revisionPages*revisionPageSize + 8 {
+		other := *tmpl.DeepCopy()
+		other.Spec.Containers[0].Image = fmt.Sprintf("img-%d", i)
+		rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("web-%03d", i), Labels: tmpl.Labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "uid-web", Controller: &yes}}},
+			Spec: appsv1.ReplicaSetSpec{Template: other}}
+		if err := w.c.Create(ctx, rs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lists := 0
+	p := &Pinner{Key: testKey, Client: interceptor.NewClient(w.c.(client.WithWatch), interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			lists++
+			o := &client.ListOptions{}
+			o.ApplyOptions(opts)
+			if o.Limit != revisionPageSize || o.LabelSelector == nil || o.LabelSelector.Empty() {
+				t.Errorf("LIST with limit %d, selector %v", o.Limit, o.LabelSelector)
+			}
+			if err := c.List(ctx, list, opts...); err != nil {
+				return err
+			}
+			// The fake client does not page: a page of the limit, and a
+			// token, as the apiserver gives.
+			l := list.(*appsv1.ReplicaSetList)
+			l.Items = l.Items[:min(len(l.Items), revisionPageSize)]
+			l.Continue = "more"
+			return nil
+		},
+	})}
+	owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "uid-web"}
+	ok, err := p.LiveRevision(ctx, ns, owner, &metav1.LabelSelector{MatchLabels: tmpl.Labels}, tmpl, nil)
+	if ok || err != nil {
+		t.Fatalf("LiveRevision = %v, %v", ok, err)
+	}
+	if lists != revisionPages {
+		t.Errorf("%d LISTs, want at most %d", lists, revisionPages)
 	}
 }
