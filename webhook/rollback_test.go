@@ -116,6 +116,16 @@ func TestRollbackKeepsTheRevisionsStamp(t *testing.T) {
 			}), deployment(withUID, withStamp(current))),
 			wantStamp: current,
 		},
+		"a dry run reads nothing live, and is stamped as an edit": {
+			revs: &fakeRevisions{templates: []corev1.PodTemplateSpec{revisionOf(withStamp(old))}, sealed: map[string]bool{old: true}},
+			req: func() admission.Request {
+				r := request(admissionv1.Update, deployment(withUID, withStamp(old)), deployment(withUID, withStamp(current)))
+				yes := true
+				r.DryRun = &yes
+				return r
+			}(),
+			wantStamp: current,
+		},
 		"the hook's own write is never a rollback": {
 			revs: &fakeRevisions{templates: []corev1.PodTemplateSpec{revisionOf(withStamp(old))}, sealed: map[string]bool{old: true}},
 			req: byManager(contract.FieldManager, request(admissionv1.Update, deployment(withUID, withStamp(old)),
