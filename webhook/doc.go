@@ -3,7 +3,9 @@
 // It stamps the pod template of Deployments, StatefulSets, DaemonSets and
 // CronJobs (on CREATE and UPDATE) and of Jobs and bare Pods (on CREATE) with
 // the checksum of the config content the pods read. The answer is a JSON
-// patch that touches only the checksum annotation.
+// patch that touches only the checksum annotation and, on an UPDATE, the
+// hook's records on the workload's own metadata: kept as they were against
+// other writers (records.go), and a rollback's halt (rollback.go).
 //
 // The rule that keeps admission from ever being the sole cause of a rollout:
 // a write that leaves the pod template as it was (ignoring the stamp) never
@@ -71,8 +73,9 @@
 //     decoded again;
 //  5. handler.go: the namespace policy (namespace.go), the object's decoding
 //     (decode.go), opted-out workloads (optedout.go), stamps confighash
-//     does not write (stampformat.go), the checksum, and the patch
-//     (patch.go); unhandled.go admits what could not be handled.
+//     does not write (stampformat.go), the hook's records (records.go), a
+//     rollback of a pinned workload (rollback.go), the checksum, and the
+//     patch (patch.go); unhandled.go admits what could not be handled.
 //
 // Around them: configuration.go and matchconditions.go build what the
 // apiserver is told, options.go the settings an operator may change, and

@@ -46,6 +46,10 @@ type Handler struct {
 	// to the apiserver, identified by its client certificate; the HTTP
 	// handler must be wrapped by Callers.Identify.
 	Callers *Callers
+	// Revisions, set with --pinning, tells a rollback of a pinned
+	// workload from an edit (rollback.go); nil: every write is stamped as
+	// an edit.
+	Revisions Revisions
 }
 
 // Handle answers one admission request.
@@ -98,18 +102,33 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 	t := reads.Template
 
 	var old *workload.Template
+	// edits keep the hook's records as they were (records.go); every
+	// answer to an UPDATE below carries them.
+	var edits recordEdits
 	if req.Operation == admissionv1.Update {
 		oldObj, err := h.decode(kind, req.OldObject)
 		if err != nil {
 			return unhandled(ctx, fmt.Errorf("decoding old %s: %w", kind.GVK.Kind, err), "decoding the old object"), answerError
 		}
+		edits = h.keptRecords(kind, oldObj, obj, req)
 		// An old object without a template (a custom object that just got
 		// one) is a template change like any other.
 		if ot, ok := kind.PodTemplate(oldObj); ok {
 			old = &ot
 			if workload.SameTemplate(ot, t) {
+				if t.Checksum() != ot.Checksum() {
+					// Back to a revision that differs only in the stamp
+					// (the undo of a config-only change)?
+					fresh := func(ctx context.Context) (string, bool) {
+						sum, _, err := h.checksum(sources.PreferLive(ctx), req.Namespace, reads, old)
+						return sum, err == nil
+					}
+					if resp, o, ok := h.rollback(ctx, kind, obj, reads, edits, req, fresh); ok {
+						return resp, o
+					}
+				}
 				if resp, o, ok := keepStamp(kind, ot, t, req); ok {
-					return resp, o
+					return edits.onto(resp, obj.GetAnnotations()), o
 				}
 			}
 		}
@@ -137,9 +156,17 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 		return unhandled(ctx, err, "computing checksum"), answerError
 	}
 	if sum == t.Checksum() {
-		return admission.Allowed("stamp up to date").WithWarnings(warnings...), answerUnchanged
+		return edits.onto(admission.Allowed("stamp up to date"), obj.GetAnnotations()).WithWarnings(warnings...), answerUnchanged
 	}
-	return stampPatch(kind, t, sum, "stamped").WithWarnings(warnings...), answerStamped
+	if old != nil {
+		// Back to a revision whose template differs in more than the
+		// stamp (the undo of an image and config change)?
+		fresh := func(context.Context) (string, bool) { return sum, true }
+		if resp, o, ok := h.rollback(ctx, kind, obj, reads, edits, req, fresh); ok {
+			return resp, o
+		}
+	}
+	return edits.onto(stampPatch(kind, t, sum, "stamped"), obj.GetAnnotations()).WithWarnings(warnings...), answerStamped
 }
 
 const restoredMessage = "restored the stored stamp"

@@ -40,6 +40,11 @@ const (
 	// progress deadline); it was re-stamped all the same, but its rollout
 	// is not judged: it is not the change's canary and halts nothing.
 	ReasonFailingBefore = "FailingBefore"
+	// ReasonRolledBack (Warning), on the workload: it was put back on an
+	// earlier revision whose pods read that revision's pinned config
+	// (HaltRolledBack); it is not rolled forward until a source it reads
+	// changes again or the halt is released.
+	ReasonRolledBack = "RolledBack"
 )
 
 // Reasons of the Events on the HMAC key Secret, and on workloads stamped
@@ -82,7 +87,7 @@ func EventOf(reason string) (eventType, on string, ok bool) {
 	switch reason {
 	case ReasonConfigChanged:
 		return eventNormal, "workload", true
-	case ReasonFlapHold, ReasonSourceMissing, ReasonSourceTooLarge, ReasonInvalidAnnotation, ReasonFailingBefore:
+	case ReasonFlapHold, ReasonSourceMissing, ReasonSourceTooLarge, ReasonInvalidAnnotation, ReasonFailingBefore, ReasonRolledBack:
 		return eventWarning, "workload", true
 	case ReasonKeyChanged:
 		return eventWarning, "workload, key Secret", true

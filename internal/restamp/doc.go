@@ -34,9 +34,11 @@
 //	             live, paged, bounded): succeeded, failed (a halt, recorded
 //	             on the reader), released by hand, or still going
 //	check      check_hold.go, check_flap.go, check_hold_annotation.go,
-//	           check_stamp.go, check_priors.go, check_ignored.go
-//	             held? stale, or kept (other key, ignore toggle)? a
-//	             re-check confirmed live?
+//	           check_stamp.go, check_priors.go, check_ignored.go,
+//	           check_rolledback.go
+//	             rolled back (kept until a source changes)? held? stale,
+//	             or kept (other key, ignore toggle)? a re-check confirmed
+//	             live?
 //	gate       wave_gate.go, wave_plan.go, wave_plan_state.go,
 //	           wave_planner.go, wave_fair.go, wave_before.go
 //	             the wave gate (gate): the changes a stale reader is due,

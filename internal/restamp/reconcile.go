@@ -153,6 +153,14 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) outc
 	// asked before the costlier question of why a stamp differs.
 	// A held reader holds up no wave (settled): it takes the content
 	// when its hold ends, by itself.
+	if current != res.Checksum && r.checkRolledBack(ctx, obj, req, refs, lookup) {
+		return settledOutcome(reconcile.Result{}, forget, nil)
+	}
+	if current == res.Checksum {
+		if err := r.clearRolledBack(ctx, obj, req); err != nil {
+			return ended(reconcile.Result{}, keep, err)
+		}
+	}
 	if current != res.Checksum {
 		if done, result, f, err := r.checkStillHeld(ctx, obj, req, res.Checksum); done {
 			return settledOutcome(result, f, err)

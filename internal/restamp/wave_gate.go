@@ -2,7 +2,6 @@ package restamp
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -36,19 +35,7 @@ func identity(r Request) Request {
 // cache holds it now: what tells one content of a source from another in
 // contract.Change. It reveals nothing of the content.
 func (r *reconciler) contentIDs(namespace string, refs []hasher.Reference, lookup hasher.Lookup) (map[string]string, error) {
-	ids := map[string]string{}
-	for _, ref := range refs {
-		src := ref.Source.String()
-		if _, ok := ids[src]; ok {
-			continue
-		}
-		res, err := hasher.Checksum(r.key, namespace, []hasher.Reference{{Source: ref.Source, AllKeys: true, Optional: true}}, lookup)
-		if err != nil {
-			return nil, fmt.Errorf("content of %s: %w", src, err)
-		}
-		ids[src] = res.Checksum[len(res.Checksum)-16:]
-	}
-	return ids, nil
+	return waves.ContentIDs(r.key, namespace, refs, lookup)
 }
 
 // changedSources says which of a stale reader's sources changed since its
@@ -317,7 +304,9 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 		base := client.MergeFrom(o.DeepCopyObject().(client.Object))
 		a := o.GetAnnotations()
 		h.Changes = slices.DeleteFunc(h.Changes, func(old contract.Change) bool { return old.Source == c.Source })
-		if len(h.Changes) == 0 {
+		if len(h.Changes) == 0 || h.Reason == waves.RolledBack {
+			// A rollback's halt goes whole: one source changed since the
+			// undo, and the workload goes to the new content.
 			delete(a, contract.HaltAnnotation)
 		} else {
 			a[contract.HaltAnnotation] = r.sealHalt(ho.kind, o, h)

@@ -519,3 +519,19 @@ func (s *planState) looked(r Request, now time.Time) {
 		f.judged = now
 	}
 }
+
+// rolledBack records that r was rolled back off the changes cs
+// (checkRolledBack): each one's current plan is halted by r, as a new
+// leader would find it halted from r's record, and a rollout of r in
+// flight is over (its pods are the earlier revision's now; judging them
+// against the stamp it left would time out and halt for nothing).
+func (s *planState) rolledBack(r Request, cs []contract.Change, now time.Time) []Request {
+	for _, c := range cs {
+		pl, ok := s.current(planKey{namespace: r.Namespace, source: c.Source}, c)
+		if ok && pl.halt == nil {
+			pl.halt = &planHalt{by: r, reason: waves.RolledBack}
+			pl.gone[r] = true
+		}
+	}
+	return s.endSucceeded(r, nil, now)
+}

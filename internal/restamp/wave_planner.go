@@ -166,6 +166,11 @@ func (p *planner) release(r Request) {
 	p.step(func(s *planState, now time.Time) []Request { return s.released(r, now) })
 }
 
+// rolledBack: r was rolled back off cs (planState.rolledBack).
+func (p *planner) rolledBack(r Request, cs []contract.Change) {
+	p.step(func(s *planState, now time.Time) []Request { return s.rolledBack(r, cs, now) })
+}
+
 // counts returns the rollouts in flight and the current plans halted.
 func (p *planner) counts() (inFlight, halted int) {
 	p.step(func(s *planState, _ time.Time) []Request {

@@ -21,6 +21,13 @@ import (
 func (r *reconciler) patch(ctx context.Context, kindName string, obj client.Object, t workload.Template, sum string, rec *contract.Rollout) error {
 	base := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	t.SetChecksum(sum)
+	// Only a change since the undo, or a release, re-stamps a rolled-back
+	// workload (checkRolledBack): it goes forward, and its halt with it.
+	if h := r.haltOf(ctx, kindName, obj); h.IsRollback() {
+		a := obj.GetAnnotations()
+		delete(a, contract.HaltAnnotation)
+		obj.SetAnnotations(a)
+	}
 	if rec != nil {
 		a := obj.GetAnnotations()
 		if a == nil {

@@ -150,6 +150,12 @@ func TestClassify(t *testing.T) {
 				Changes: []string{"configmap/cfg@0123456789abcdef", "secret/sec@fedcba9876543210"}}},
 			want: StateHalted, wantReason: "for configmap/cfg, secret/sec failed (RolloutTimeout since 2026-01-02T03:04:05Z) and holds back the change from the sources' other readers",
 		},
+		"halted: rolled back, its stamp older than the content": {
+			w: Workload{Injection: on, Sources: present, StampedChecksum: "v1:00", ExpectedChecksum: "v1:aa", Halt: &Halt{Since: t0, Reason: "RolledBack",
+				Changes: []string{"configmap/cfg@0123456789abcdef"}, Sealed: true}},
+			want: StateHalted, wantReason: "rolled back (since 2026-01-02T03:04:05Z) to an earlier revision, whose pods read that revision's pinned config; " +
+				"the hook does not roll it forward to the current content of configmap/cfg",
+		},
 		"missing required source wins over halted": {
 			w:    Workload{Injection: on, Sources: withPresence("Secret", "db", false, Absent), StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa", Halt: halt},
 			want: StateMissingSource,

@@ -81,6 +81,11 @@ func haltedReason(h *Halt) string {
 			"change it halts cannot be told; set it to " + contract.HaltReleased + " to release it"
 	}
 	sources := strings.Join(h.Sources(), ", ")
+	if h.Reason == waves.RolledBack {
+		return fmt.Sprintf("rolled back (since %s) to an earlier revision, whose pods read that revision's pinned config; "+
+			"the hook does not roll it forward to the current content of %s (and holds that change back from their other readers) "+
+			"until one of them changes or %s is set to %s", h.Since.UTC().Format(time.RFC3339), sources, contract.HaltAnnotation, contract.HaltReleased)
+	}
 	return fmt.Sprintf("its rollout for %s failed (%s since %s) and holds back the change from the %s other readers, "+
 		"which keep their stamp; the next change of %s lifts the halt, and setting %s to %s releases it",
 		sources, h.Reason, h.Since.UTC().Format(time.RFC3339), pluralize(len(h.Sources()), "source's", "sources'"),

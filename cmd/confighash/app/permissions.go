@@ -114,6 +114,8 @@ func Permissions(o Options, kinds workload.Registry) []Permission {
 		served(Permission{Group: "apps", Resource: "replicasets", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: the pod's revision"})
 		served(Permission{Group: "apps", Resource: "controllerrevisions", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: a StatefulSet's or DaemonSet's pod's revision"})
 		served(Permission{Group: "batch", Resource: "jobs", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: a Job's pod's revision"})
+		served(Permission{Group: "apps", Resource: "replicasets", Verbs: []string{"list"}, Why: "webhook: is an UPDATE a rollback to a live revision"})
+		served(Permission{Group: "apps", Resource: "controllerrevisions", Verbs: []string{"list"}, Why: "webhook: is an UPDATE a rollback to a live revision"})
 		for _, res := range []string{"configmaps", "secrets"} {
 			served(Permission{Resource: res, Verbs: []string{"create"}, Why: "pinner: make a snapshot"})
 			served(Permission{Resource: res, Verbs: []string{"patch"}, Name: AnyName, Why: "pinner: seal a snapshot to a stamp, own it by a revision"})

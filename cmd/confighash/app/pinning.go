@@ -13,19 +13,22 @@ import (
 	"github.com/confighash/confighash/webhook"
 )
 
-// addPinning serves the pod webhook (--pinning). The pinner reads live, not
+// addPinning serves the pod webhook (--pinning) and lets the workload
+// webhook w tell a rollback from an edit. The pinner reads live, not
 // through the cache: a snapshot another replica made a moment ago must be
 // found, and the pinner reads only what one pod's revision names.
-func addPinning(mgr manager.Manager, key []byte, policy injection.Policy, o Options, callers *webhook.Callers, namespaces injection.Getter, m *webhook.Metrics) error {
+func addPinning(mgr manager.Manager, key []byte, policy injection.Policy, o Options, callers *webhook.Callers, w *webhook.Handler, m *webhook.Metrics) error {
 	live, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient()})
 	if err != nil {
 		return fmt.Errorf("building the pinner's client: %w", err)
 	}
+	p := &pinner.Pinner{Client: live, Key: key}
+	w.Revisions = p
 	h := &webhook.PinHandler{
 		Decoder:    admission.NewDecoder(mgr.GetScheme()),
 		Policy:     policy,
-		Namespaces: namespaces,
-		Pinner:     &pinner.Pinner{Client: live, Key: key},
+		Namespaces: w.Namespaces,
+		Pinner:     p,
 		Callers:    callers,
 		Metrics:    m,
 		Unpinned:   webhook.NewUnpinnedEvents(mgr.GetEventRecorder(contract.EventSource)),

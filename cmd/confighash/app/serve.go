@@ -275,7 +275,7 @@ func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, ke
 	}
 	mgr.GetWebhookServer().Register(webhook.Path, callers.Endpoint(h, o.Webhook.Limits(m)))
 	if o.Pinning {
-		if err := addPinning(mgr, key, policy, o, callers, h.Namespaces, m); err != nil {
+		if err := addPinning(mgr, key, policy, o, callers, h, m); err != nil {
 			return err
 		}
 	}
