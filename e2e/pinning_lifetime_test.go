@@ -1,0 +1,235 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/confighash/confighash/internal/pinning"
+)
+
+// TestPinningSnapshotsLiveAsLongAsTheirRevisions: with revisionHistoryLimit
+// 2, five changes leave exactly the snapshots of the three ReplicaSets kept
+// (the Secret's one snapshot shared by all of them and by a second
+// Deployment), within a minute; deleting the workloads, one in the
+// foreground and one in the background, leaves none. This is the garbage
+// collector's work on the owner references the pinner writes.
+func TestPinningSnapshotsLiveAsLongAsTheirRevisions(t *testing.T) {
+	restartWith(t, "--pinning")
+	ns := pinningNamespace(t)
+	env.Create(t, configMap(ns, "app", map[string]string{"k": "v0"}))
+	env.Create(t, configMap(ns, "other", map[string]string{"k": "o"}))
+	env.Create(t, secret(ns, "db", map[string]string{"password": "p1"}))
+	time.Sleep(time.Second) // the Namespace cache sees the label
+	keepReady(t, ns)
+
+	d := deploymentOf(ns, "web", podSpec("app", "db"))
+	d.Spec.RevisionHistoryLimit = new(int32(2))
+	env.Create(t, d)
+	other := deploymentOf(ns, "other", podSpec("other", "db"))
+	other.Spec.Selector.MatchLabels = map[string]string{"app": "other"}
+	other.Spec.Template.Labels = map[string]string{"app": "other"}
+	env.Create(t, other)
+	waitComplete(t, d)
+	waitComplete(t, other)
+
+	cm := configMap(ns, "app", nil)
+	for i := 1; i <= 5; i++ {
+		env.Update(t, cm, func() { cm.Data["k"] = fmt.Sprintf("v%d", i) })
+		spec := podSpec("app", "db")
+		waitStamp(t, d, expectedChecksum(t, ns, &spec, nil), 30*time.Second)
+		waitComplete(t, d)
+	}
+
+	// Only the live revisions' snapshots remain: three of app's, one of
+	// db's owned by every live ReplicaSet, and other's.
+	var live []string
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		rs := env.ReplicaSets(t, ns, "web")
+		if len(rs) != 3 {
+			return false, nil
+		}
+		live = live[:0]
+		for _, r := range append(rs, env.ReplicaSets(t, ns, "other")...) {
+			live = append(live, string(r.UID))
+		}
+		return snapshotsOwnedBy(t, ns, live) == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("after five changes: %v", snapshotsOwnedBy(t, ns, live))
+	}
+	cms, secrets := snapshots(t, ns)
+	if len(cms) != 4 || len(secrets) != 1 || len(secrets[0].OwnerReferences) != 4 {
+		t.Fatalf("want 3 snapshots of app, 1 of other and 1 of db owned by all 4 ReplicaSets; have %s and %s", names(cms), names(secrets))
+	}
+
+	// Deleting the workloads deletes their ReplicaSets, then the garbage
+	// collector the snapshots: web in the foreground, other in the
+	// background.
+	if err := env.Client.Delete(env.SpecContext(t), d, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
+		t.Fatal(err)
+	}
+	waitSnapshots(t, ns, func(cms, secrets []metav1.ObjectMeta) bool {
+		return len(cms) == 1 && len(secrets) == 1 && len(secrets[0].OwnerReferences) == 1
+	}, "only other's snapshots, db's owned by other's ReplicaSet alone")
+	if err := env.Client.Delete(env.SpecContext(t), other, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		t.Fatal(err)
+	}
+	waitSnapshots(t, ns, func(cms, secrets []metav1.ObjectMeta) bool { return len(cms)+len(secrets) == 0 }, "no snapshot")
+}
+
+// pinningNamespace is a fresh served namespace labelled for pinning.
+func pinningNamespace(t *testing.T) string {
+	t.Helper()
+	ns := env.NewNamespace(t, true)
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	env.Update(t, nsObj, func() { nsObj.Labels[pinning.NamespaceLabel] = pinning.NamespaceEnabled })
+	return ns
+}
+
+// keepReady marks every pod of ns ready until the spec ends: no node runs
+// them here, and a Deployment prunes its old ReplicaSets
+// (revisionHistoryLimit) only once its rollout completes.
+func keepReady(t *testing.T, ns string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(env.SpecContext(t))
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		_ = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			var l corev1.PodList
+			if err := env.Client.List(ctx, &l, client.InNamespace(ns)); err != nil {
+				return false, nil
+			}
+			for i := range l.Items {
+				p := &l.Items[i]
+				if p.DeletionTimestamp != nil || slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
+					return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
+				}) {
+					continue
+				}
+				base := p.DeepCopy()
+				p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()})
+				if err := env.Client.Status().Patch(ctx, p, client.MergeFrom(base)); err != nil {
+					t.Logf("marking pod %s ready: %v", p.Name, err)
+				}
+			}
+			return false, nil
+		})
+	}()
+}
+
+// waitComplete waits until d's rollout of its current template completes.
+func waitComplete(t *testing.T, d *appsv1.Deployment) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(d), d); err != nil {
+			return false, err
+		}
+		s, want := d.Status, *d.Spec.Replicas
+		return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.AvailableReplicas == want && s.Replicas == want, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: rollout not complete: %+v: %v", d.Name, d.Status, err)
+	}
+}
+
+// snapshots lists the snapshots of ns, ConfigMaps and Secrets, metadata
+// only.
+func snapshots(t *testing.T, ns string) (cms, secrets []metav1.ObjectMeta) {
+	t.Helper()
+	ctx := env.SpecContext(t)
+	var cl corev1.ConfigMapList
+	var sl corev1.SecretList
+	if err := env.Client.List(ctx, &cl, client.InNamespace(ns), client.HasLabels{pinning.SnapshotLabel}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.List(ctx, &sl, client.InNamespace(ns), client.HasLabels{pinning.SnapshotLabel}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cl.Items {
+		cms = append(cms, c.ObjectMeta)
+	}
+	for _, s := range sl.Items {
+		secrets = append(secrets, s.ObjectMeta)
+	}
+	return cms, secrets
+}
+
+// snapshotsOwnedBy says how ns's snapshots differ from "every snapshot has
+// an owner among owners, and every owner owns a snapshot", nil when they do
+// not.
+func snapshotsOwnedBy(t *testing.T, ns string, owners []string) error {
+	t.Helper()
+	cms, secrets := snapshots(t, ns)
+	seen := map[string]bool{}
+	for _, m := range append(cms, secrets...) {
+		kept := false
+		for _, o := range m.OwnerReferences {
+			if slices.Contains(owners, string(o.UID)) {
+				kept, seen[string(o.UID)] = true, true
+			}
+		}
+		if !kept {
+			return fmt.Errorf("snapshot %s owned by %s, none of them live", m.Name, ownersOf(m))
+		}
+	}
+	if len(seen) != len(owners) {
+		return fmt.Errorf("%d of the %d live revisions own a snapshot: %s and %s", len(seen), len(owners), names(cms), names(secrets))
+	}
+	return nil
+}
+
+// waitSnapshots waits a minute at most until ns's snapshots satisfy ok.
+func waitSnapshots(t *testing.T, ns string, ok func(cms, secrets []metav1.ObjectMeta) bool, what string) {
+	t.Helper()
+	var cms, secrets []metav1.ObjectMeta
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), time.Second, time.Minute, true, func(context.Context) (bool, error) {
+		cms, secrets = snapshots(t, ns)
+		return ok(cms, secrets), nil
+	})
+	if err != nil {
+		t.Fatalf("want %s within a minute; have %s and %s", what, names(cms), names(secrets))
+	}
+}
+
+// names shows snapshots with their owners, for a failure message.
+func names(ms []metav1.ObjectMeta) string {
+	out := make([]string, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, m.Name+ownersOf(m))
+	}
+	sort.Strings(out)
+	return fmt.Sprint(out)
+}
+
+func ownersOf(m metav1.ObjectMeta) string {
+	var os []string
+	for _, o := range m.OwnerReferences {
+		os = append(os, o.Kind+"/"+o.Name)
+	}
+	return fmt.Sprint(os)
+}
+
+// uids are the pods' UIDs, sorted.
+func uids(pods []corev1.Pod) []types.UID {
+	out := make([]types.UID, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, p.UID)
+	}
+	slices.Sort(out)
+	return out
+}
