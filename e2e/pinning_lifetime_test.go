@@ -90,6 +90,90 @@ func TestPinningSnapshotsLiveAsLongAsTheirRevisions(t *testing.T) {
 	waitSnapshots(t, ns, func(cms, secrets []metav1.ObjectMeta) bool { return len(cms)+len(secrets) == 0 }, "no snapshot")
 }
 
+// TestPinningOrphanedSnapshotsFollowTheirPods: a ReplicaSet deleted with
+// --cascade=orphan loses its place as an owner of its snapshots (the
+// garbage collector strips it from them as from its pods), yet its pods run
+// on, reading them. The snapshots become theirs, owned by exactly those
+// pods, and go with the last of them.
+func TestPinningOrphanedSnapshotsFollowTheirPods(t *testing.T) {
+	restartWith(t, "--pinning")
+	ns := pinningNamespace(t)
+	env.Create(t, configMap(ns, "app", map[string]string{"k": "v1"}))
+	env.Create(t, secret(ns, "db", map[string]string{"password": "p1"}))
+	time.Sleep(time.Second) // the Namespace cache sees the label
+
+	d := deploymentOf(ns, "web", podSpec("app", "db"))
+	d.Spec.Replicas = new(int32(2))
+	env.Create(t, d)
+	pods := podsWhere(t, ns, 2, func(corev1.Pod) bool { return true })
+	cmSnap, secretSnap := readsOf(t, pods[0])
+	rs := env.CurrentReplicaSet(t, ns, "web")
+
+	// The Deployment goes, its ReplicaSet stays; then the ReplicaSet, its
+	// two pods run on.
+	env.Kubectl(t, "", "delete", "-n", ns, "deployment", "web", "--cascade=orphan")
+	env.Kubectl(t, "", "delete", "-n", ns, "replicaset", rs, "--cascade=orphan")
+	want := uids(pods)
+	waitSnapshots(t, ns, func(cms, secrets []metav1.ObjectMeta) bool {
+		for _, m := range append(cms, secrets...) {
+			var got []types.UID
+			for _, o := range m.OwnerReferences {
+				got = append(got, o.UID)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				return false
+			}
+		}
+		return len(cms) == 1 && len(secrets) == 1 && cms[0].Name == cmSnap && secrets[0].Name == secretSnap
+	}, fmt.Sprintf("%s and %s owned by exactly the pods %v", cmSnap, secretSnap, want))
+
+	// One pod goes: the other still reads both. Then the last: nothing
+	// is left.
+	if err := env.Client.Delete(env.SpecContext(t), &pods[0]); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(settle)
+	waitSnapshots(t, ns, func(cms, secrets []metav1.ObjectMeta) bool {
+		return len(cms) == 1 && len(secrets) == 1
+	}, "both snapshots kept for the pod left")
+	if err := env.Client.Delete(env.SpecContext(t), &pods[1]); err != nil {
+		t.Fatal(err)
+	}
+	waitSnapshots(t, ns, func(cms, secrets []metav1.ObjectMeta) bool { return len(cms)+len(secrets) == 0 }, "no snapshot")
+}
+
+// TestPinningUnreadOrphanedSnapshotIsDeleted: an old ReplicaSet, its pods
+// gone, deleted with --cascade=orphan would leave its own snapshot with no
+// owner, for good; nothing reads it, so it is deleted. The snapshot it
+// shared with the live ReplicaSet stays, owned by that one.
+func TestPinningUnreadOrphanedSnapshotIsDeleted(t *testing.T) {
+	restartWith(t, "--pinning")
+	ns := pinningNamespace(t)
+	env.Create(t, configMap(ns, "app", map[string]string{"k": "v1"}))
+	env.Create(t, secret(ns, "db", map[string]string{"password": "p1"}))
+	time.Sleep(time.Second) // the Namespace cache sees the label
+	keepReady(t, ns)
+
+	d := deploymentOf(ns, "web", podSpec("app", "db"))
+	env.Create(t, d)
+	waitComplete(t, d)
+	oldRS := env.CurrentReplicaSet(t, ns, "web")
+	cm := configMap(ns, "app", nil)
+	env.Update(t, cm, func() { cm.Data["k"] = "v2" })
+	spec := podSpec("app", "db")
+	waitStamp(t, d, expectedChecksum(t, ns, &spec, nil), 30*time.Second)
+	waitComplete(t, d)
+	newRS := env.CurrentReplicaSet(t, ns, "web")
+	cmSnap, secretSnap := readsOf(t, podsWhere(t, ns, 1, func(p corev1.Pod) bool { return ownerName(p) == newRS })[0])
+
+	env.Kubectl(t, "", "delete", "-n", ns, "replicaset", oldRS, "--cascade=orphan")
+	waitSnapshots(t, ns, func(cms, secrets []metav1.ObjectMeta) bool {
+		return len(cms) == 1 && cms[0].Name == cmSnap && len(secrets) == 1 && secrets[0].Name == secretSnap &&
+			len(secrets[0].OwnerReferences) == 1 && secrets[0].OwnerReferences[0].Name == newRS
+	}, "the old revision's snapshot deleted, the live one's kept")
+}
+
 // pinningNamespace is a fresh served namespace labelled for pinning.
 func pinningNamespace(t *testing.T) string {
 	t.Helper()
@@ -112,7 +196,7 @@ func keepReady(t *testing.T, ns string) {
 		_ = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 			var l corev1.PodList
 			if err := env.Client.List(ctx, &l, client.InNamespace(ns)); err != nil {
-				return false, nil
+				return false, nil //nolint:nilerr // tried again at the next tick, until the spec ends
 			}
 			for i := range l.Items {
 				p := &l.Items[i]

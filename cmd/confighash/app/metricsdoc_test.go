@@ -15,6 +15,7 @@ import (
 	"github.com/confighash/confighash/certs"
 	"github.com/confighash/confighash/internal/hashkey"
 	"github.com/confighash/confighash/internal/restamp"
+	"github.com/confighash/confighash/internal/snapshotgc"
 	"github.com/confighash/confighash/webhook"
 )
 
@@ -86,6 +87,9 @@ func registeredSeries(t *testing.T) map[string]series {
 		t.Fatal(err)
 	}
 	if _, err := hashkey.NewMetrics(rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := snapshotgc.NewMetrics(rec); err != nil {
 		t.Fatal(err)
 	}
 	if err := certs.NewMetrics(rec, certs.New(nil, certs.Options{})); err != nil {

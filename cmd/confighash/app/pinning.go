@@ -29,5 +29,5 @@ func addPinning(mgr manager.Manager, key []byte, policy injection.Policy, o Opti
 		Metrics:    m,
 	}
 	mgr.GetWebhookServer().Register(webhook.PinPath, callers.Endpoint(h, o.Webhook.Limits(m)))
-	return nil
+	return addSnapshotGC(mgr, key, policy, o, namespaces)
 }
