@@ -174,6 +174,65 @@ func TestPinningUnreadOrphanedSnapshotIsDeleted(t *testing.T) {
 	}, "the old revision's snapshot deleted, the live one's kept")
 }
 
+// TestPinningSnapshotsOrphanedWhileNoLeaderRan: two Deployments of the
+// same content share their snapshots. One is deleted with --cascade=orphan,
+// then its ReplicaSet, while confighash is down: the snapshots keep the
+// other Deployment's ReplicaSet as their owner, and would go with it under
+// the orphaned pod. The leader that starts looks at every namespace with
+// snapshots once: the orphaned pod becomes an owner, and keeps them after
+// the other Deployment is gone.
+func TestPinningSnapshotsOrphanedWhileNoLeaderRan(t *testing.T) {
+	restartWith(t, "--pinning")
+	ns := pinningNamespace(t)
+	env.Create(t, configMap(ns, "app", map[string]string{"k": "v1"}))
+	env.Create(t, secret(ns, "db", map[string]string{"password": "p1"}))
+	time.Sleep(time.Second) // the Namespace cache sees the label
+
+	web := deploymentOf(ns, "web", podSpec("app", "db"))
+	env.Create(t, web)
+	pod := podsWhere(t, ns, 1, func(corev1.Pod) bool { return true })[0]
+	other := deploymentOf(ns, "other", podSpec("app", "db"))
+	other.Spec.Selector.MatchLabels = map[string]string{"app": "other"}
+	other.Spec.Template.Labels = map[string]string{"app": "other"}
+	env.Create(t, other)
+	podsWhere(t, ns, 2, func(corev1.Pod) bool { return true })
+	waitSnapshots(t, ns, func(cms, secrets []metav1.ObjectMeta) bool {
+		return len(cms) == 1 && len(secrets) == 1 && len(cms[0].OwnerReferences) == 2 && len(secrets[0].OwnerReferences) == 2
+	}, "one snapshot each, owned by both ReplicaSets")
+	webRS := ownerName(pod)
+
+	if err := env.Confighash.Stop(env.SpecContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	env.Kubectl(t, "", "delete", "-n", ns, "deployment", "web", "--cascade=orphan")
+	env.Kubectl(t, "", "delete", "-n", ns, "replicaset", webRS, "--cascade=orphan")
+	waitSnapshots(t, ns, func(cms, secrets []metav1.ObjectMeta) bool {
+		return len(cms) == 1 && len(secrets) == 1 && len(cms[0].OwnerReferences) == 1 && len(secrets[0].OwnerReferences) == 1
+	}, "the orphaned ReplicaSet stripped from both")
+	if err := env.Confighash.Start(env.SpecContext(t), "--pinning"); err != nil {
+		t.Fatal(err)
+	}
+	ownedByPod := func(cms, secrets []metav1.ObjectMeta) bool {
+		for _, m := range append(cms, secrets...) {
+			if !slices.ContainsFunc(m.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == pod.UID }) {
+				return false
+			}
+		}
+		return len(cms) == 1 && len(secrets) == 1
+	}
+	waitSnapshots(t, ns, ownedByPod, "both snapshots owned by the orphaned pod "+pod.Name)
+
+	if err := env.Client.Delete(env.SpecContext(t), other, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(settle)
+	waitSnapshots(t, ns, ownedByPod, "both snapshots kept for the orphaned pod")
+	if err := env.Client.Delete(env.SpecContext(t), &pod); err != nil {
+		t.Fatal(err)
+	}
+	waitSnapshots(t, ns, func(cms, secrets []metav1.ObjectMeta) bool { return len(cms)+len(secrets) == 0 }, "no snapshot")
+}
+
 // pinningNamespace is a fresh served namespace labelled for pinning.
 func pinningNamespace(t *testing.T) string {
 	t.Helper()
