@@ -233,6 +233,52 @@ func TestPinningSnapshotsOrphanedWhileNoLeaderRan(t *testing.T) {
 	waitSnapshots(t, ns, func(cms, secrets []metav1.ObjectMeta) bool { return len(cms)+len(secrets) == 0 }, "no snapshot")
 }
 
+// TestPinningStatefulSetSnapshotsFollowTheirRevision: a StatefulSet's pod
+// is covered by its ControllerRevision, which owns its snapshots, not by its
+// controller: a look at the namespace (a leader's start) adds no owner.
+// Once that revision is deleted with --cascade=orphan, the pod, still
+// running, becomes the owner, and the snapshots go with it.
+func TestPinningStatefulSetSnapshotsFollowTheirRevision(t *testing.T) {
+	restartWith(t, "--pinning")
+	ns := pinningNamespace(t)
+	env.Create(t, configMap(ns, "app", map[string]string{"k": "v1"}))
+	env.Create(t, secret(ns, "db", map[string]string{"password": "p1"}))
+	time.Sleep(time.Second) // the Namespace cache sees the label
+
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}, Spec: appsv1.StatefulSetSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "e2e"}}, Template: template(podSpec("app", "db")),
+	}}
+	env.Create(t, sts)
+	pod := podsWhere(t, ns, 1, func(corev1.Pod) bool { return true })[0]
+	if pod.Annotations[pinning.PodAnnotation] != "true" {
+		t.Fatalf("pod %s: %s=%q", pod.Name, pinning.PodAnnotation, pod.Annotations[pinning.PodAnnotation])
+	}
+	revision := pod.Labels[appsv1.ControllerRevisionHashLabelKey]
+	ownedBy := func(kind, name string) func(cms, secrets []metav1.ObjectMeta) bool {
+		return func(cms, secrets []metav1.ObjectMeta) bool {
+			for _, m := range append(cms, secrets...) {
+				if len(m.OwnerReferences) != 1 || m.OwnerReferences[0].Kind != kind || m.OwnerReferences[0].Name != name {
+					return false
+				}
+			}
+			return len(cms) == 1 && len(secrets) == 1
+		}
+	}
+	waitSnapshots(t, ns, ownedBy("ControllerRevision", revision), "both snapshots owned by ControllerRevision "+revision)
+
+	restartWith(t, "--pinning") // the new leader looks at every namespace with snapshots
+	time.Sleep(settle)
+	waitSnapshots(t, ns, ownedBy("ControllerRevision", revision), "both snapshots owned by ControllerRevision "+revision+" alone")
+
+	env.Kubectl(t, "", "delete", "-n", ns, "statefulset", "web", "--cascade=orphan")
+	env.Kubectl(t, "", "delete", "-n", ns, "controllerrevision", revision, "--cascade=orphan")
+	waitSnapshots(t, ns, ownedBy("Pod", pod.Name), "both snapshots owned by the pod "+pod.Name)
+	if err := env.Client.Delete(env.SpecContext(t), &pod); err != nil {
+		t.Fatal(err)
+	}
+	waitSnapshots(t, ns, func(cms, secrets []metav1.ObjectMeta) bool { return len(cms)+len(secrets) == 0 }, "no snapshot")
+}
+
 // pinningNamespace is a fresh served namespace labelled for pinning.
 func pinningNamespace(t *testing.T) string {
 	t.Helper()

@@ -11,10 +11,12 @@
 // revisions only (deleted with them, under pods that still read it).
 //
 // So when a snapshot loses an owner, this package looks at the pods of its
-// namespace: every pod that reads a snapshot and whose own controller is
-// not among its owners is made one of them (the collector then removes the
-// snapshot with the last such pod), and a snapshot with no owner and no
-// reader is deleted, once verified to be confighash's.
+// namespace: every pod that reads a snapshot and whose own revision (its
+// ReplicaSet or Job, or the ControllerRevision of a StatefulSet's or
+// DaemonSet's pod) is not among its owners is made one of them (the
+// collector then removes the snapshot with the last such pod), and a
+// snapshot with no owner and no reader is deleted, once verified to be
+// confighash's.
 //
 //	watch.go     metadata-only informers of snapshot-labelled ConfigMaps and
 //	             Secrets; a lost owner queues the snapshot's namespace

@@ -24,9 +24,26 @@ type snapshot struct {
 type reader struct {
 	Name string
 	UID  types.UID
-	// Controller is the UID of the pod's controller (its revision), ""
-	// when it has none (orphaned).
+	// Controller is the UID of the pod's controller, "" when it has none
+	// (orphaned). For a ReplicaSet's or a Job's pod it is the revision
+	// the pinner made an owner.
 	Controller types.UID
+	// Revision is the name of the ControllerRevision the pod was made
+	// from, for a StatefulSet's or DaemonSet's pod: the pinner makes that
+	// revision the owner, not the pod's controller.
+	Revision string
+}
+
+// coveredBy reports whether one of owners keeps r's snapshot for it: the
+// pod itself, its controller, or its ControllerRevision.
+func (r reader) coveredBy(owners []metav1.OwnerReference) bool {
+	for _, o := range owners {
+		if o.UID == r.UID || (r.Controller != "" && o.UID == r.Controller) ||
+			(r.Revision != "" && o.Kind == "ControllerRevision" && o.APIVersion == "apps/v1" && o.Name == r.Revision) {
+			return true
+		}
+	}
+	return false
 }
 
 // action is one write to one snapshot: delete it, or add pods as owners.
@@ -53,20 +70,17 @@ func plan(snaps []snapshot, readers map[hasher.Source][]reader, complete bool) [
 			}
 			continue
 		}
-		owned := make(map[types.UID]bool, len(s.Owners))
-		for _, o := range s.Owners {
-			owned[o.UID] = true
-		}
 		a := action{snapshot: s}
+		added := map[types.UID]bool{}
 		for _, r := range rs {
-			if owned[r.UID] || (r.Controller != "" && owned[r.Controller]) {
+			if added[r.UID] || r.coveredBy(s.Owners) {
 				continue
 			}
 			if len(s.Owners)+len(a.owners) >= maxOwners {
 				a.dropped++
 				continue
 			}
-			owned[r.UID] = true
+			added[r.UID] = true
 			a.owners = append(a.owners, metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: r.Name, UID: r.UID})
 		}
 		if len(a.owners) > 0 || a.dropped > 0 {

@@ -13,6 +13,7 @@ import (
 func TestPlan(t *testing.T) {
 	cm := hasher.Source{Kind: hasher.ConfigMap, Name: "app-pin-1"}
 	rs := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", UID: "rs-1"}
+	cr := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ControllerRevision", Name: "s-abc", UID: "cr-1"}
 	podOf := func(name string, ctl types.UID) reader {
 		return reader{Name: name, UID: types.UID("uid-" + name), Controller: ctl}
 	}
@@ -31,6 +32,8 @@ func TestPlan(t *testing.T) {
 		{name: "orphaned pods own it", readers: []reader{podOf("a", ""), podOf("b", "")}, complete: true, add: []string{"a", "b"}},
 		{name: "pods of a deleted revision, their ref not yet stripped", readers: []reader{podOf("a", "rs-gone")}, complete: true, add: []string{"a"}},
 		{name: "another revision still owns it", owners: []metav1.OwnerReference{rs}, readers: []reader{podOf("a", "rs-1"), podOf("b", "")}, add: []string{"b"}},
+		{name: "a StatefulSet's pod, its ControllerRevision an owner", owners: []metav1.OwnerReference{cr}, readers: []reader{{Name: "s-0", UID: "uid-s-0", Controller: "sts", Revision: "s-abc"}}, complete: true},
+		{name: "a StatefulSet's pod, another ControllerRevision an owner", owners: []metav1.OwnerReference{cr}, readers: []reader{{Name: "s-0", UID: "uid-s-0", Controller: "sts", Revision: "s-def"}}, complete: true, add: []string{"s-0"}},
 		{name: "a pod already an owner", owners: []metav1.OwnerReference{{Kind: "Pod", Name: "a", UID: "uid-a"}}, readers: []reader{podOf("a", "")}, complete: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -61,9 +62,27 @@ func readsOf(pod *corev1.Pod, snaps map[hasher.Source]bool, out map[hasher.Sourc
 		if r == nil {
 			r = &reader{Name: pod.Name, UID: pod.UID}
 			if ctl := metav1.GetControllerOf(pod); ctl != nil {
-				r.Controller = ctl.UID
+				r.Controller, r.Revision = ctl.UID, revisionOf(pod, ctl)
 			}
 		}
 		out[ref.Source] = append(out[ref.Source], *r)
 	}
+}
+
+// revisionOf is the name of the ControllerRevision a StatefulSet's or
+// DaemonSet's pod was made from, as the pinner finds it (internal/pinner,
+// revision.go): a StatefulSet labels its pods with the revision's name, a
+// DaemonSet with its hash. "" for other pods.
+func revisionOf(pod *corev1.Pod, ctl *metav1.OwnerReference) string {
+	hash := pod.Labels[appsv1.ControllerRevisionHashLabelKey]
+	if hash == "" || ctl.APIVersion != "apps/v1" {
+		return ""
+	}
+	switch ctl.Kind {
+	case "StatefulSet":
+		return hash
+	case "DaemonSet":
+		return ctl.Name + "-" + hash
+	}
+	return ""
 }

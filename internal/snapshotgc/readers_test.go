@@ -43,3 +43,25 @@ func TestReadsOf(t *testing.T) {
 		t.Errorf("a pod being deleted reads %v", out)
 	}
 }
+
+// TestRevisionOf names a StatefulSet's and a DaemonSet's pod's
+// ControllerRevision as the pinner does.
+func TestRevisionOf(t *testing.T) {
+	labelled := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"controller-revision-hash": "h"}}}
+	for _, tc := range []struct {
+		ctl  metav1.OwnerReference
+		want string
+	}{
+		{metav1.OwnerReference{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "s"}, "h"},
+		{metav1.OwnerReference{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "d"}, "d-h"},
+		{metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "r"}, ""},
+		{metav1.OwnerReference{APIVersion: "example.com/v1", Kind: "StatefulSet", Name: "s"}, ""},
+	} {
+		if got := revisionOf(labelled, &tc.ctl); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.ctl.Kind, got, tc.want)
+		}
+	}
+	if got := revisionOf(&corev1.Pod{}, &metav1.OwnerReference{APIVersion: "apps/v1", Kind: "StatefulSet"}); got != "" {
+		t.Errorf("unlabelled: %q", got)
+	}
+}
