@@ -34,16 +34,28 @@ type reader struct {
 	Revision string
 }
 
-// coveredBy reports whether one of owners keeps r's snapshot for it: the
-// pod itself, its controller, or its ControllerRevision.
-func (r reader) coveredBy(owners []metav1.OwnerReference) bool {
-	for _, o := range owners {
-		if o.UID == r.UID || (r.Controller != "" && o.UID == r.Controller) ||
-			(r.Revision != "" && o.Kind == "ControllerRevision" && o.APIVersion == "apps/v1" && o.Name == r.Revision) {
-			return true
+// owners indexes a snapshot's owners the ways a reader can be covered: by
+// UID (the pod, its ReplicaSet or Job), and ControllerRevisions by name.
+type owners struct {
+	uids      map[types.UID]bool
+	revisions map[string]bool
+}
+
+func ownersOf(refs []metav1.OwnerReference) owners {
+	o := owners{uids: make(map[types.UID]bool, len(refs)), revisions: map[string]bool{}}
+	for _, r := range refs {
+		o.uids[r.UID] = true
+		if r.APIVersion == "apps/v1" && r.Kind == "ControllerRevision" {
+			o.revisions[r.Name] = true
 		}
 	}
-	return false
+	return o
+}
+
+// covers reports whether an owner keeps the snapshot for r: the pod
+// itself, its controller, or its ControllerRevision.
+func (o owners) covers(r reader) bool {
+	return o.uids[r.UID] || (r.Controller != "" && o.uids[r.Controller]) || (r.Revision != "" && o.revisions[r.Revision])
 }
 
 // action is one write to one snapshot: delete it, or add pods as owners.
@@ -71,16 +83,16 @@ func plan(snaps []snapshot, readers map[hasher.Source][]reader, complete bool) [
 			continue
 		}
 		a := action{snapshot: s}
-		added := map[types.UID]bool{}
+		have := ownersOf(s.Owners)
 		for _, r := range rs {
-			if added[r.UID] || r.coveredBy(s.Owners) {
+			if have.covers(r) {
 				continue
 			}
 			if len(s.Owners)+len(a.owners) >= maxOwners {
 				a.dropped++
 				continue
 			}
-			added[r.UID] = true
+			have.uids[r.UID] = true
 			a.owners = append(a.owners, metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: r.Name, UID: r.UID})
 		}
 		if len(a.owners) > 0 || a.dropped > 0 {
