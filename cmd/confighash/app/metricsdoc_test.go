@@ -16,6 +16,7 @@ import (
 	"github.com/confighash/confighash/internal/hashkey"
 	"github.com/confighash/confighash/internal/mdtable"
 	"github.com/confighash/confighash/internal/restamp"
+	"github.com/confighash/confighash/internal/snapshotgc"
 	"github.com/confighash/confighash/webhook"
 )
 
@@ -87,6 +88,9 @@ func registeredSeries(t *testing.T) map[string]series {
 		t.Fatal(err)
 	}
 	if _, err := hashkey.NewMetrics(rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := snapshotgc.NewMetrics(rec); err != nil {
 		t.Fatal(err)
 	}
 	if err := certs.NewMetrics(rec, certs.New(nil, certs.Options{})); err != nil {

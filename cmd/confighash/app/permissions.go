@@ -119,7 +119,14 @@ func Permissions(o Options, kinds workload.Registry) []Permission {
 		for _, res := range []string{"configmaps", "secrets"} {
 			served(Permission{Resource: res, Verbs: []string{"create"}, Why: "pinner: make a snapshot"})
 			served(Permission{Resource: res, Verbs: []string{"patch"}, Name: AnyName, Why: "pinner: seal a snapshot to a stamp, own it by a revision"})
+			served(Permission{Resource: res, Verbs: []string{"delete"}, Name: AnyName, Why: "pinner: snapshotgc deletes a snapshot nothing owns or reads"})
+			// snapshotgc (leader) also patches (pods as owners) with the
+			// grant above; it reads the snapshots by a metadata informer,
+			// and one whole by a GET that verifies it before a delete.
+			served(Permission{Resource: res, Verbs: []string{"list", "watch"}, Why: "snapshotgc: informer of the snapshots"})
+			served(Permission{Resource: res, Verbs: []string{"get"}, Name: AnyName, Why: "snapshotgc: verify a snapshot before deleting it"})
 		}
+		served(Permission{Resource: "pods", Verbs: []string{"list"}, Why: "snapshotgc: live LIST of a namespace's pods (which read a snapshot)"})
 	}
 
 	// hashkey.Ensure: a GET, and a create when the Secret does not exist.

@@ -34,5 +34,5 @@ func addPinning(mgr manager.Manager, key []byte, policy injection.Policy, o Opti
 		Unpinned:   webhook.NewUnpinnedEvents(mgr.GetEventRecorder(contract.EventSource)),
 	}
 	mgr.GetWebhookServer().Register(webhook.PinPath, callers.Endpoint(h, o.Webhook.Limits(m)))
-	return nil
+	return addSnapshotGC(mgr, key, policy, o, w.Namespaces)
 }
