@@ -212,12 +212,17 @@ func keepStamp(kind workload.Kind, old, t workload.Template, req admission.Reque
 // manager. This tells the hook's re-stamp from other writes; it is not a
 // security boundary (anyone who may update a workload may roll it anyway).
 func writtenByConfighash(req admission.Request) bool {
+	return fieldManager(req) == contract.FieldManager
+}
+
+// fieldManager is the field manager the write names; "" when it names none
+// (options are absent on some requests; then none is named).
+func fieldManager(req admission.Request) string {
 	var opts struct {
 		FieldManager string `json:"fieldManager"`
 	}
-	// Options are absent on some requests; then no manager is named.
 	_ = json.Unmarshal(req.Options.Raw, &opts)
-	return opts.FieldManager == contract.FieldManager
+	return opts.FieldManager
 }
 
 // checksum computes the stamp for a new or changed template. On UPDATE with

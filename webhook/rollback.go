@@ -66,7 +66,10 @@ var rolledBackWarning = workload.Warning("rolled back to a revision whose pods r
 func (h *Handler) rollback(ctx context.Context, kind workload.Kind, obj client.Object, reads workload.Reads, edits recordEdits, req admission.Request, fresh func(context.Context) (string, bool)) (admission.Response, outcome, bool) {
 	t := reads.Template
 	stamp := t.Checksum()
-	if h.Revisions == nil || t.Meta == nil || (req.DryRun != nil && *req.DryRun) || !currentFormat(stamp) || writtenByConfighash(req) {
+	// kubectl's undo (and Argo Rollouts' plugin) name no field manager;
+	// apply, edit, patch, replace, Helm, Argo CD and Flux all name one, so
+	// their writes of a manifest holding a copied stamp stay edits.
+	if h.Revisions == nil || t.Meta == nil || (req.DryRun != nil && *req.DryRun) || !currentFormat(stamp) || fieldManager(req) != "" {
 		return admission.Response{}, "", false
 	}
 	if !pinning.WorkloadPins(obj.GetAnnotations()) || !pinning.WorkloadPins(t.Meta.Annotations) || !h.pinsNamespace(ctx, req.Namespace) {

@@ -126,6 +126,12 @@ func TestRollbackKeepsTheRevisionsStamp(t *testing.T) {
 			}(),
 			wantStamp: current,
 		},
+		"a write that names a field manager (apply, a GitOps sync) is an edit": {
+			revs: &fakeRevisions{templates: []corev1.PodTemplateSpec{revisionOf(withStamp(old))}, sealed: map[string]bool{old: true}},
+			req: byManager("argocd-controller", request(admissionv1.Update, deployment(withUID, withStamp(old)),
+				deployment(withUID, withStamp(current)))),
+			wantStamp: current,
+		},
 		"the hook's own write is never a rollback": {
 			revs: &fakeRevisions{templates: []corev1.PodTemplateSpec{revisionOf(withStamp(old))}, sealed: map[string]bool{old: true}},
 			req: byManager(contract.FieldManager, request(admissionv1.Update, deployment(withUID, withStamp(old)),
