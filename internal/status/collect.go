@@ -65,7 +65,9 @@ func (e *NotFoundError) Error() string {
 
 // Collect reports on the workloads o selects. It reads workloads (and,
 // for the halts of a named workload's fellow readers, the metadata of its
-// namespace's workloads), namespaces, source metadata and Events with c, and gets fresh stamps
+// namespace's workloads), namespaces, source metadata, Events and, in
+// namespaces that pin, one page of each workload's pods' metadata with c,
+// and gets fresh stamps
 // from o.Stamper; it never reads a ConfigMap's or Secret's content.
 // Problems confined to one workload are reported in it rather than failing
 // the whole call.
@@ -117,6 +119,9 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 			w.Warnings = append(w.Warnings, strings.Split(reads.RefErr.Error(), "\n")...)
 		}
 		w.Sources = sourcesOf(reads.Refs)
+		if w.Injection.State == InjectionOn && reads.Template.Meta != nil {
+			w.Pinning = pinningOf(ctx, c, obj, w.StampedChecksum, labels, reads.Template.Meta.Annotations)
+		}
 		presence.fill(ctx, w.Namespace, w.Sources)
 		if haltsErr != nil {
 			w.Warnings = append(w.Warnings, haltsErr.Error()+"; waiting cannot be told from stale")

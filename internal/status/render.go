@@ -68,6 +68,9 @@ func writeDetails(out io.Writer, w *Workload, now time.Time) error {
 		fmt.Fprintf(tw, "  Halted change:\t%s at %s (%s since %s)\n", hc.Source, hc.Workload, hc.Reason, hc.Since.UTC().Format(time.RFC3339))
 	}
 	fmt.Fprintf(tw, "  Last re-stamp:\t%s\n", describeRollout(w.Rollout, now))
+	if w.Pinning != nil {
+		fmt.Fprintf(tw, "  Pinning:\t%s\n", describePinning(w.Pinning))
+	}
 	for _, e := range []struct {
 		label string
 		ev    *Event

@@ -84,13 +84,14 @@ const AllKeys = "*"
 //	    "halt": {"since": "2026-…Z", "changes": ["configmap/web@0123456789abcdef"], "reason": "CrashLoopBackOff"},
 //	    "rollout": {"since": "2026-…Z", "changes": ["configmap/web@0123456789abcdef"]},
 //	    "haltedChanges": [{"source": "configmap/web", "workload": "deployment/canary", "reason": "CrashLoopBackOff", "since": "2026-…Z"}],
+//	    "pinning": {"pods": 3, "pinned": 2, "unpinned": {"write-failed": 1}},
 //	    "error": "…", "notWatched": "…", "warnings": ["…"]
 //	  }],
 //	  "summary": {"current": 3, "stale": 1}
 //	}
 //
-// "error", "notWatched", "haltedChanges" and "warnings" are omitted when
-// empty; "halt" is {"released": true} for a released halt and {"error": "…"}
+// "error", "notWatched", "haltedChanges", "pinning" and "warnings" are
+// omitted when empty ("pinning" unless the namespace pins); "halt" is {"released": true} for a released halt and {"error": "…"}
 // for one that cannot be read; and "presence" is
 // "present", "absent" or "unknown" (then with an "error"). The checksums
 // are the keyed stamps the pod templates carry anyway; no
@@ -137,6 +138,9 @@ type Workload struct {
 	// namespace of changes to the sources it reads: a stale workload with
 	// any is waiting.
 	HaltedChanges []HaltedChange `json:"haltedChanges,omitempty"`
+	// Pinning says how its pods stand with pinning; omitted unless its
+	// namespace pins (confighash.dev/pinning=enabled).
+	Pinning *Pinning `json:"pinning,omitempty"`
 	// Error says why ExpectedChecksum could not be obtained.
 	Error string `json:"error,omitempty"`
 	// NotWatched says why the hook refuses to watch the workload's custom
