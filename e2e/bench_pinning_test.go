@@ -27,10 +27,7 @@ func TestBenchPinning(t *testing.T) {
 	benchOnly(t)
 	const workloads = 20
 	restartWith(t, "--pinning")
-	ns := env.NewNamespace(t, true)
-	nsObj := &corev1.Namespace{}
-	nsObj.Name = ns
-	env.Update(t, nsObj, func() { nsObj.Labels[pinning.NamespaceLabel] = pinning.NamespaceEnabled })
+	ns := pinningNamespace(t)
 	env.Create(t, secret(ns, "db", map[string]string{"password": "p1"}))
 	deployments := make([]*appsv1.Deployment, workloads)
 	for i := range deployments {

@@ -279,15 +279,6 @@ func TestPinningStatefulSetSnapshotsFollowTheirRevision(t *testing.T) {
 	waitSnapshots(t, ns, func(cms, secrets []metav1.ObjectMeta) bool { return len(cms)+len(secrets) == 0 }, "no snapshot")
 }
 
-// pinningNamespace is a fresh served namespace labelled for pinning.
-func pinningNamespace(t *testing.T) string {
-	t.Helper()
-	ns := env.NewNamespace(t, true)
-	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-	env.Update(t, nsObj, func() { nsObj.Labels[pinning.NamespaceLabel] = pinning.NamespaceEnabled })
-	return ns
-}
-
 // keepReady marks every pod of ns ready until the spec ends: no node runs
 // them here, and a Deployment prunes its old ReplicaSets
 // (revisionHistoryLimit) only once its rollout completes.

@@ -18,15 +18,12 @@ import (
 	"github.com/confighash/confighash/internal/waves"
 )
 
-// pinningNamespace starts confighash with --pinning and returns a served
+// pinnedApp starts confighash with --pinning and returns a served
 // namespace labelled for pinning, with ConfigMap app (k=v1) and Secret db.
-func pinningNamespace(t *testing.T) string {
+func pinnedApp(t *testing.T) string {
 	t.Helper()
 	restartWith(t, "--pinning")
-	ns := env.NewNamespace(t, true)
-	nsObj := &corev1.Namespace{}
-	nsObj.Name = ns
-	env.Update(t, nsObj, func() { nsObj.Labels[pinning.NamespaceLabel] = pinning.NamespaceEnabled })
+	ns := pinningNamespace(t)
 	env.Create(t, configMap(ns, "app", map[string]string{"k": "v1"}))
 	env.Create(t, secret(ns, "db", map[string]string{"password": "p1"}))
 	time.Sleep(time.Second) // the Namespace cache sees the label
@@ -74,7 +71,7 @@ func stampStays(t *testing.T, d *appsv1.Deployment, want string, dur time.Durati
 // does not roll it forward by itself, for a minute and across its restart;
 // the next change of the ConfigMap (the fix) rolls it forward, once.
 func TestPinningUndoOfAConfigChange(t *testing.T) {
-	ns := pinningNamespace(t)
+	ns := pinnedApp(t)
 	spec := podSpec("app", "db")
 	d := deploymentOf(ns, "web", spec)
 	env.Create(t, d)
@@ -154,7 +151,7 @@ func TestPinningUndoOfAConfigChange(t *testing.T) {
 // changed the image and the config together goes back to exactly the old
 // ReplicaSet, image and stamp, and its pods read the old snapshot.
 func TestPinningUndoOfAnImageAndConfigChange(t *testing.T) {
-	ns := pinningNamespace(t)
+	ns := pinnedApp(t)
 	spec := podSpec("app", "db")
 	d := deploymentOf(ns, "web", spec)
 	env.Create(t, d)
@@ -200,7 +197,7 @@ func TestPinningUndoOfAnImageAndConfigChange(t *testing.T) {
 // the live revisions (another image here), is an edit, not a rollback: it
 // gets the current content's stamp, as without pinning, and no halt.
 func TestPinningCopiedStampOfNoRevisionIsRestamped(t *testing.T) {
-	ns := pinningNamespace(t)
+	ns := pinnedApp(t)
 	spec := podSpec("app", "db")
 	d := deploymentOf(ns, "web", spec)
 	env.Create(t, d)
@@ -286,7 +283,7 @@ func TestUndoKeepsRecords(t *testing.T) {
 // real apiserver, defaults included): the old stamp stays, with the
 // RolledBack halt.
 func TestPinningUndoOfAStatefulSet(t *testing.T) {
-	ns := pinningNamespace(t)
+	ns := pinnedApp(t)
 	spec := podSpec("app", "db")
 	s := &appsv1.StatefulSet{}
 	s.Namespace, s.Name = ns, "db"

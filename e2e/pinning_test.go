@@ -28,10 +28,7 @@ import (
 // what each pod is told to read, which the kubelet then reads.
 func TestPinningPointsPodsAtTheirRevisionsContent(t *testing.T) {
 	restartWith(t, "--pinning")
-	ns := env.NewNamespace(t, true)
-	nsObj := &corev1.Namespace{}
-	nsObj.Name = ns
-	env.Update(t, nsObj, func() { nsObj.Labels[pinning.NamespaceLabel] = pinning.NamespaceEnabled })
+	ns := pinningNamespace(t)
 	env.Create(t, configMap(ns, "app", map[string]string{"k": "v1"}))
 	env.Create(t, secret(ns, "db", map[string]string{"password": "p1", "unread": "u"}))
 	time.Sleep(time.Second) // the Namespace cache sees the label
@@ -173,4 +170,13 @@ func get(t *testing.T, ns, name string, obj client.Object) {
 	if err := env.Client.Get(env.SpecContext(t), client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
 		t.Fatal(fmt.Errorf("reading %s/%s: %w", ns, name, err))
 	}
+}
+
+// pinningNamespace is a fresh served namespace labelled for pinning.
+func pinningNamespace(t *testing.T) string {
+	t.Helper()
+	ns := env.NewNamespace(t, true)
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	env.Update(t, nsObj, func() { nsObj.Labels[pinning.NamespaceLabel] = pinning.NamespaceEnabled })
+	return ns
 }
