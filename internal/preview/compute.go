@@ -9,6 +9,7 @@ import (
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/pinning"
 	"github.com/confighash/confighash/internal/sources"
 	"github.com/confighash/confighash/internal/waves"
 	"github.com/confighash/confighash/internal/workload"
@@ -73,10 +74,14 @@ func Compute(f *Facts, key []byte, maxWaveSize int) (*Report, error) {
 			roll.Keys = []KeyChange{}
 		}
 		roll.Waits = waitsFor(r.Annotations, f.Now)
+		roll.Pinned = f.NamespacePins && f.SourcePin == pinning.Pinned && !r.PinOff
 		rep.Rolling = append(rep.Rolling, roll)
 		if !roll.AtOnce {
 			members = append(members, memberOf(f.Namespace, w))
 		}
+	}
+	if note := pinningNote(f, rep); note != "" {
+		rep.Notes = append(rep.Notes, note)
 	}
 	if f.New.WavesOff && len(rep.Rolling) > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the input carries %s=%s: every reader rolls at once, outside the waves", contract.WavesAnnotation, contract.WavesOff))
@@ -246,4 +251,17 @@ func waitsFor(ann map[string]string, now time.Time) string {
 			hold.Record.Since.UTC().Format(time.RFC3339), hold.Record.Quiet))
 	}
 	return strings.Join(waits, "; ")
+}
+
+// pinningNote says what pinning means for this change, in a namespace that
+// pins: readers marked pinned keep the old content until re-stamped, or
+// the source is not pinned at all, and why.
+func pinningNote(f *Facts, rep *Report) string {
+	if !f.NamespacePins || len(rep.Rolling) == 0 {
+		return ""
+	}
+	if f.SourcePin != pinning.Pinned {
+		return fmt.Sprintf("the namespace pins, but %s is not pinned (%s): every pod of its readers that starts reads the new content, whatever its wave", rep.Source, f.SourcePin)
+	}
+	return "the namespace pins: a reader marked pinned keeps every pod it starts on the old content until the hook re-stamps it"
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/injection"
+	"github.com/confighash/confighash/internal/pinning"
 	"github.com/confighash/confighash/internal/sources"
 	"github.com/confighash/confighash/internal/waves"
 	"github.com/confighash/confighash/internal/workload"
@@ -36,6 +37,11 @@ type Facts struct {
 	// Now is when Gather read the cluster: a hold or halt dated further
 	// ahead is refused, as the hook refuses it. Zero checks no date.
 	Now time.Time
+	// Pins: the namespace is labelled for pinning, and Source would be
+	// pinned (SourcePin is pinning.Pinned); SourcePin says why not when it
+	// is not. Only meaningful when the namespace pins (NamespacePins).
+	NamespacePins bool
+	SourcePin     pinning.Skip
 }
 
 // SourceState is one version of a source, as the checksum sees it.
@@ -87,6 +93,8 @@ type Reader struct {
 	// Failing, when set, is why it was failing before the change
 	// (rollout.Before): the hook re-stamps it at once, unjudged.
 	Failing string
+	// PinOff: it or its template carries confighash.dev/pin: "off".
+	PinOff bool
 }
 
 // StateOf digests a source (a *corev1.ConfigMap or *corev1.Secret, live or

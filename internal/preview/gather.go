@@ -16,6 +16,7 @@ import (
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/injection"
 	"github.com/confighash/confighash/internal/kindcheck"
+	"github.com/confighash/confighash/internal/pinning"
 	"github.com/confighash/confighash/internal/rollout"
 	"github.com/confighash/confighash/internal/status"
 	"github.com/confighash/confighash/internal/workload"
@@ -47,6 +48,14 @@ func Gather(ctx context.Context, c client.Reader, in *Input, namespace string, o
 	var err error
 	if f.Served, err = o.Policy.Check(ctx, c, namespace); err != nil {
 		return nil, err
+	}
+	if f.Served.Serves {
+		ns := &corev1.Namespace{}
+		if err := c.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
+			return nil, fmt.Errorf("reading namespace %s: %w", namespace, err)
+		}
+		f.NamespacePins = pinning.NamespacePins(ns.Labels)
+		f.SourcePin = pinning.SkipOf(sourceFacts(in.Source, in.Object))
 	}
 	if f.New, err = StateOf(in.Object, o.MaxKeys); err != nil {
 		return nil, fmt.Errorf("digesting the input: %w", err)
@@ -143,6 +152,7 @@ func readerOf(k workload.Kind, obj client.Object, src hasher.Source) (Reader, bo
 		Refs: reads.Refs, Skip: reads.Skip, Deleting: obj.GetDeletionTimestamp() != nil,
 		Stamp: reads.Template.Checksum()}
 	r.NoPod, _ = rollout.NothingToRun(k, obj)
+	r.PinOff = !pinning.WorkloadPins(obj.GetAnnotations()) || (reads.Template.Meta != nil && !pinning.WorkloadPins(reads.Template.Meta.Annotations))
 	if slices.ContainsFunc(reads.Refs, func(ref hasher.Reference) bool { return ref.Source == src }) {
 		return r, true
 	}
@@ -188,4 +198,15 @@ func checkKinds(ctx context.Context, c status.KindChecker, reg workload.Registry
 		rs[i].NotWatched = refused[rs[i].KindName]
 	}
 	return warnings
+}
+
+// sourceFacts is what the pinning policy needs of the input: a change
+// applied as the input is, so its annotations and type are the ones that
+// count.
+func sourceFacts(src hasher.Source, obj client.Object) pinning.SourceFacts {
+	f := pinning.SourceFacts{Source: src, Found: true, Annotations: obj.GetAnnotations()}
+	if s, ok := obj.(*corev1.Secret); ok {
+		f.SecretType = s.Type
+	}
+	return f
 }

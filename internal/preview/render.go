@@ -61,6 +61,9 @@ func WriteTable(out io.Writer, r *Report) error {
 				wave = "at once (failing: " + w.Failing + ")"
 			}
 			read := describeRead(w)
+			if w.Pinned {
+				read += "; pinned"
+			}
 			if w.Waits != "" {
 				read += "; waits: " + w.Waits
 			}

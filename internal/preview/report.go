@@ -72,6 +72,11 @@ type Rolling struct {
 	// Reason is why it rolls although none of the keys it reads changes
 	// (it is not stamped yet, say); "" otherwise.
 	Reason string `json:"reason,omitempty"`
+	// Pinned: its namespace pins and so does it, and the source is
+	// pinned: until the hook re-stamps it, every pod it starts (a restart,
+	// a scale-up, a replaced pod) still reads the content before the
+	// change.
+	Pinned bool `json:"pinned,omitempty"`
 	// Waits, when set, is what its own annotations say keeps it from
 	// rolling when its wave comes: a flap hold in force, or a halt of
 	// another source's change. It rolls once that ends; its wave does not
