@@ -32,6 +32,8 @@ type NodeEnv struct {
 	Registry *images.Registry
 	// Root is the repository root.
 	Root string
+	// platforms the images are built for (NodeOptions.Platforms).
+	platforms []images.Platform
 }
 
 // SetupNode starts a control plane with a node and a local registry, builds
@@ -43,6 +45,18 @@ type NodeEnv struct {
 // deploy confighash: call Deploy. progress receives build and start-up
 // messages, which on a fresh machine take minutes.
 func SetupNode(ctx context.Context, progress io.Writer) (*NodeEnv, error) {
+	return SetupNodeWith(ctx, progress, NodeOptions{})
+}
+
+// NodeOptions change what SetupNode builds.
+type NodeOptions struct {
+	// Platforms the images are built for; nil means images.Platforms, as a
+	// release builds them. The demo builds images.HostPlatforms only.
+	Platforms []images.Platform
+}
+
+// SetupNodeWith is SetupNode with options.
+func SetupNodeWith(ctx context.Context, progress io.Writer, o NodeOptions) (*NodeEnv, error) {
 	if os.Getenv(KubeconfigEnv) != "" {
 		return nil, fmt.Errorf("the node specs run on their own local cluster; unset %s", KubeconfigEnv)
 	}
@@ -76,7 +90,7 @@ func SetupNode(ctx context.Context, progress io.Writer) (*NodeEnv, error) {
 	// Pods on a real node pull, start and roll for real: slower than the
 	// control plane's objects alone.
 	env.SpecTimeout = 5 * time.Minute
-	e := &NodeEnv{Env: env, ControlPlane: cp, Registry: reg, Root: root}
+	e := &NodeEnv{Env: env, ControlPlane: cp, Registry: reg, Root: root, platforms: o.Platforms}
 	for _, spec := range []images.Spec{images.SampleApp(), images.Confighash()} {
 		if err := e.pushImage(ctx, spec, progress); err != nil {
 			return nil, joinStop(err, stop)
@@ -108,9 +122,13 @@ func startRegistry(cp *controlplane.ControlPlane) (reg *images.Registry, stop fu
 // pushImage builds spec's image index, pushes it, and checks what the
 // registry serves back.
 func (e *NodeEnv) pushImage(ctx context.Context, spec images.Spec, progress io.Writer) error {
-	fmt.Fprintf(progress, "building %s for %s and pushing it to the local registry…\n", spec.Ref, images.Platforms())
+	platforms := e.platforms
+	if platforms == nil {
+		platforms = images.Platforms()
+	}
+	fmt.Fprintf(progress, "building %s for %s and pushing it to the local registry…\n", spec.Ref, platforms)
 	begin := time.Now()
-	idx, err := images.BuildIndex(ctx, e.Root, filepath.Join(e.ControlPlane.Dir, "images"), spec)
+	idx, err := images.BuildIndex(ctx, e.Root, filepath.Join(e.ControlPlane.Dir, "images"), spec, platforms)
 	if err != nil {
 		return err
 	}
@@ -125,7 +143,7 @@ func (e *NodeEnv) pushImage(ctx context.Context, spec images.Spec, progress io.W
 	if err != nil {
 		return err
 	}
-	if err := images.Check(imgs, spec.Binary); err != nil {
+	if err := images.Check(imgs, spec.Binary, platforms); err != nil {
 		return fmt.Errorf("the registry's %s: %w", spec.Ref, err)
 	}
 	for _, p := range imgs {

@@ -56,16 +56,19 @@ func Build(ctx context.Context, root, outDir string, spec Spec) (string, error) 
 	return writeTarball(bin, spec.Binary, runtime.GOARCH, ref, outDir)
 }
 
-// BuildIndex compiles the spec's package for each of Platforms and
-// assembles a multi-platform image index, one image per platform, each the
-// same as Build's but for its architecture. The binaries land in outDir as
-// bin-<package>-<arch>.
-func BuildIndex(ctx context.Context, root, outDir string, spec Spec) (v1.ImageIndex, error) {
+// BuildIndex compiles the spec's package for each of platforms (nil means
+// Platforms) and assembles an image index, one image per platform, each
+// the same as Build's but for its architecture. The binaries land in outDir
+// as bin-<package>-<arch>.
+func BuildIndex(ctx context.Context, root, outDir string, spec Spec, platforms []v1.Platform) (v1.ImageIndex, error) {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", outDir, err)
 	}
+	if platforms == nil {
+		platforms = Platforms()
+	}
 	idx := v1.ImageIndex(empty.Index)
-	for _, p := range Platforms() {
+	for _, p := range platforms {
 		bin := filepath.Join(outDir, "bin-"+filepath.Base(spec.Package)+"-"+p.Architecture)
 		if err := compile(ctx, root, bin, spec.Package, p.Architecture); err != nil {
 			return nil, err
@@ -84,10 +87,19 @@ func BuildIndex(ctx context.Context, root, outDir string, spec Spec) (v1.ImageIn
 	return mutate.IndexMediaType(idx, types.DockerManifestList), nil
 }
 
+// Platform is an image's platform.
+type Platform = v1.Platform
+
 // Platforms are the platforms an image index is built for: the two that
 // Kubernetes nodes run on in practice.
 func Platforms() []v1.Platform {
 	return []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}}
+}
+
+// HostPlatforms is this machine's platform alone, the node's: what the
+// demo needs, which runs its images and ships none.
+func HostPlatforms() []v1.Platform {
+	return []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}}
 }
 
 // writeTarball puts a built binary in an image named ref and writes it to

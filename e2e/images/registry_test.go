@@ -22,7 +22,7 @@ func TestIndexFromRegistry(t *testing.T) {
 	if ep := final[len(final)-1].entrypoint; len(ep) != 1 || ep[0] != spec.Binary {
 		t.Fatalf("Dockerfile ENTRYPOINT %q, harness binary %s", ep, spec.Binary)
 	}
-	idx, err := BuildIndex(ctx, root, t.TempDir(), spec)
+	idx, err := BuildIndex(ctx, root, t.TempDir(), spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestIndexFromRegistry(t *testing.T) {
 	for _, p := range imgs {
 		t.Logf("%s: layer %d bytes compressed, binary %d bytes, %s", p.Platform, p.LayerBytes, p.BinaryBytes, p.Machine)
 	}
-	if err := Check(imgs, spec.Binary); err != nil {
+	if err := Check(imgs, spec.Binary, nil); err != nil {
 		t.Error(err)
 	}
 }
