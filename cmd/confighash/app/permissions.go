@@ -35,7 +35,7 @@ type Permission struct {
 	Why string
 	// Role is the ClusterRole that grants the requests where a namespace
 	// binds it with a RoleBinding (PinnerRole), or "" for confighash's own
-	// grants. The pinner's writes are granted that way: a namespace opts
+	// grants. The pinner's requests are granted that way: a namespace opts
 	// in to confighash writing there, and only those namespaces do.
 	Role string
 }
@@ -117,20 +117,18 @@ func Permissions(o Options, kinds workload.Registry) []Permission {
 	}
 
 	if o.Pinning {
-		// pinner.Pinner, live: the pod's ReplicaSet, the sources, the
-		// snapshots sealed to a stamp (a metadata LIST, then a GET each),
-		// a create per snapshot and a JSON patch to seal or own one. The
-		// reads stay with confighash's own grants, where it reads the
-		// workloads and sources already: a namespace without the pinner's
-		// binding then fails at the write, which is what it lacks.
-		served(Permission{Group: "apps", Resource: "replicasets", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: the pod's revision"})
-		served(Permission{Group: "apps", Resource: "controllerrevisions", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: a StatefulSet's or DaemonSet's pod's revision"})
-		served(Permission{Group: "batch", Resource: "jobs", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: a Job's pod's revision"})
-		// The writes: per pinning namespace, through PinnerRole; the
-		// ValidatingAdmissionPolicy of webhook.PinPolicies bounds them to
-		// snapshots. Delete is the lifetime controller's, which removes a
-		// snapshot no revision uses.
+		// pinner.Pinner, live: the pod's revision, the sources, the
+		// snapshots sealed to a stamp (a metadata LIST, then a GET each,
+		// under the source reads above), a create per snapshot and a JSON
+		// patch to seal or own one. What only the pinner needs is granted
+		// through PinnerRole, per pinning namespace: the revisions it reads
+		// and the writes, which the ValidatingAdmissionPolicy of
+		// webhook.PinPolicies bounds to snapshots. Delete is the lifetime
+		// controller's, which removes a snapshot no revision uses.
 		pinner := func(p Permission) { p.Role = PinnerRole; served(p) }
+		pinner(Permission{Group: "apps", Resource: "replicasets", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: the pod's revision"})
+		pinner(Permission{Group: "apps", Resource: "controllerrevisions", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: a StatefulSet's or DaemonSet's pod's revision"})
+		pinner(Permission{Group: "batch", Resource: "jobs", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: a Job's pod's revision"})
 		for _, res := range []string{"configmaps", "secrets"} {
 			pinner(Permission{Resource: res, Verbs: []string{"create"}, Why: "pinner: make a snapshot"})
 			pinner(Permission{Resource: res, Verbs: []string{"patch"}, Name: AnyName, Why: "pinner: seal a snapshot to a stamp, own it by a revision"})

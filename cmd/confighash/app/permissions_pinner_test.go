@@ -8,18 +8,17 @@ import (
 	"github.com/confighash/confighash/internal/workload"
 )
 
-// TestPermissionsPinnerWritesArePerNamespace: with --pinning, the pinner's
-// writes of ConfigMaps and Secrets (create, patch, delete) are exactly the
-// rows granted through PinnerRole, which namespaces bind; its reads stay
-// with confighash's own grants; without --pinning no row names the role.
-func TestPermissionsPinnerWritesArePerNamespace(t *testing.T) {
+// TestPermissionsPinnerIsPerNamespace: with --pinning, the pinner's
+// requests (the revisions it reads; create, patch and delete of ConfigMaps
+// and Secrets) are exactly the rows granted through PinnerRole, which
+// namespaces bind; without --pinning no row names the role.
+func TestPermissionsPinnerIsPerNamespace(t *testing.T) {
 	for _, pinning := range []bool{false, true} {
 		o := DefaultOptions()
 		o.Pinning = pinning
 		got := map[string][]string{}
 		for _, p := range Permissions(o, workload.Kinds()) {
-			pinnerWrite := strings.HasPrefix(p.Why, "pinner:") && (p.Resource == "configmaps" || p.Resource == "secrets")
-			if (p.Role == PinnerRole) != pinnerWrite || (p.Role != "" && p.Role != PinnerRole) {
+			if (p.Role == PinnerRole) != strings.HasPrefix(p.Why, "pinner:") || (p.Role != "" && p.Role != PinnerRole) {
 				t.Errorf("pinning=%v: %+v: role %q", pinning, p, p.Role)
 			}
 			if p.Role == PinnerRole {
@@ -31,7 +30,8 @@ func TestPermissionsPinnerWritesArePerNamespace(t *testing.T) {
 		}
 		want := map[string][]string{}
 		if pinning {
-			want = map[string][]string{"configmaps": {"create", "delete", "patch"}, "secrets": {"create", "delete", "patch"}}
+			want = map[string][]string{"configmaps": {"create", "delete", "patch"}, "secrets": {"create", "delete", "patch"},
+				"replicasets": {"get"}, "controllerrevisions": {"get"}, "jobs": {"get"}}
 		}
 		for res, verbs := range got {
 			slices.Sort(verbs)
