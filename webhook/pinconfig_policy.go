@@ -32,8 +32,9 @@ const (
 //   - confighash-pinner: outside its own namespace, confighash's
 //     ServiceAccount creates and updates only snapshot-shaped ConfigMaps and
 //     Secrets (the snapshot label, a name with the snapshot infix,
-//     immutable, a Secret only of type Opaque), only in namespaces labelled
-//     for pinning, and deletes only snapshots. Its own namespace is left out
+//     immutable, a Secret only of type Opaque; an update only of an object
+//     labelled so already), only in namespaces labelled for pinning, and
+//     deletes only snapshots. Its own namespace is left out
 //     by the binding: the HMAC key, the serving certificate, the CA bundle
 //     and the settings are written there.
 //   - confighash-snapshot-label: nobody else creates an object carrying the
@@ -87,6 +88,12 @@ func PinPolicies(namespace, serviceAccount string) ([]admissionregistrationv1.Va
 				{
 					Expression: fmt.Sprintf("%s && variables.obj.metadata.labels['%s'] == 'true'", hasLabel("variables.obj"), pinning.SnapshotLabel),
 					Message:    fmt.Sprintf("confighash writes outside its namespace only snapshots, labelled %s=true", pinning.SnapshotLabel),
+				},
+				{
+					// It never makes another object a snapshot: it
+					// patches only snapshots it verified.
+					Expression: fmt.Sprintf("request.operation != 'UPDATE' || (%s)", hasLabel("oldObject")),
+					Message:    fmt.Sprintf("confighash updates outside its namespace only objects labelled %s already", pinning.SnapshotLabel),
 				},
 				{
 					Expression: fmt.Sprintf("variables.obj.metadata.name.contains('%s')", snapshotNameInfix),
