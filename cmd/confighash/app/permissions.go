@@ -40,8 +40,9 @@ type Permission struct {
 	Role string
 }
 
-// PinnerRole is the ClusterRole holding the pinner's writes, which each
-// pinning namespace binds to confighash's ServiceAccount.
+// PinnerRole is the ClusterRole holding what only the pinner asks (the gets
+// of a pod's revision, the snapshots' writes), which each pinning namespace
+// binds to confighash's ServiceAccount with a RoleBinding.
 const PinnerRole = "confighash-pinner"
 
 // AnyName marks requests that name objects chosen at run time.
