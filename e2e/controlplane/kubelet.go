@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 )
+
+// KubeletSyncFrequency is the node's kubelet syncFrequency (kubeletConfig).
+const KubeletSyncFrequency = 10 * time.Second
 
 // kubeletConfig is the KubeletConfiguration for this kind of machine:
 //   - cgroupfs and failCgroupV1 false: the host mounts cgroup v1, which the
@@ -18,6 +22,9 @@ import (
 //   - x509 authentication with the cluster CA and AlwaysAllow: only the API
 //     server (with the admin client certificate) calls the kubelet, for
 //     `kubectl logs`.
+//   - syncFrequency 10s (default 1m): a pod's mounted ConfigMaps and Secrets
+//     are refreshed at its periodic sync, and the specs that wait "several
+//     sync periods" for a refresh (pinning) wait seconds, not minutes.
 func kubeletConfig(f nodeFiles, port, healthzPort int, caFile string) string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -45,7 +52,8 @@ containerRuntimeEndpoint: unix://%s
 clusterDNS: []
 serializeImagePulls: false
 registerNode: true
-`, nodeIP, port, healthzPort, strconv.Quote(caFile), f.containerdSock)
+syncFrequency: %s
+`, nodeIP, port, healthzPort, strconv.Quote(caFile), f.containerdSock, KubeletSyncFrequency)
 }
 
 func writeKubeletConfig(f nodeFiles, port, healthzPort int, caFile string) error {

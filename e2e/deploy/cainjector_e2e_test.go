@@ -18,7 +18,8 @@ import (
 // TestCAInjectorInjectsFromTheCertificate proves the cert-manager overlay's
 // `cert-manager.io/inject-ca-from` with cert-manager's own cainjector code:
 // the rendered Issuers, Certificates and MutatingWebhookConfiguration are
-// applied to the local API server, the test issues the serving
+// applied to the local API server (with components/pinning, whose pod
+// webhook is a second entry), the test issues the serving
 // Certificate's Secret as cert-manager's controller would (no cert-manager
 // controller runs here), and every webhook of the configuration must get
 // that Secret's ca.crt as its caBundle, written by the cainjector, and take
@@ -27,7 +28,17 @@ import (
 func TestCAInjectorInjectsFromTheCertificate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	r := decode(t, rendersByName(t)["kustomize/cert-manager"])
+	// With the pinning component: its pod webhook is a second entry,
+	// which must get the caBundle too.
+	var r *rendered
+	for _, pr := range pinningRenders(t) {
+		if pr.Name == "kustomize/cert-manager+pinning" {
+			r = decode(t, pr)
+		}
+	}
+	if r == nil || len(r.MWC.Webhooks) != 2 {
+		t.Fatal("no cert-manager render with the pinning component's two webhooks")
+	}
 	serving := servingCert(t, r)
 	if serving == nil || r.MWC == nil {
 		t.Fatal("the cert-manager overlay renders no serving Certificate or no webhook configuration")

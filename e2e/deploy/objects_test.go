@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	kjson "sigs.k8s.io/json"
+
+	"github.com/confighash/confighash/cmd/confighash/app"
 )
 
 // scheme knows every kind the manifests may contain.
@@ -33,6 +35,7 @@ var scheme = func() *runtime.Scheme {
 // clusterScoped are the cluster-scoped kinds the manifests may contain.
 var clusterScoped = map[string]bool{
 	"Namespace": true, "ClusterRole": true, "ClusterRoleBinding": true, "MutatingWebhookConfiguration": true,
+	"ValidatingAdmissionPolicy": true, "ValidatingAdmissionPolicyBinding": true,
 }
 
 // decodeStrict decodes u into a typed object, failing on unknown or
@@ -70,6 +73,8 @@ type rendered struct {
 	Certs      []*cmapi.Certificate
 	Issuers    []*cmapi.Issuer
 	NetPols    []*networkingv1.NetworkPolicy
+	Policies   []*admissionregistrationv1.ValidatingAdmissionPolicy
+	PolBinds   []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
 }
 
 // singular are the kinds of which a render must have exactly one.
@@ -120,6 +125,10 @@ func decode(t *testing.T, r Render) *rendered {
 			out.Issuers = append(out.Issuers, o)
 		case *networkingv1.NetworkPolicy:
 			out.NetPols = append(out.NetPols, o)
+		case *admissionregistrationv1.ValidatingAdmissionPolicy:
+			out.Policies = append(out.Policies, o)
+		case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
+			out.PolBinds = append(out.PolBinds, o)
 		default:
 			t.Errorf("%s: %s: a kind the tests do not know; add checks for it", r.Name, key)
 		}
@@ -139,8 +148,10 @@ func decode(t *testing.T, r Render) *rendered {
 func decodedRenders(t *testing.T) []*rendered {
 	t.Helper()
 	rs, _ := allRenders(t)
-	// Namespaced mode is held to every check of the manifests too.
+	// Namespaced mode and pinning are held to every check of the
+	// manifests too.
 	rs = append(slices.Clone(rs), namespacedRenders(t)...)
+	rs = append(rs, pinningRenders(t)...)
 	// And the chart's workloadKinds, whose rules and grants follow the list.
 	_, p := allRenders(t)
 	custom, err := RenderCustomKinds(p)
@@ -166,6 +177,8 @@ func TestObjectsAreValid(t *testing.T) {
 				t.Errorf("%s: %s is cluster-scoped but has namespace %q", r.Name, Key(u), ns)
 			case (u.GetKind() == "Role" || u.GetKind() == "RoleBinding") && slices.Contains(r.Namespaces, ns):
 				// Namespaced mode: the grants in each served namespace.
+			case u.GetKind() == "RoleBinding" && u.GetName() == app.PinnerRole && slices.Contains(r.PinNamespaces, ns):
+				// Pinning: the pinner's binding in each pinning namespace.
 			case !clusterScoped[u.GetKind()] && ns != Namespace:
 				t.Errorf("%s: %s is in namespace %q, want %q", r.Name, Key(u), ns, Namespace)
 			}

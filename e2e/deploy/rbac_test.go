@@ -18,6 +18,7 @@ type request struct {
 	namespace             string // "*" for any namespace (or cluster-scoped), else the one it is sent in
 	name                  string // "" where the request names no object (list, watch, create)
 	why                   string
+	role                  string // app.PinnerRole for requests granted through it, else ""
 }
 
 func (q request) String() string {
@@ -34,6 +35,8 @@ func requiredRequests(t *testing.T, r *rendered) []request {
 	for _, p := range ps {
 		nss := []string{"*"}
 		switch {
+		case p.Role == app.PinnerRole:
+			nss = r.PinNamespaces // the namespaces that bind it
 		case p.OwnNamespace:
 			nss = []string{Namespace}
 		case len(p.Namespaces) > 0:
@@ -45,7 +48,7 @@ func requiredRequests(t *testing.T, r *rendered) []request {
 		}
 		for _, ns := range nss {
 			for _, v := range p.Verbs {
-				reqs = append(reqs, request{group: p.Group, resource: p.Resource, verb: v, namespace: ns, name: name, why: p.Why})
+				reqs = append(reqs, request{group: p.Group, resource: p.Resource, verb: v, namespace: ns, name: name, why: p.Why, role: p.Role})
 			}
 		}
 	}
@@ -88,24 +91,45 @@ func permissionsOf(t *testing.T, r *rendered) []app.Permission {
 type grants struct {
 	cluster []rbacv1.PolicyRule            // in every namespace and cluster-wide
 	local   map[string][]rbacv1.PolicyRule // by the namespace they apply in
+	// pinner are the rules of app.PinnerRole, by the namespace whose
+	// RoleBinding binds it: the only grants of the pinner's requests.
+	pinner map[string][]rbacv1.PolicyRule
 }
 
-// scopes lists the rules by where they apply: "ClusterRole", or "Role in NS".
+// pinnerScope prefixes the scopes of the pinner's RoleBindings.
+const pinnerScope = app.PinnerRole + " in "
+
+// scopes lists the rules by where they apply: "ClusterRole", "Role in NS",
+// or pinnerScope and NS.
 func (g grants) scopes() map[string][]rbacv1.PolicyRule {
 	m := map[string][]rbacv1.PolicyRule{"ClusterRole": g.cluster}
 	for ns, rules := range g.local {
 		m["Role in "+ns] = rules
+	}
+	for ns, rules := range g.pinner {
+		m[pinnerScope+ns] = rules
 	}
 	return m
 }
 
 // scopeNamespace is the namespace of a scope of scopes, "" for ClusterRole.
 func scopeNamespace(scope string) string {
+	if ns, ok := strings.CutPrefix(scope, pinnerScope); ok {
+		return ns
+	}
 	ns, _ := strings.CutPrefix(scope, "Role in ")
 	if ns == scope {
 		return ""
 	}
 	return ns
+}
+
+// scopeRole is the Permission.Role a scope of scopes grants.
+func scopeRole(scope string) string {
+	if strings.HasPrefix(scope, pinnerScope) {
+		return app.PinnerRole
+	}
+	return ""
 }
 
 func grantsOf(t *testing.T, r *rendered) grants {
@@ -118,13 +142,16 @@ func grantsOf(t *testing.T, r *rendered) grants {
 		}
 		return false
 	}
-	g := grants{local: map[string][]rbacv1.PolicyRule{}}
+	g := grants{local: map[string][]rbacv1.PolicyRule{}, pinner: map[string][]rbacv1.PolicyRule{}}
 	for _, b := range r.CRoleBinds {
 		if !isSA(b.Subjects) {
 			continue
 		}
 		if b.RoleRef.Kind != "ClusterRole" || b.RoleRef.APIGroup != rbacv1.GroupName {
 			t.Errorf("ClusterRoleBinding %s binds %s", b.Name, b.RoleRef.Kind)
+		}
+		if b.RoleRef.Name == app.PinnerRole {
+			t.Errorf("ClusterRoleBinding %s binds %s cluster-wide: it is bound per namespace", b.Name, app.PinnerRole)
 		}
 		g.cluster = append(g.cluster, clusterRoleRules(t, r, b.RoleRef.Name)...)
 	}
@@ -145,6 +172,10 @@ func grantsOf(t *testing.T, r *rendered) grants {
 				t.Errorf("RoleBinding %s binds Role %s, which is not rendered", b.Name, b.RoleRef.Name)
 			}
 		case "ClusterRole":
+			if b.RoleRef.Name == app.PinnerRole {
+				g.pinner[b.Namespace] = append(g.pinner[b.Namespace], clusterRoleRules(t, r, b.RoleRef.Name)...)
+				continue
+			}
 			g.local[b.Namespace] = append(g.local[b.Namespace], clusterRoleRules(t, r, b.RoleRef.Name)...)
 		}
 	}
@@ -170,8 +201,14 @@ func matches(rule rbacv1.PolicyRule, q request) bool {
 	return len(rule.ResourceNames) == 0 || (q.name != "" && slices.Contains(rule.ResourceNames, q.name))
 }
 
+// allow reports whether q is granted where the code's table says it is: a
+// pinner request only by the pinner's RoleBinding in its namespace, any
+// other by confighash's own grants.
 func (g grants) allow(q request) bool {
 	rules := append(slices.Clone(g.cluster), g.local[q.namespace]...)
+	if q.role == app.PinnerRole {
+		rules = g.pinner[q.namespace]
+	}
 	return slices.ContainsFunc(rules, func(rule rbacv1.PolicyRule) bool { return matches(rule, q) })
 }
 
@@ -209,7 +246,7 @@ func TestRBACCoversTheCode(t *testing.T) {
 							if !slices.Contains(writes, v) {
 								continue
 							}
-							if ok, why := writeAllowed(scopeNamespace(scope), res, v, rule.ResourceNames, r.Mode.Flag, mutable); !ok {
+							if ok, why := writeAllowed(scopeNamespace(scope), scopeRole(scope), res, v, rule.ResourceNames, r.Mode.Flag, mutable); !ok {
 								t.Errorf("%s grants %s on %s %v: %s", scope, v, res, rule.ResourceNames, why)
 							}
 						}
@@ -221,9 +258,16 @@ func TestRBACCoversTheCode(t *testing.T) {
 }
 
 // writeAllowed is the list of writes the manifests may grant, in namespace
-// ns ("" for a ClusterRole). mutable holds the resources of the kinds the
+// ns ("" for a ClusterRole), through role (app.PinnerRole, or "" for
+// confighash's own grants). mutable holds the resources of the kinds the
 // hook re-stamps, as the Deployment's flags configure them.
-func writeAllowed(ns, resource, verb string, names []string, certMode string, mutable map[string]bool) (bool, string) {
+func writeAllowed(ns, role, resource, verb string, names []string, certMode string, mutable map[string]bool) (bool, string) {
+	if role == app.PinnerRole {
+		// Snapshots, which the ValidatingAdmissionPolicy confighash-pinner
+		// bounds; RBAC cannot name them.
+		return (resource == "configmaps" || resource == "secrets") && (verb == "create" || verb == "patch" || verb == "delete"),
+			"the pinner's role writes only snapshots: ConfigMaps and Secrets, created, patched and deleted"
+	}
 	switch {
 	case verb == "delete" || verb == "deletecollection" || verb == "escalate" || verb == "bind" || verb == "impersonate":
 		return false, "confighash never does this"
@@ -287,7 +331,7 @@ func TestRBACGrantsNothingTheCodeDoesNotUse(t *testing.T) {
 					for _, group := range rule.APIGroups {
 						for _, res := range rule.Resources {
 							for _, verb := range rule.Verbs {
-								if why := excess(ps, scopeNamespace(scope), group, res, verb, rule.ResourceNames); why != "" {
+								if why := excess(ps, scopeNamespace(scope), scopeRole(scope), group, res, verb, rule.ResourceNames); why != "" {
 									t.Errorf("%s grants %s on %s.%s %v, which the code does not need: %s", scope, verb, res, group, rule.ResourceNames, why)
 								}
 							}
@@ -299,12 +343,13 @@ func TestRBACGrantsNothingTheCodeDoesNotUse(t *testing.T) {
 	}
 }
 
-// excess says why a grant in namespace ns ("" for a ClusterRole) is more
-// than ps needs, or "" when it is needed.
-func excess(ps []app.Permission, ns, group, resource, verb string, names []string) string {
+// excess says why a grant in namespace ns ("" for a ClusterRole) through
+// role (app.PinnerRole, or "" for confighash's own grants) is more than ps
+// needs, or "" when it is needed.
+func excess(ps []app.Permission, ns, role, group, resource, verb string, names []string) string {
 	var needed []app.Permission
 	for _, p := range ps {
-		if p.Group == group && p.Resource == resource && slices.Contains(p.Verbs, verb) {
+		if p.Role == role && p.Group == group && p.Resource == resource && slices.Contains(p.Verbs, verb) {
 			needed = append(needed, p)
 		}
 	}

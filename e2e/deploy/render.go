@@ -60,6 +60,9 @@ type Render struct {
 	// Namespaces are the namespaces a namespaced-mode render serves (and
 	// holds Roles in); nil for the cluster-wide manifests.
 	Namespaces []string
+	// PinNamespaces are the namespaces a render with pinning binds the
+	// ClusterRole confighash-pinner in; nil without pinning.
+	PinNamespaces []string
 }
 
 // Paths locates what the renderers need.

@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -32,7 +33,15 @@ func TestWebhookConfigurationMatchesCode(t *testing.T) {
 			})
 			// Namespaced mode: the selector is the policy of the
 			// Deployment's --namespaces, as out-of-cluster mode applies it.
-			want.Webhooks[0].NamespaceSelector = injection.New(Namespace, NamespacesArg(r.Container.Args)...).NamespaceSelector()
+			policy := injection.New(Namespace, NamespacesArg(r.Container.Args)...)
+			want.Webhooks[0].NamespaceSelector = policy.NamespaceSelector()
+			// Pinning: the pod webhook follows, as out-of-cluster mode
+			// appends it.
+			if slices.Contains(r.Container.Args, "--pinning") {
+				cc := want.Webhooks[0].ClientConfig.DeepCopy()
+				cc.Service.Path = ptr.To(webhook.PinPath)
+				want.Webhooks = append(want.Webhooks, webhook.PinWebhook(policy, *cc))
+			}
 			// The webhook listens on the port named in the Service, and the
 			// Service's port is 443 in the code's configuration too.
 			if want.Webhooks[0].ClientConfig.Service.Port == nil || *want.Webhooks[0].ClientConfig.Service.Port != 443 {

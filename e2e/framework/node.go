@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,12 @@ import (
 // deploy: confighash issues its own serving certificate, so no cert-manager
 // is needed.
 const SelfManagedOverlay = "manifests/overlays/self-managed"
+
+// PinningComponent is the kustomize component that turns pinned config on
+// (--pinning, the pod webhook, the pinner's ClusterRole and the admission
+// policies). Deploy leaves out its example RoleBindings: a spec binds the
+// pinner's role in its own namespace, as a user does.
+const PinningComponent = "manifests/components/pinning"
 
 // NodeEnv is a local cluster with a real node, on which confighash runs as a
 // user runs it: from its image, pulled from a registry, deployed with its own
@@ -154,20 +161,27 @@ func (e *NodeEnv) pushImage(ctx context.Context, spec images.Spec, progress io.W
 	return nil
 }
 
-// Deploy applies a kustomize overlay of this repository with one change, the
-// image, which becomes the locally built one, and waits until the confighash
-// Deployment has rolled out: every replica Ready through its real readiness
-// probe.
-func (e *NodeEnv) Deploy(ctx context.Context, overlay string) error {
+// Deploy applies a kustomize overlay of this repository, with components of
+// it (as a user's overlay lists them), with one change, the image, which
+// becomes the locally built one, and waits until the confighash Deployment
+// has rolled out: every replica Ready through its real readiness probe.
+func (e *NodeEnv) Deploy(ctx context.Context, overlay string, components ...string) error {
 	dir := filepath.Join(e.ControlPlane.Dir, "deploy")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
 	// kustomize refuses an absolute resource path; a relative one may leave
 	// the kustomization's directory.
-	rel, err := filepath.Rel(dir, filepath.Join(e.Root, overlay))
+	rel := func(path string) (string, error) {
+		r, err := filepath.Rel(dir, filepath.Join(e.Root, path))
+		if err != nil {
+			return "", fmt.Errorf("locating %s: %w", path, err)
+		}
+		return r, nil
+	}
+	base, err := rel(overlay)
 	if err != nil {
-		return fmt.Errorf("locating %s: %w", overlay, err)
+		return err
 	}
 	img := images.Confighash().Ref
 	name, tag, _ := strings.Cut(img, ":")
@@ -179,7 +193,31 @@ images:
   - name: ghcr.io/confighash/confighash
     newName: %s
     newTag: %s
-`, rel, name, tag)
+`, base, name, tag)
+	if len(components) > 0 {
+		kustomization += "components:\n"
+	}
+	for _, c := range components {
+		r, err := rel(c)
+		if err != nil {
+			return err
+		}
+		kustomization += "  - " + r + "\n"
+	}
+	if slices.Contains(components, PinningComponent) {
+		// Its example namespaces do not exist here.
+		kustomization += `patches:
+  - target:
+      kind: RoleBinding
+      name: confighash-pinner
+    patch: |-
+      $patch: delete
+      apiVersion: rbac.authorization.k8s.io/v1
+      kind: RoleBinding
+      metadata:
+        name: confighash-pinner
+`
+	}
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
 		return fmt.Errorf("writing kustomization: %w", err)
 	}

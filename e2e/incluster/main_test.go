@@ -1,8 +1,9 @@
 //go:build e2e
 
 // Package incluster holds the specs that need real pods: confighash deployed
-// from its own image and its self-managed overlay onto a local cluster with a
-// kubelet node, and a sample app whose log shows which config its pods read.
+// from its own image and its self-managed overlay, with the pinning
+// component, onto a local cluster with a kubelet node, and a sample app whose
+// log shows which config its pods read.
 // They prove what users care about: after a config change, the pods run with
 // the new value.
 package incluster
@@ -48,13 +49,15 @@ func run(m *testing.M) (code int) {
 		}
 	}()
 	deployStart := time.Now()
-	if err := env.Deploy(ctx, framework.SelfManagedOverlay); err != nil {
+	// Pinning is on for the whole lane: namespaces without its label behave
+	// exactly as before, which every other spec shows.
+	if err := env.Deploy(ctx, framework.SelfManagedOverlay, framework.PinningComponent); err != nil {
 		fmt.Fprintln(os.Stderr, "incluster deploy:", err)
 		env.DumpNodeLogs(ctx, os.Stderr)
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "incluster: confighash deployed from %s and Ready in %s (cluster and images %s)\n",
-		framework.SelfManagedOverlay, time.Since(deployStart).Round(time.Millisecond), deployStart.Sub(start).Round(time.Millisecond))
+	fmt.Fprintf(os.Stderr, "incluster: confighash deployed from %s with %s and Ready in %s (cluster and images %s)\n",
+		framework.SelfManagedOverlay, framework.PinningComponent, time.Since(deployStart).Round(time.Millisecond), deployStart.Sub(start).Round(time.Millisecond))
 	code = m.Run()
 	if code != 0 {
 		env.DumpNodeLogs(ctx, os.Stderr)

@@ -33,7 +33,17 @@ type Permission struct {
 	Name string
 	// Why names the code that sends the requests.
 	Why string
+	// Role is the ClusterRole that grants the requests where a namespace
+	// binds it with a RoleBinding (PinnerRole), or "" for confighash's own
+	// grants. The pinner's requests are granted that way: a namespace opts
+	// in to confighash writing there, and only those namespaces do.
+	Role string
 }
+
+// PinnerRole is the ClusterRole holding what only the pinner asks (the gets
+// of a pod's revision, the snapshots' writes), which each pinning namespace
+// binds to confighash's ServiceAccount with a RoleBinding.
+const PinnerRole = "confighash-pinner"
 
 // AnyName marks requests that name objects chosen at run time.
 const AnyName = "*"
@@ -108,18 +118,26 @@ func Permissions(o Options, kinds workload.Registry) []Permission {
 	}
 
 	if o.Pinning {
-		// pinner.Pinner, live: the pod's ReplicaSet, the sources, the
-		// snapshots sealed to a stamp (a metadata LIST, then a GET each),
-		// a create per snapshot and a JSON patch to seal or own one.
-		served(Permission{Group: "apps", Resource: "replicasets", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: the pod's revision"})
-		served(Permission{Group: "apps", Resource: "controllerrevisions", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: a StatefulSet's or DaemonSet's pod's revision"})
-		served(Permission{Group: "batch", Resource: "jobs", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: a Job's pod's revision"})
-		served(Permission{Group: "apps", Resource: "replicasets", Verbs: []string{"list"}, Why: "webhook: is an UPDATE a rollback to a live revision"})
-		served(Permission{Group: "apps", Resource: "controllerrevisions", Verbs: []string{"list"}, Why: "webhook: is an UPDATE a rollback to a live revision"})
+		// pinner.Pinner, live: the pod's revision, the sources, the
+		// snapshots sealed to a stamp (a metadata LIST, then a GET each,
+		// under the source reads above), a create per snapshot and a JSON
+		// patch to seal or own one; and, for the workload webhook, a LIST
+		// of a workload's revisions (is an UPDATE a rollback). What only
+		// pinning needs is granted through PinnerRole, per pinning
+		// namespace: the revisions it reads and the writes, which the
+		// ValidatingAdmissionPolicy of webhook.PinPolicies bounds to
+		// snapshots. Delete is snapshotgc's, which removes a snapshot
+		// nothing owns or reads.
+		pinner := func(p Permission) { p.Role = PinnerRole; served(p) }
+		pinner(Permission{Group: "apps", Resource: "replicasets", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: the pod's revision"})
+		pinner(Permission{Group: "apps", Resource: "controllerrevisions", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: a StatefulSet's or DaemonSet's pod's revision"})
+		pinner(Permission{Group: "batch", Resource: "jobs", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: a Job's pod's revision"})
+		pinner(Permission{Group: "apps", Resource: "replicasets", Verbs: []string{"list"}, Why: "pinner: is an UPDATE a rollback to a live revision (workload webhook)"})
+		pinner(Permission{Group: "apps", Resource: "controllerrevisions", Verbs: []string{"list"}, Why: "pinner: is an UPDATE a rollback to a live revision (workload webhook)"})
 		for _, res := range []string{"configmaps", "secrets"} {
-			served(Permission{Resource: res, Verbs: []string{"create"}, Why: "pinner: make a snapshot"})
-			served(Permission{Resource: res, Verbs: []string{"patch"}, Name: AnyName, Why: "pinner: seal a snapshot to a stamp, own it by a revision"})
-			served(Permission{Resource: res, Verbs: []string{"delete"}, Name: AnyName, Why: "pinner: snapshotgc deletes a snapshot nothing owns or reads"})
+			pinner(Permission{Resource: res, Verbs: []string{"create"}, Why: "pinner: make a snapshot"})
+			pinner(Permission{Resource: res, Verbs: []string{"patch"}, Name: AnyName, Why: "pinner: seal a snapshot to a stamp, own it by a revision"})
+			pinner(Permission{Resource: res, Verbs: []string{"delete"}, Name: AnyName, Why: "pinner: snapshotgc deletes a snapshot nothing owns or reads"})
 			// snapshotgc (leader) also patches (pods as owners) with the
 			// grant above; it reads the snapshots by a metadata informer,
 			// and one whole by a GET that verifies it before a delete.
