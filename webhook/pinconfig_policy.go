@@ -50,6 +50,8 @@ const (
 func PinPolicies(namespace, serviceAccount string) ([]admissionregistrationv1.ValidatingAdmissionPolicy, []admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
 	user := fmt.Sprintf("system:serviceaccount:%s:%s", namespace, serviceAccount)
 	fail := admissionregistrationv1.Fail
+	// A refusal is a 403, as RBAC's, so the pinner reports it as forbidden.
+	forbidden := metav1.StatusReasonForbidden
 	equivalent := admissionregistrationv1.Equivalent
 	scope := admissionregistrationv1.NamespacedScope
 	rules := func(ops ...admissionregistrationv1.OperationType) []admissionregistrationv1.NamedRuleWithOperations {
@@ -84,28 +86,34 @@ func PinPolicies(namespace, serviceAccount string) ([]admissionregistrationv1.Va
 					Expression: fmt.Sprintf("request.operation == 'DELETE' || (has(namespaceObject.metadata.labels) && '%s' in namespaceObject.metadata.labels && namespaceObject.metadata.labels['%s'] == '%s')",
 						pinning.NamespaceLabel, pinning.NamespaceLabel, pinning.NamespaceEnabled),
 					Message: fmt.Sprintf("confighash writes ConfigMaps and Secrets outside its namespace only in namespaces labelled %s=%s", pinning.NamespaceLabel, pinning.NamespaceEnabled),
+					Reason:  &forbidden,
 				},
 				{
 					Expression: fmt.Sprintf("%s && variables.obj.metadata.labels['%s'] == 'true'", hasLabel("variables.obj"), pinning.SnapshotLabel),
 					Message:    fmt.Sprintf("confighash writes outside its namespace only snapshots, labelled %s=true", pinning.SnapshotLabel),
+					Reason:     &forbidden,
 				},
 				{
 					// It never makes another object a snapshot: it
 					// patches only snapshots it verified.
 					Expression: fmt.Sprintf("request.operation != 'UPDATE' || (%s)", hasLabel("oldObject")),
 					Message:    fmt.Sprintf("confighash updates outside its namespace only objects labelled %s already", pinning.SnapshotLabel),
+					Reason:     &forbidden,
 				},
 				{
 					Expression: fmt.Sprintf("variables.obj.metadata.name.contains('%s')", snapshotNameInfix),
 					Message:    fmt.Sprintf("a snapshot's name has %q in it", snapshotNameInfix),
+					Reason:     &forbidden,
 				},
 				{
 					Expression: "request.operation == 'DELETE' || (has(object.immutable) && object.immutable == true)",
 					Message:    "a snapshot is immutable",
+					Reason:     &forbidden,
 				},
 				{
 					Expression: "request.kind.kind != 'Secret' || !has(variables.obj.type) || variables.obj.type == '' || variables.obj.type == 'Opaque'",
 					Message:    "a Secret's snapshot is of type Opaque: typed Secrets (service account tokens, TLS, registry credentials) are never copied",
+					Reason:     &forbidden,
 				},
 			},
 		},
@@ -130,6 +138,7 @@ func PinPolicies(namespace, serviceAccount string) ([]admissionregistrationv1.Va
 				Expression: fmt.Sprintf("request.operation == 'UPDATE' && %s && oldObject.metadata.labels['%s'] == object.metadata.labels['%s']",
 					hasLabel("oldObject"), pinning.SnapshotLabel, pinning.SnapshotLabel),
 				Message: fmt.Sprintf("only confighash creates objects labelled %s or adds that label", pinning.SnapshotLabel),
+				Reason:  &forbidden,
 			}},
 		},
 	}

@@ -134,16 +134,16 @@ func TestPinningPolicyAtRunTime(t *testing.T) {
 	// team-b binds the role but does not ask for pinning: the policy
 	// refuses the create.
 	_, podB := stampedRevision(ctx, t, admin, key, "team-b", "web")
-	if res := p.Pin(ctx, podB, false); res.Reason != pinner.WriteFailed || !strings.Contains(res.Detail, "confighash.dev/pinning=enabled") {
-		t.Errorf("team-b (not labelled): %s (%s); want write-failed, refused by the policy", res.Reason, res.Detail)
+	if res := p.Pin(ctx, podB, false); res.Reason != pinner.Forbidden || !strings.Contains(res.Detail, "confighash.dev/pinning=enabled") {
+		t.Errorf("team-b (not labelled): %s (%s); want forbidden, refused by the policy", res.Reason, res.Detail)
 	} else {
 		t.Logf("team-b (not labelled): %s: %s", res.Reason, res.Detail)
 	}
 	// team-c asks for pinning but binds nothing: RBAC refuses the
 	// revision's read, the pinner's first request there.
 	_, podC := stampedRevision(ctx, t, admin, key, "team-c", "web")
-	if res := p.Pin(ctx, podC, false); res.Reason == pinner.Pinned || !strings.Contains(res.Detail, "forbidden") {
-		t.Errorf("team-c (not bound): %s (%s); want not pinned, forbidden", res.Reason, res.Detail)
+	if res := p.Pin(ctx, podC, false); res.Reason != pinner.Forbidden {
+		t.Errorf("team-c (not bound): %s (%s); want forbidden", res.Reason, res.Detail)
 	} else {
 		t.Logf("team-c (not bound): %s: %s", res.Reason, res.Detail)
 	}

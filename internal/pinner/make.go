@@ -29,7 +29,7 @@ func (p *Pinner) make(ctx context.Context, ns, stamp, label string, refs []hashe
 	for _, ref := range refs {
 		facts, c, err := p.readSource(ctx, ns, ref.Source)
 		if err != nil {
-			return notPinned(ReadFailed, "reading "+ref.Source.String()+": "+err.Error())
+			return notPinned(failed(ReadFailed, err), "reading "+ref.Source.String()+": "+err.Error())
 		}
 		contents[ref.Source], found[ref.Source] = c, facts.Found
 		if pinning.SkipOf(facts) == pinning.Pinned {
@@ -55,7 +55,7 @@ func (p *Pinner) make(ctx context.Context, ns, stamp, label string, refs []hashe
 		if s, ok := have[ref.Source]; ok && s.meta.Name == want && s.count == len(pin) {
 			if !owns(&s.meta, rev.owner) {
 				if err := p.seal(ctx, ref.Kind, s.meta, "", "", rev.owner); err != nil {
-					return Result{Reason: WriteFailed, Detail: ref.Source.String() + ": " + err.Error(), Writes: writes}
+					return Result{Reason: failed(WriteFailed, err), Detail: ref.Source.String() + ": " + err.Error(), Writes: writes}
 				}
 				writes++
 			}
@@ -69,7 +69,7 @@ func (p *Pinner) make(ctx context.Context, ns, stamp, label string, refs []hashe
 			if err != nil {
 				detail += ": " + err.Error()
 			}
-			return Result{Reason: reason, Detail: detail, Writes: writes}
+			return Result{Reason: failed(reason, err), Detail: detail, Writes: writes}
 		}
 		set[ref.Source] = s
 	}

@@ -49,7 +49,7 @@ func (p *Pinner) pin(ctx context.Context, pod *corev1.Pod, stamp, label string, 
 	}
 	have, err := p.sealedSet(ctx, pod.Namespace, stamp, label, refs)
 	if err != nil {
-		return notPinned(ReadFailed, "listing snapshots: "+err.Error())
+		return notPinned(failed(ReadFailed, err), "listing snapshots: "+err.Error())
 	}
 	if complete(have, refs) {
 		writes := 0
@@ -59,7 +59,7 @@ func (p *Pinner) pin(ctx context.Context, pod *corev1.Pod, stamp, label string, 
 					continue
 				}
 				if err := p.seal(ctx, src.Kind, s.meta, "", "", rev.owner); err != nil {
-					return notPinned(WriteFailed, "adding "+rev.owner.Name+" as an owner of "+s.meta.Name+": "+err.Error())
+					return notPinned(failed(WriteFailed, err), "adding "+rev.owner.Name+" as an owner of "+s.meta.Name+": "+err.Error())
 				}
 				writes++
 			}

@@ -1,6 +1,7 @@
 package pinner
 
 import (
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/confighash/confighash/hasher"
@@ -39,13 +40,17 @@ const (
 	// NotCovered: the pod reads more of a pinned source than its template
 	// does (a container another webhook added), which the snapshot lacks.
 	NotCovered Reason = "not-covered"
+	// Forbidden: a read or a write was refused: the namespace does not bind
+	// the ClusterRole confighash-pinner, or the admission policy refused
+	// the write.
+	Forbidden Reason = "forbidden"
 )
 
 // Reasons lists every Reason, Pinned first, for metrics that show each
 // from the start.
 func Reasons() []Reason {
 	return []Reason{Pinned, NotStamped, NoRevision, OptedOut, NothingToPin, ContentMovedOn, LookAlike,
-		TooManyStamps, DryRun, WriteFailed, ReadFailed, NotCovered}
+		TooManyStamps, DryRun, WriteFailed, ReadFailed, NotCovered, Forbidden}
 }
 
 // Result is what Pin decided for one pod.
@@ -70,4 +75,14 @@ type Result struct {
 
 func notPinned(r Reason, detail string) Result {
 	return Result{Reason: r, Detail: detail}
+}
+
+// failed is r, a read or write failure caused by err, or Forbidden when the
+// apiserver refused it: an operator fixes that with a RoleBinding, not by
+// looking at the apiserver's health.
+func failed(r Reason, err error) Reason {
+	if apierrors.IsForbidden(err) {
+		return Forbidden
+	}
+	return r
 }

@@ -69,7 +69,7 @@ func (p *Pinner) revisionOf(ctx context.Context, pod *corev1.Pod) (revision, Res
 		return revision{}, notPinned(NoRevision, "controller "+ref.Kind+" keeps no revision pinning knows"), false
 	}
 	if err != nil {
-		return revision{}, notPinned(ReadFailed, "reading "+ref.Kind+" "+ref.Name+": "+err.Error()), false
+		return revision{}, notPinned(failed(ReadFailed, err), "reading "+ref.Kind+" "+ref.Name+": "+err.Error()), false
 	}
 	if rev.template.Annotations[contract.ChecksumAnnotation] != pod.Annotations[contract.ChecksumAnnotation] {
 		return revision{}, notPinned(NoRevision, ref.Kind+" "+ref.Name+"'s revision has another stamp"), false
