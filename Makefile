@@ -139,7 +139,7 @@ e2e-argocd-diff: e2e-argocd-build
 	@$(call suite,argocd-diff,$(argocd_test_built); \
 		$(GO) run ./e2e/cmd/cluster exec --rollouts -- $(ARGOCD_TEST) -test.v -test.count=1 -test.timeout=20m -test.skip '^TestArgoCDController')
 
-## demo: start a local cluster with a node, deploy confighash from its manifests, show a sample app's log before and after a config change, stop (root)
+## demo: start a local cluster with a node, deploy confighash from its manifests, preview a change, roll it in waves, halt a broken value at its canary, explain it with status, roll the fix, stop (root)
 demo: controlplane
 	$(GO) run ./e2e/cmd/demo
 

@@ -89,13 +89,14 @@ func run(ctx context.Context, out io.Writer) error {
 	d.restamps([]string{"api"})
 	d.halted("api")
 	d.settle()
-	d.kubectl("", "get", "pods", "-n", ns, "-o", "custom-columns=POD:.metadata.name,READY:.status.containerStatuses[0].ready,RESTARTS:.status.containerStatuses[0].restartCount,WAITING:.status.containerStatuses[0].state.waiting.reason")
+	d.kubectl("", "get", "replicasets", "-n", ns)
+	d.kubectl("", "get", "pods", "-n", ns, "-o", "custom-columns=POD:.metadata.name,READY:.status.containerStatuses[0].ready,RESTARTS:.status.containerStatuses[0].restartCount")
 	d.logs("web")
 
 	step(out, "confighash status explains it: api halted, web and worker waiting for a fix")
 	d.confighash("status", "-n", ns)
 
-	step(out, "The fix: a new greeting rolls everyone, the canary first")
+	step(out, "The fix: a new greeting rolls everyone. api, failing since the broken value, gets it at once and unjudged; web is the canary now")
 	d.kubectl(greeting("bonjour"), "apply", "-n", ns, "-f", "-")
 	d.restamps([]string{"api", "web", "worker"}, "billing")
 	d.rolledOut("api", "web", "worker")
@@ -112,9 +113,11 @@ func run(ctx context.Context, out io.Writer) error {
 	return d.err
 }
 
-// greeting is the ConfigMap with a new greeting, as a user would apply it.
+// greeting is the ConfigMap alone (config.yaml's first object) with a new
+// greeting, as a user would apply it.
 func greeting(v string) string {
-	return strings.Replace(configYAML, "greeting: hello", "greeting: "+v, 1)
+	cm, _, _ := strings.Cut(configYAML, "\n---\n")
+	return strings.Replace(cm, "greeting: hello", "greeting: "+v, 1) + "\n"
 }
 
 func step(out io.Writer, msg string) {
@@ -147,11 +150,14 @@ func (d *demo) kubectl(stdin string, args ...string) {
 // confighash runs the confighash CLI in process, as `kubectl confighash`
 // would. status exits 1 when something needs attention: that is shown, not
 // a failure of the demo.
-func (d *demo) confighash(args ...string) {
+func (d *demo) confighash(args ...string) { d.confighashShown(args, args...) }
+
+// confighashShown is confighash, echoed as shown (a file by its base name).
+func (d *demo) confighashShown(shown []string, args ...string) {
 	if d.err != nil {
 		return
 	}
-	fmt.Fprintf(d.out, "$ kubectl confighash %s\n", strings.Join(args, " "))
+	fmt.Fprintf(d.out, "$ kubectl confighash %s\n", strings.Join(shown, " "))
 	var stdout, stderr bytes.Buffer
 	err := app.Run(d.ctx, append(args, "--kubeconfig", d.env.Kubeconfig), &stdout, &stderr)
 	fmt.Fprint(d.out, stdout.String())
@@ -170,8 +176,8 @@ func (d *demo) preview(manifest string) {
 		d.err = err
 		return
 	}
-	fmt.Fprintf(d.out, "$ cat web-config.yaml | grep greeting\n%s\n", grepLine(manifest, "greeting:"))
-	d.confighash("preview", "-f", file, "-n", ns)
+	fmt.Fprintf(d.out, "$ grep greeting web-config.yaml\n%s\n", grepLine(manifest, "greeting:"))
+	d.confighashShown([]string{"preview", "-f", "web-config.yaml", "-n", ns}, "preview", "-f", file, "-n", ns)
 }
 
 func grepLine(text, prefix string) string {
