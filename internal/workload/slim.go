@@ -200,6 +200,7 @@ func slimMeta(obj client.Object, over bool) metav1.ObjectMeta {
 var markOnly = map[string]map[string]string{
 	slimHeld:      {slimmedKey: slimHeld},
 	slimOverLimit: {slimmedKey: slimOverLimit},
+	slimIdentity:  {slimmedKey: slimIdentity},
 }
 
 // keep copies a string the slimmed copy holds. A decoded object's strings
@@ -263,11 +264,18 @@ func templateDigest(t Template) string {
 }
 
 // Transform returns the cache transform that slims the objects of r's
-// mutable kinds (SlimObject) and hands every other object to next.
-func (r Registry) Transform(next func(any) (any, error)) func(any) (any, error) {
+// mutable kinds and hands every other object to next: SlimObject in a
+// namespace serves reports served, IdentityObject elsewhere (a nil serves
+// serves every namespace). serves must not block once the cache runs: the
+// Namespace cache's answer, which a namespace not cached yet gives as not
+// served (Filler reads its workloads again once it arrives).
+func (r Registry) Transform(serves func(namespace string) bool, next func(any) (any, error)) func(any) (any, error) {
 	return func(obj any) (any, error) {
 		if o, ok := obj.(client.Object); ok {
 			if k, ok := r.For(o); ok && k.Mutable {
+				if serves != nil && !serves(o.GetNamespace()) {
+					return k.identityObject(o, true), nil
+				}
 				return k.slimInPlace(o), nil
 			}
 		}
