@@ -38,11 +38,12 @@ func (k Kind) identityObject(obj client.Object, inPlace bool) client.Object {
 	if IsSlim(obj) {
 		return obj
 	}
+	id := keepIdentity(obj)
 	m := metav1.ObjectMeta{
-		Name:              keep(obj.GetName()),
-		Namespace:         keep(obj.GetNamespace()),
-		UID:               types.UID(keep(string(obj.GetUID()))),
-		ResourceVersion:   keep(obj.GetResourceVersion()),
+		Name:              id[0],
+		Namespace:         id[1],
+		UID:               types.UID(id[2]),
+		ResourceVersion:   id[3],
 		CreationTimestamp: obj.GetCreationTimestamp(),
 		Annotations:       markOnly[slimIdentity],
 	}
