@@ -215,6 +215,13 @@ func TestFillerFillsANamespaceServedLater(t *testing.T) {
 	if r := ReadsOf(f.k, got); len(r.Refs) != 1 || r.Refs[0].Source.String() != "secret/db" {
 		t.Errorf("the filled copy reads %+v, want secret/db", r.Refs)
 	}
+	all := &appsv1.DeploymentList{}
+	if err := f.cache.List(t.Context(), all, client.InNamespace("late")); err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Items) != 1 || IsIdentity(&all.Items[0]) {
+		t.Errorf("a List of the namespace gives %d items, the first an identity copy: want the filled copy alone", len(all.Items))
+	}
 	select {
 	case u := <-f.updates:
 		if !IsIdentity(u[0]) || IsIdentity(u[1]) || u[1].GetName() != "web" {
