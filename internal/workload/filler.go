@@ -192,7 +192,8 @@ func (f *Filler) Start(ctx context.Context) error {
 	}
 }
 
-// NeedLeaderElection: the workload informers run on the leader only.
+// NeedLeaderElection is true: the workload informers run on the leader
+// only.
 func (f *Filler) NeedLeaderElection() bool { return true }
 
 // fill reads req's workloads live and holds a slimmed copy of each the

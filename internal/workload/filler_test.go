@@ -140,12 +140,12 @@ func (f *fillFixture) deploymentInformer(t *testing.T) *controllertest.FakeInfor
 	return inf
 }
 
-// readers lists the Deployments of namespace that read src, as the hook
-// does.
-func (f *fillFixture) readers(t *testing.T, namespace, src string) []string {
+// readers lists the Deployments of namespace "late" that read Secret db,
+// as the hook does.
+func (f *fillFixture) readers(t *testing.T) []string {
 	t.Helper()
 	l := &appsv1.DeploymentList{}
-	if err := f.cache.List(t.Context(), l, client.InNamespace(namespace), client.MatchingFields{readersField: src}); err != nil {
+	if err := f.cache.List(t.Context(), l, client.InNamespace("late"), client.MatchingFields{readersField: "secret/db"}); err != nil {
 		t.Fatal(err)
 	}
 	var names []string
@@ -199,12 +199,12 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestFillerFillsANamespaceServedLater(t *testing.T) {
 	d := lateReader("web", "10")
 	f := newFillFixture(t, d)
-	if got := f.readers(t, "late", "secret/db"); len(got) != 0 {
+	if got := f.readers(t); len(got) != 0 {
 		t.Fatalf("before the namespace is served, readers of secret/db: %v, want none", got)
 	}
 
 	f.label(t, "late", true)
-	waitFor(t, "the reader listed by the index", func() bool { return len(f.readers(t, "late", "secret/db")) == 1 })
+	waitFor(t, "the reader listed by the index", func() bool { return len(f.readers(t)) == 1 })
 	got := &appsv1.Deployment{}
 	if err := f.cache.Get(t.Context(), client.ObjectKeyFromObject(d), got); err != nil {
 		t.Fatal(err)
@@ -235,7 +235,7 @@ func TestFillerFillsANamespaceServedLater(t *testing.T) {
 	if n := f.cache.fills.Len(); n != 0 {
 		t.Errorf("%d copies held after the namespace stopped being served", n)
 	}
-	if got := f.readers(t, "late", "secret/db"); len(got) != 0 {
+	if got := f.readers(t); len(got) != 0 {
 		t.Errorf("after the namespace stopped being served, readers: %v", got)
 	}
 }
@@ -253,7 +253,7 @@ func TestFillerReadsAnIdentityCopyInAServedNamespace(t *testing.T) {
 	f.mu.Unlock()
 	id := f.identity(t, d)
 	f.deploymentInformer(t).Add(id)
-	waitFor(t, "the reader listed by the index", func() bool { return len(f.readers(t, "late", "secret/db")) == 1 })
+	waitFor(t, "the reader listed by the index", func() bool { return len(f.readers(t)) == 1 })
 
 	// The informer moves to another version, still an identity copy:
 	// the copy of 20 stands in for it no more.
@@ -261,7 +261,7 @@ func TestFillerReadsAnIdentityCopyInAServedNamespace(t *testing.T) {
 	if err := f.cached.Update(t.Context(), newer); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.readers(t, "late", "secret/db"); len(got) != 0 {
+	if got := f.readers(t); len(got) != 0 {
 		t.Errorf("with the cache at another version, readers: %v, want none", got)
 	}
 	got := &appsv1.Deployment{}
