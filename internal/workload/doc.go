@@ -21,7 +21,12 @@
 // SlimObject is what the hook's cache holds of a workload (Registry.Transform
 // is the manager's cache transform): bounded per object whatever a tenant
 // puts in it, and read by ReadsOf, hasher.Checksum, SameTemplate and the
-// rollout judge exactly as the whole object is. ReadsOf bounds what a
+// rollout judge exactly as the whole object is. In a namespace confighash
+// does not serve the cache holds IdentityObject instead, its identity
+// alone, which ReadsOf reads as SkipNotHeld; when the namespace becomes
+// served, Filler reads its workloads live and FilledCache (the manager's
+// cache) gives their slimmed copies in place of the identity copies, to
+// Get, List and the hook's index alike. ReadsOf bounds what a
 // template reads (MaxSources, MaxReferenceBytes) for the webhook and the
 // hook alike, and that bound is what bounds the copy's references.
 package workload

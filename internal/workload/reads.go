@@ -30,6 +30,10 @@ const (
 	// SkipOverLimit means the template reads more than MaxSources sources,
 	// or more than MaxReferenceBytes of them (see LimitMessage).
 	SkipOverLimit Skip = "over the sources limit"
+	// SkipNotHeld means the object is the cache's identity copy
+	// (IdentityObject): its namespace was not served when it was cached,
+	// and what it reads is not known.
+	SkipNotHeld Skip = "not held (its namespace was not served when cached)"
 )
 
 // Reads is what a workload's pods read, as confighash sees it.
@@ -63,6 +67,11 @@ type Reads struct {
 // is.
 func ReadsOf(k Kind, obj client.Object) Reads {
 	annotations := obj.GetAnnotations()
+	if annotations[slimmedKey] == slimIdentity {
+		// Decided first: an identity copy has an empty template, which
+		// would read as reading nothing.
+		return Reads{Skip: SkipNotHeld}
+	}
 	var r Reads
 	if OptedOut(annotations) {
 		r.Skip = SkipOptedOut

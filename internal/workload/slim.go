@@ -172,11 +172,12 @@ func slimMeta(obj client.Object, over bool) metav1.ObjectMeta {
 	if annotations == nil {
 		annotations = markOnly[mark]
 	}
+	id := keepIdentity(obj)
 	m := metav1.ObjectMeta{
-		Name:              keep(obj.GetName()),
-		Namespace:         keep(obj.GetNamespace()),
-		UID:               types.UID(keep(string(obj.GetUID()))),
-		ResourceVersion:   keep(obj.GetResourceVersion()),
+		Name:              id[0],
+		Namespace:         id[1],
+		UID:               types.UID(id[2]),
+		ResourceVersion:   id[3],
 		Generation:        obj.GetGeneration(),
 		CreationTimestamp: obj.GetCreationTimestamp(),
 		Annotations:       annotations,
@@ -200,6 +201,7 @@ func slimMeta(obj client.Object, over bool) metav1.ObjectMeta {
 var markOnly = map[string]map[string]string{
 	slimHeld:      {slimmedKey: slimHeld},
 	slimOverLimit: {slimmedKey: slimOverLimit},
+	slimIdentity:  {slimmedKey: slimIdentity},
 }
 
 // keep copies a string the slimmed copy holds. A decoded object's strings
@@ -209,6 +211,24 @@ var markOnly = map[string]map[string]string{
 // OS. A copy made when slimming sits among the slimmed copy's own
 // allocations.
 func keep(s string) string { return strings.Clone(s) }
+
+// keepIdentity copies obj's name, namespace, UID and resourceVersion, as
+// keep does, into one allocation: a few hundred of them fill a span of the
+// heap, where four small ones each would sit among the decoder's garbage.
+func keepIdentity(obj client.Object) [4]string {
+	parts := [4]string{obj.GetName(), obj.GetNamespace(), string(obj.GetUID()), obj.GetResourceVersion()}
+	var b strings.Builder
+	b.Grow(len(parts[0]) + len(parts[1]) + len(parts[2]) + len(parts[3]))
+	for _, p := range parts {
+		b.WriteString(p)
+	}
+	all := b.String()
+	var out [4]string
+	for i, p := range parts {
+		out[i], all = all[:len(p)], all[len(p):]
+	}
+	return out
+}
 
 // keepBool copies a *bool the slimmed copy holds, as keep a string.
 func keepBool(b *bool) *bool {
@@ -263,11 +283,18 @@ func templateDigest(t Template) string {
 }
 
 // Transform returns the cache transform that slims the objects of r's
-// mutable kinds (SlimObject) and hands every other object to next.
-func (r Registry) Transform(next func(any) (any, error)) func(any) (any, error) {
+// mutable kinds and hands every other object to next: SlimObject in a
+// namespace serves reports served, IdentityObject elsewhere (a nil serves
+// serves every namespace). serves must not block once the cache runs: the
+// Namespace cache's answer, which a namespace not cached yet gives as not
+// served (Filler reads its workloads again once it arrives).
+func (r Registry) Transform(serves func(namespace string) bool, next func(any) (any, error)) func(any) (any, error) {
 	return func(obj any) (any, error) {
 		if o, ok := obj.(client.Object); ok {
 			if k, ok := r.For(o); ok && k.Mutable {
+				if serves != nil && !serves(o.GetNamespace()) {
+					return k.identityObject(o, true), nil
+				}
 				return k.slimInPlace(o), nil
 			}
 		}

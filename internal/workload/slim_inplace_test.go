@@ -11,7 +11,7 @@ import (
 // slimmed copy over the decoded object, and the result is what SlimObject
 // makes of the same object, read the same (ReadsOf).
 func TestTransformSlimsInPlace(t *testing.T) {
-	tr := Kinds().Transform(func(o any) (any, error) { return o, nil })
+	tr := Kinds().Transform(nil, func(o any) (any, error) { return o, nil })
 	for _, k := range Kinds().Mutable() {
 		c := slimCase{name: "p", spec: specReading(2)}
 		want := k.SlimObject(objectOf(t, k, c))

@@ -23,7 +23,7 @@ func readerOf(name, secret string, annotations map[string]string) *appsv1.Deploy
 	d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "app", Env: []corev1.EnvVar{{Name: "P", ValueFrom: &corev1.EnvVarSource{
 		SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: "password"}}}}}}
 	d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "stamp-of-" + name}
-	d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"}}
+	d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: string([]byte("MinimumReplicasAvailable"))}}
 	return d
 }
 

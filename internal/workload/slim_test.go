@@ -255,7 +255,7 @@ func TestSlimObjectIdempotent(t *testing.T) {
 // objects, typed and unstructured, and hands the rest on.
 func TestRegistryTransform(t *testing.T) {
 	var handed []any
-	tr := Kinds().Transform(func(o any) (any, error) { handed = append(handed, o); return o, nil })
+	tr := Kinds().Transform(nil, func(o any) (any, error) { handed = append(handed, o); return o, nil })
 	for _, k := range Kinds().Mutable() {
 		out, err := tr(objectOf(t, k, slimCase{name: "t", spec: specReading(1)}))
 		if err != nil || !IsSlim(out.(client.Object)) {

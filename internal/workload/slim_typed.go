@@ -87,8 +87,29 @@ func slimConditions[C any](cs []C, keep func(C) C) []C {
 }
 
 // short bounds a condition's word: a longer one stands for none the judge
-// knows.
-func short(s string) string { return bounded(s, conditionBytes) }
+// knows. A word the controllers write (conditionWords) is the table's own
+// string, no copy: most workloads hold the same few.
+func short(s string) string {
+	if w, ok := conditionWords[s]; ok {
+		return w
+	}
+	return bounded(s, conditionBytes)
+}
+
+// conditionWords are the types, statuses and reasons of the conditions
+// the built-in controllers write, read only.
+var conditionWords = func() map[string]string {
+	m := map[string]string{}
+	for _, w := range []string{
+		"Available", "Progressing", "ReplicaFailure", "True", "False", "Unknown",
+		"MinimumReplicasAvailable", "MinimumReplicasUnavailable", "NewReplicaSetAvailable", "NewReplicaSetCreated",
+		"FoundNewReplicaSet", "ReplicaSetUpdated", "ProgressDeadlineExceeded", "DeploymentPaused", "DeploymentResumed",
+		"ReplicaSetCreateError", "FailedCreate", "FailedDelete",
+	} {
+		m[w] = w
+	}
+	return m
+}()
 
 // slimSelector is s, or nil when it is larger than maxSelectorBytes.
 func slimSelector(s *metav1.LabelSelector) *metav1.LabelSelector {

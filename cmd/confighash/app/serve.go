@@ -109,11 +109,15 @@ func Serve(ctx context.Context, o Options) error {
 		return err
 	}
 	sc := newSourceCache(ctx, o)
-	mgr, err := newManager(cfg, scheme, o, kinds, ep, wm, metricsCert, auth, sc)
+	wc := &workloadCache{kinds: kinds}
+	mgr, err := newManager(cfg, scheme, o, kinds, ep, wm, metricsCert, auth, sc, wc)
 	if err != nil {
 		return err
 	}
 	if err := sc.start(ctx, mgr); err != nil {
+		return err
+	}
+	if err := wc.start(mgr, sc); err != nil {
 		return err
 	}
 	if metricsCert != nil {
@@ -167,7 +171,7 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, kinds workload.Registry, ep *webhookEndpoint, wm *webhook.Metrics, metricsCert *certwatcher.CertWatcher, auth *clientAuth, sc *sourceCache) (manager.Manager, error) {
+func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, kinds workload.Registry, ep *webhookEndpoint, wm *webhook.Metrics, metricsCert *certwatcher.CertWatcher, auth *clientAuth, sc *sourceCache, wc *workloadCache) (manager.Manager, error) {
 	server := ctrlwebhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir, TLSOpts: auth.tlsOpts()}
 	if ep != nil {
 		server.Host, server.Port = ep.host, ep.port
@@ -189,10 +193,12 @@ func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, kinds workl
 			DefaultNamespaces: cacheNamespaces(o.Namespaces),
 			// Workloads are cached as the hook's slim copies
 			// (workload.SlimObject), bounded per object whatever tenants
-			// put in them; everything else without its managedFields.
-			DefaultTransform: kinds.Transform(cache.TransformStripManagedFields()),
+			// put in them, and as their identity alone outside the
+			// namespaces served; everything else without its managedFields.
+			DefaultTransform: kinds.Transform(sc.serves, cache.TransformStripManagedFields()),
 			ByObject:         sc.byObject(o.IgnoreHelmReleaseSecrets),
 		},
+		NewCache:  wc.newCache,
 		NewClient: sc.newClient,
 	})
 	if err != nil {
