@@ -130,7 +130,7 @@ func tightenGC(getenv func(string) string, set func(int) int) {
 func addStartupFree(mgr manager.Manager, hook *indexWatch) error {
 	c := mgr.GetCache()
 	tighten := func() { tightenGC(os.Getenv, debug.SetGCPercent) }
-	if err := mgr.Add(startupFree{ready: c.WaitForCacheSync, settle: settleQuietly, free: freeStartup, tighten: tighten, what: "sources"}); err != nil {
+	if err := mgr.Add(startupFree{ready: c.WaitForCacheSync, settle: settleQuietly, free: debug.FreeOSMemory, tighten: tighten, what: "sources"}); err != nil {
 		return err
 	}
 	workloads := func(ctx context.Context) bool {
@@ -143,14 +143,7 @@ func addStartupFree(mgr manager.Manager, hook *indexWatch) error {
 		// waits for them too.
 		return c.WaitForCacheSync(ctx)
 	}
-	return mgr.Add(startupFree{ready: workloads, settle: settleQuietly, free: freeStartup, tighten: tighten, leader: true, what: "workloads"})
-}
-
-// freeStartup returns the free heap pages and the start-up's code pages
-// (dropCodePages) to the OS.
-func freeStartup() {
-	debug.FreeOSMemory()
-	dropCodePages()
+	return mgr.Add(startupFree{ready: workloads, settle: settleQuietly, free: debug.FreeOSMemory, tighten: tighten, leader: true, what: "workloads"})
 }
 
 // indexWatch is the manager the hook is set up with: it tells when the hook
