@@ -267,3 +267,28 @@ func (f *wavesFixture) scale(t *testing.T, name string, replicas int32) {
 		t.Fatal(err)
 	}
 }
+
+// TestReconcileWavesCanaryNoLongerServed: the canary's namespace stops
+// being served while it rolls, so the cache holds its identity only (no
+// status): it holds up no wave and halts nothing, rather than timing out.
+func TestReconcileWavesCanaryNoLongerServed(t *testing.T) {
+	f := newWavesFixture(t, 3)
+	for i := range 3 {
+		f.reconcile(t, fmt.Sprintf("d%d", i))
+	}
+	if got := f.restamped(t, 3); !slices.Equal(got, []string{"d0"}) {
+		t.Fatalf("re-stamped %v, want the canary d0 only", got)
+	}
+	kind, ok := f.r.kinds.get("Deployment")
+	if !ok {
+		t.Fatal("no Deployment kind")
+	}
+	id := kind.IdentityObject(f.get(t, "d0"))
+	if err := f.c.Update(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(t, "d0")
+	if !slices.Equal(f.woken, []string{"d1", "d2"}) {
+		t.Fatalf("woke %v, want the second wave once the canary's namespace is no longer served", f.woken)
+	}
+}

@@ -69,9 +69,10 @@ func (r *reconciler) judge(ctx context.Context, req Request) error {
 			return nil
 		}
 	}
-	if inFlight && (wavesOff(obj) || obj.GetDeletionTimestamp() != nil) {
-		// Opted out meanwhile, or going: no wave waits for it, and it
-		// halts nothing.
+	if inFlight && (wavesOff(obj) || obj.GetDeletionTimestamp() != nil || workload.IsIdentity(obj)) {
+		// Opted out meanwhile, going, or its namespace no longer served
+		// (the cache holds its identity only, no status to judge): no
+		// wave waits for it, and it halts nothing.
 		r.planner.succeededFlight(id, f)
 		return nil
 	}
