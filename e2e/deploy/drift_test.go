@@ -15,23 +15,7 @@ func TestChartMatchesKustomize(t *testing.T) {
 	byName := rendersByName(t)
 	for _, m := range CertModes {
 		t.Run(m.Overlay, func(t *testing.T) {
-			k := index(t, byName["kustomize/"+m.Overlay].Objects)
-			h := index(t, byName["helm/"+m.ChartMode].Objects)
-			for _, key := range sortedKeys(k) {
-				if _, ok := h[key]; !ok {
-					t.Errorf("%s: in the kustomize overlay, missing from the chart", key)
-				}
-			}
-			for _, key := range sortedKeys(h) {
-				kobj, ok := k[key]
-				if !ok {
-					t.Errorf("%s: in the chart, missing from the kustomize overlay", key)
-					continue
-				}
-				if diff := cmp.Diff(Normalise(kobj).Object, Normalise(h[key]).Object); diff != "" {
-					t.Errorf("%s differs between kustomize (-) and the chart (+):\n%s", key, diff)
-				}
-			}
+			sameObjects(t, "overlay", index(t, byName["kustomize/"+m.Overlay].Objects), index(t, byName["helm/"+m.ChartMode].Objects))
 		})
 	}
 }
@@ -66,6 +50,28 @@ func TestNormaliseKeepsWhatMatters(t *testing.T) {
 	}
 	if in.GetLabels()["helm.sh/chart"] == "" {
 		t.Error("Normalise changed its input")
+	}
+}
+
+// sameObjects fails t unless kustomize's objects k (of an overlay or a
+// component, what) and the chart's h are the same, object by object, once
+// normalised.
+func sameObjects(t *testing.T, what string, k, h map[string]*unstructured.Unstructured) {
+	t.Helper()
+	for _, key := range sortedKeys(k) {
+		if _, ok := h[key]; !ok {
+			t.Errorf("%s: in the kustomize %s, missing from the chart", key, what)
+		}
+	}
+	for _, key := range sortedKeys(h) {
+		kobj, ok := k[key]
+		if !ok {
+			t.Errorf("%s: in the chart, missing from the kustomize %s", key, what)
+			continue
+		}
+		if diff := cmp.Diff(Normalise(kobj).Object, Normalise(h[key]).Object); diff != "" {
+			t.Errorf("%s differs between kustomize (-) and the chart (+):\n%s", key, diff)
+		}
 	}
 }
 

@@ -114,21 +114,7 @@ func TestMonitoringChartMatchesKustomize(t *testing.T) {
 	}
 	checkScraper(t, rs[0].Objects, Namespace)
 	delete(h, "ConfigMap "+Namespace+"/confighash-dashboard")
-	for _, key := range sortedKeys(k) {
-		if _, ok := h[key]; !ok {
-			t.Errorf("%s: in the kustomize component, missing from the chart", key)
-		}
-	}
-	for _, key := range sortedKeys(h) {
-		kobj, ok := k[key]
-		if !ok {
-			t.Errorf("%s: in the chart, missing from the kustomize component", key)
-			continue
-		}
-		if diff := cmp.Diff(Normalise(kobj).Object, Normalise(h[key]).Object); diff != "" {
-			t.Errorf("%s differs between kustomize (-) and the chart (+):\n%s", key, diff)
-		}
-	}
+	sameObjects(t, "component", k, h)
 }
 
 // TestAlertsPromtool runs Debian's promtool (installed on first use) on

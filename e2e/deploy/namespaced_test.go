@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
 )
 
@@ -46,23 +45,7 @@ func TestNamespacedChartMatchesKustomize(t *testing.T) {
 	}
 	for _, m := range CertModes {
 		t.Run(m.Overlay, func(t *testing.T) {
-			k := index(t, byName["kustomize/"+m.Overlay+"+namespaced"].Objects)
-			h := index(t, byName["helm/"+m.ChartMode+"+namespaced"].Objects)
-			for _, key := range sortedKeys(k) {
-				if _, ok := h[key]; !ok {
-					t.Errorf("%s: in the kustomize component, missing from the chart", key)
-				}
-			}
-			for _, key := range sortedKeys(h) {
-				kobj, ok := k[key]
-				if !ok {
-					t.Errorf("%s: in the chart, missing from the kustomize component", key)
-					continue
-				}
-				if diff := cmp.Diff(Normalise(kobj).Object, Normalise(h[key]).Object); diff != "" {
-					t.Errorf("%s differs between kustomize (-) and the chart (+):\n%s", key, diff)
-				}
-			}
+			sameObjects(t, "component", index(t, byName["kustomize/"+m.Overlay+"+namespaced"].Objects), index(t, byName["helm/"+m.ChartMode+"+namespaced"].Objects))
 		})
 	}
 }
