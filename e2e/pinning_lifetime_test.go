@@ -96,11 +96,7 @@ func TestPinningSnapshotsLiveAsLongAsTheirRevisions(t *testing.T) {
 // on, reading them. The snapshots become theirs, owned by exactly those
 // pods, and go with the last of them.
 func TestPinningOrphanedSnapshotsFollowTheirPods(t *testing.T) {
-	restartWith(t, "--pinning")
-	ns := pinningNamespace(t)
-	env.Create(t, configMap(ns, "app", map[string]string{"k": "v1"}))
-	env.Create(t, secret(ns, "db", map[string]string{"password": "p1"}))
-	time.Sleep(time.Second) // the Namespace cache sees the label
+	ns := pinnedApp(t)
 
 	d := deploymentOf(ns, "web", podSpec("app", "db"))
 	d.Spec.Replicas = new(int32(2))
@@ -148,11 +144,7 @@ func TestPinningOrphanedSnapshotsFollowTheirPods(t *testing.T) {
 // owner, for good; nothing reads it, so it is deleted. The snapshot it
 // shared with the live ReplicaSet stays, owned by that one.
 func TestPinningUnreadOrphanedSnapshotIsDeleted(t *testing.T) {
-	restartWith(t, "--pinning")
-	ns := pinningNamespace(t)
-	env.Create(t, configMap(ns, "app", map[string]string{"k": "v1"}))
-	env.Create(t, secret(ns, "db", map[string]string{"password": "p1"}))
-	time.Sleep(time.Second) // the Namespace cache sees the label
+	ns := pinnedApp(t)
 	keepReady(t, ns)
 
 	d := deploymentOf(ns, "web", podSpec("app", "db"))
@@ -182,11 +174,7 @@ func TestPinningUnreadOrphanedSnapshotIsDeleted(t *testing.T) {
 // snapshots once: the orphaned pod becomes an owner, and keeps them after
 // the other Deployment is gone.
 func TestPinningSnapshotsOrphanedWhileNoLeaderRan(t *testing.T) {
-	restartWith(t, "--pinning")
-	ns := pinningNamespace(t)
-	env.Create(t, configMap(ns, "app", map[string]string{"k": "v1"}))
-	env.Create(t, secret(ns, "db", map[string]string{"password": "p1"}))
-	time.Sleep(time.Second) // the Namespace cache sees the label
+	ns := pinnedApp(t)
 
 	web := deploymentOf(ns, "web", podSpec("app", "db"))
 	env.Create(t, web)
@@ -239,11 +227,7 @@ func TestPinningSnapshotsOrphanedWhileNoLeaderRan(t *testing.T) {
 // Once that revision is deleted with --cascade=orphan, the pod, still
 // running, becomes the owner, and the snapshots go with it.
 func TestPinningStatefulSetSnapshotsFollowTheirRevision(t *testing.T) {
-	restartWith(t, "--pinning")
-	ns := pinningNamespace(t)
-	env.Create(t, configMap(ns, "app", map[string]string{"k": "v1"}))
-	env.Create(t, secret(ns, "db", map[string]string{"password": "p1"}))
-	time.Sleep(time.Second) // the Namespace cache sees the label
+	ns := pinnedApp(t)
 
 	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}, Spec: appsv1.StatefulSetSpec{
 		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "e2e"}}, Template: template(podSpec("app", "db")),

@@ -18,18 +18,6 @@ import (
 	"github.com/confighash/confighash/internal/waves"
 )
 
-// pinnedApp starts confighash with --pinning and returns a served
-// namespace labelled for pinning, with ConfigMap app (k=v1) and Secret db.
-func pinnedApp(t *testing.T) string {
-	t.Helper()
-	restartWith(t, "--pinning")
-	ns := pinningNamespace(t)
-	env.Create(t, configMap(ns, "app", map[string]string{"k": "v1"}))
-	env.Create(t, secret(ns, "db", map[string]string{"password": "p1"}))
-	time.Sleep(time.Second) // the Namespace cache sees the label
-	return ns
-}
-
 // podOf waits for a live pod of ReplicaSet rs and returns the ConfigMap it
 // reads.
 func podOf(t *testing.T, ns, rs string) string {

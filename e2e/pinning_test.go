@@ -180,3 +180,15 @@ func pinningNamespace(t *testing.T) string {
 	env.Update(t, nsObj, func() { nsObj.Labels[pinning.NamespaceLabel] = pinning.NamespaceEnabled })
 	return ns
 }
+
+// pinnedApp starts confighash with --pinning and returns a served
+// namespace labelled for pinning, with ConfigMap app (k=v1) and Secret db.
+func pinnedApp(t *testing.T) string {
+	t.Helper()
+	restartWith(t, "--pinning")
+	ns := pinningNamespace(t)
+	env.Create(t, configMap(ns, "app", map[string]string{"k": "v1"}))
+	env.Create(t, secret(ns, "db", map[string]string{"password": "p1"}))
+	time.Sleep(time.Second) // the Namespace cache sees the label
+	return ns
+}
