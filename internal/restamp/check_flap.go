@@ -66,8 +66,8 @@ func newFlapGuard(o Options, maxEntries int) *flapGuard {
 	return &flapGuard{opts: o, maxEntries: max(maxEntries, 1), entries: map[workloadKey]*flapEntry{}}
 }
 
-// flapVerdict is what the guard says about one look at a workload.
-type flapVerdict struct {
+// flapDecision is what the guard says about one look at a workload.
+type flapDecision struct {
 	// Hold is set while the workload is held: re-stamp nothing, make sure
 	// the workload carries this hold, and look again after Retry.
 	Hold  *contract.Hold
@@ -83,22 +83,22 @@ type flapVerdict struct {
 // look is asked each time the hook works out what w's sources give now
 // (sum) and whether that differs from w's stamp (stale). stored is the hold
 // w carries, nil if none.
-func (g *flapGuard) look(w workloadKey, sum string, stale bool, stored *contract.Hold, now time.Time) flapVerdict {
+func (g *flapGuard) look(w workloadKey, sum string, stale bool, stored *contract.Hold, now time.Time) flapDecision {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	e := g.entry(w, stale || stored != nil, now)
 	if e == nil {
-		return flapVerdict{}
+		return flapDecision{}
 	}
 	if v, ok := g.whileHeld(e, sum, stored, now); ok {
 		return v
 	}
 	if !stale {
-		return flapVerdict{}
+		return flapDecision{}
 	}
 	recentlyHeld := !e.releasedAt.IsZero() && now.Sub(e.releasedAt) < g.opts.FlapWindow
 	if len(e.restamps) < g.opts.FlapLimit && !recentlyHeld {
-		return flapVerdict{}
+		return flapDecision{}
 	}
 	level := 0
 	if recentlyHeld {
@@ -108,21 +108,21 @@ func (g *flapGuard) look(w workloadKey, sum string, stale bool, stored *contract
 	e.hold = contract.Hold{Since: holdSince(now), Level: level, Quiet: g.quiet(level)}
 	e.lastSeen, e.lastChange = sum, now
 	h := e.hold
-	return flapVerdict{Hold: &h, Retry: h.Quiet, Started: true}
+	return flapDecision{Hold: &h, Retry: h.Quiet, Started: true}
 }
 
-// held is look's verdict for a workload that is held and stays held, asked
+// held is look's decision for a workload that is held and stays held, asked
 // before the caller knows whether its stamp is stale: a held workload is
 // not re-stamped whatever the stamp, so the cost of telling a stale stamp
 // from one kept on purpose (check_ignored.go) is saved for after the hold. ok is
 // false when w is not held or its hold is over; the caller then works out
 // stale and asks look.
-func (g *flapGuard) held(w workloadKey, sum string, stored *contract.Hold, now time.Time) (v flapVerdict, ok bool) {
+func (g *flapGuard) held(w workloadKey, sum string, stored *contract.Hold, now time.Time) (v flapDecision, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	e := g.entry(w, stored != nil, now)
 	if e == nil {
-		return flapVerdict{}, false
+		return flapDecision{}, false
 	}
 	v, ok = g.whileHeld(e, sum, stored, now)
 	return v, ok && v.Hold != nil
@@ -144,11 +144,11 @@ func (g *flapGuard) entry(w workloadKey, create bool, now time.Time) *flapEntry 
 	return e
 }
 
-// whileHeld is the verdict on e if it is held, or is to be held because it
+// whileHeld is the decision on e if it is held, or is to be held because it
 // carries a hold (stored) this guard did not end; ok is false otherwise.
-// The verdict does not depend on whether the stamp is stale. Callers hold
+// The decision does not depend on whether the stamp is stale. Callers hold
 // mu.
-func (g *flapGuard) whileHeld(e *flapEntry, sum string, stored *contract.Hold, now time.Time) (flapVerdict, bool) {
+func (g *flapGuard) whileHeld(e *flapEntry, sum string, stored *contract.Hold, now time.Time) (flapDecision, bool) {
 	// A hold this guard did not start (a former leader's, or one whose
 	// entry was evicted) is honoured. The one just ended is not: a cache
 	// that has not yet seen the end still shows it.
@@ -161,16 +161,16 @@ func (g *flapGuard) whileHeld(e *flapEntry, sum string, stored *contract.Hold, n
 		e.lastSeen, e.lastChange = sum, now
 	}
 	if !e.held {
-		return flapVerdict{}, false
+		return flapDecision{}, false
 	}
 	if sum != e.lastSeen {
 		e.lastSeen, e.lastChange = sum, now
 	}
 	if wait := e.lastChange.Add(e.hold.Quiet).Sub(now); wait > 0 {
 		h := e.hold
-		return flapVerdict{Hold: &h, Retry: wait}, true
+		return flapDecision{Hold: &h, Retry: wait}, true
 	}
-	return flapVerdict{Release: true}, true
+	return flapDecision{Release: true}, true
 }
 
 // stampAt is one stamp written, and when.

@@ -51,7 +51,7 @@ func (s *flapSim) enqueue(at time.Duration) {
 	}
 }
 
-// reconcile is what Reconcile does with the guard's verdicts.
+// reconcile is what Reconcile does with the guard's decisions.
 func (s *flapSim) reconcile(now time.Duration) {
 	s.queued = false
 	v := s.g.look(s.w, s.content, s.content != s.stamp, s.hold, at(now))
@@ -171,7 +171,7 @@ func TestFlapGuardBackoff(t *testing.T) {
 	for level, quiet := range wantQuiet {
 		v := g.look(w, "burst", true, nil, now)
 		if v.Hold == nil || !v.Started || v.Hold.Level != min(level, 3) || v.Hold.Quiet != quiet || v.Retry != quiet {
-			t.Fatalf("hold %d: verdict %+v hold %+v, want a new hold of %v", level, v, v.Hold, quiet)
+			t.Fatalf("hold %d: decision %+v hold %+v, want a new hold of %v", level, v, v.Hold, quiet)
 		}
 		// Still held just before the quiet time is up, released after.
 		if v := g.look(w, "burst", true, nil, now.Add(quiet-time.Second)); v.Hold == nil {
@@ -262,7 +262,7 @@ func TestFlapGuardHonoursStoredHold(t *testing.T) {
 			w := keyOf(req("web"))
 			v := g.look(w, "x", tc.stale, tc.stored, at(0))
 			if v.Hold == nil || v.Started || v.Hold.Level != tc.wantLevel || v.Hold.Quiet != tc.wantQuiet || !v.Hold.Since.Equal(tc.stored.Since) {
-				t.Fatalf("verdict %+v hold %+v; want held at level %d for %v since %v", v, v.Hold, tc.wantLevel, tc.wantQuiet, tc.stored.Since)
+				t.Fatalf("decision %+v hold %+v; want held at level %d for %v since %v", v, v.Hold, tc.wantLevel, tc.wantQuiet, tc.stored.Since)
 			}
 			// A change during the hold restarts the quiet time.
 			if v := g.look(w, "y", true, tc.stored, at(tc.wantQuiet-time.Second)); v.Hold == nil || v.Retry != tc.wantQuiet {

@@ -42,8 +42,8 @@ func (r *reconciler) checkStillHeld(ctx context.Context, obj client.Object, req 
 	return r.actOnHold(ctx, obj, req, v, true)
 }
 
-// actOnHold carries out the flap guard's verdict v on obj.
-func (r *reconciler) actOnHold(ctx context.Context, obj client.Object, req Request, v flapVerdict, stale bool) (done bool, res reconcile.Result, f fate, err error) {
+// actOnHold carries out the flap guard's decision v on obj.
+func (r *reconciler) actOnHold(ctx context.Context, obj client.Object, req Request, v flapDecision, stale bool) (done bool, res reconcile.Result, f fate, err error) {
 	logger := log.FromContext(ctx)
 	switch {
 	case v.Hold != nil:

@@ -21,16 +21,16 @@ type KindChecker interface {
 	Served(ctx context.Context, k workload.Kind) (bool, error)
 }
 
-// kindVerdicts says, by kind, why the hook does not watch it (refused), or
+// kindChecks says, by kind, why the hook does not watch it (refused), or
 // why that could not be told (unchecked).
-type kindVerdicts struct {
+type kindChecks struct {
 	refused, unchecked map[schema.GroupVersionKind]string
 }
 
 // checkKinds runs c once for each unstructured kind among objs (as listWorkloads
 // returns them, carrying their GroupVersionKind). A nil c checks nothing.
-func checkKinds(ctx context.Context, c KindChecker, reg workload.Registry, objs []client.Object) kindVerdicts {
-	v := kindVerdicts{refused: map[schema.GroupVersionKind]string{}, unchecked: map[schema.GroupVersionKind]string{}}
+func checkKinds(ctx context.Context, c KindChecker, reg workload.Registry, objs []client.Object) kindChecks {
+	v := kindChecks{refused: map[schema.GroupVersionKind]string{}, unchecked: map[schema.GroupVersionKind]string{}}
 	if c == nil {
 		return v
 	}
@@ -55,7 +55,7 @@ func checkKinds(ctx context.Context, c KindChecker, reg workload.Registry, objs 
 }
 
 // fill records in w what the check found about its kind.
-func (v kindVerdicts) fill(w *Workload, gvk schema.GroupVersionKind) {
+func (v kindChecks) fill(w *Workload, gvk schema.GroupVersionKind) {
 	w.NotWatched = v.refused[gvk]
 	if msg := v.unchecked[gvk]; msg != "" {
 		w.Warnings = append(w.Warnings, msg)

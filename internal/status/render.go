@@ -120,11 +120,11 @@ func WriteJSON(out io.Writer, v any) error {
 func WriteInstallTable(out io.Writer, r *InstallReport) error {
 	tw := newTabWriter(out)
 	for _, c := range r.Checks {
-		verdict := "FAIL"
+		mark := "FAIL"
 		if c.OK {
-			verdict = "ok  " // as wide as FAIL, so all-ok output aligns the same
+			mark = "ok  " // as wide as FAIL, so all-ok output aligns the same
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", verdict, c.Name, oneLine(c.Detail))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", mark, c.Name, oneLine(c.Detail))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing checks: %w", err)
