@@ -145,7 +145,7 @@ type fanOutReaders struct {
 	make     func(ns, name string, spec corev1.PodSpec) client.Object
 }
 
-// idleDeployments start no pod (rollout.NothingToRun), so the hook puts
+// idleDeployments start no pod (health.NothingToRun), so the hook puts
 // them in no wave: with or without waves, one change reaches them all at
 // once.
 func idleDeployments() fanOutReaders {

@@ -34,7 +34,7 @@ func waveReader(ns, name string, replicas int32) *appsv1.Deployment {
 // waveDaemonSet is a DaemonSet reading configmap/shared. On a control plane
 // without a node it schedules no pod, so its rollout ends as soon as the
 // DaemonSet controller has observed it, yet it is no reader that "starts no
-// pod" by its spec (rollout.NothingToRun): it goes in the waves.
+// pod" by its spec (health.NothingToRun): it goes in the waves.
 func waveDaemonSet(ns, name string) *appsv1.DaemonSet {
 	return nodelessDaemonSets().make(ns, name, waveReader(ns, name, 0).Spec.Template.Spec).(*appsv1.DaemonSet)
 }

@@ -88,10 +88,10 @@ type Reader struct {
 	// workload's kind (a custom kind whose template path leads nowhere).
 	NotWatched string
 	// NoPod, when set, is why a re-stamp of it starts no pod
-	// (rollout.NothingToRun): the hook puts such a reader in no wave.
+	// (health.NothingToRun): the hook puts such a reader in no wave.
 	NoPod string
 	// Failing, when set, is why it was failing before the change
-	// (rollout.Before): the hook re-stamps it at once, unjudged.
+	// (health.Before): the hook re-stamps it at once, unjudged.
 	Failing string
 	// PinOff: it or its template carries confighash.dev/pin: "off".
 	PinOff bool

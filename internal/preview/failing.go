@@ -7,7 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/rollout"
+	"github.com/confighash/confighash/internal/health"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -16,7 +16,7 @@ import (
 // the first of them and by its status).
 const maxFailingPods = 400
 
-// failingBefore is why obj is failing now (rollout.Before), the hook's
+// failingBefore is why obj is failing now (health.Before), the hook's
 // test for a reader that is neither the change's canary nor evidence
 // against it; "" when it is not, or cannot be told (its pods cannot be
 // listed: the hook counts such a reader healthy too).
@@ -25,10 +25,10 @@ func failingBefore(ctx context.Context, c client.Reader, k workload.Kind, obj cl
 	if !ok {
 		return ""
 	}
-	in := rollout.Input{Kind: k, Object: obj, Stamp: t.Checksum()}
-	v, failing, needPods := rollout.Before(in)
+	in := health.Input{Kind: k, Object: obj, Stamp: t.Checksum()}
+	v, failing, needPods := health.Before(in)
 	if needPods && in.Stamp != "" {
-		sel, ok, err := rollout.PodSelector(k, obj)
+		sel, ok, err := health.PodSelector(k, obj)
 		if err != nil || !ok {
 			return ""
 		}
@@ -38,12 +38,12 @@ func failingBefore(ctx context.Context, c client.Reader, k workload.Kind, obj cl
 			return ""
 		}
 		in.Pods = []corev1.Pod{}
-		for _, p := range rollout.Owned(obj, pods.Items) {
+		for _, p := range health.Owned(obj, pods.Items) {
 			if p.Annotations[contract.ChecksumAnnotation] == in.Stamp {
 				in.Pods = append(in.Pods, p)
 			}
 		}
-		v, failing, _ = rollout.Before(in)
+		v, failing, _ = health.Before(in)
 	}
 	if !failing {
 		return ""

@@ -17,7 +17,7 @@ import (
 	"github.com/confighash/confighash/internal/injection"
 	"github.com/confighash/confighash/internal/kindcheck"
 	"github.com/confighash/confighash/internal/pinning"
-	"github.com/confighash/confighash/internal/rollout"
+	"github.com/confighash/confighash/internal/health"
 	"github.com/confighash/confighash/internal/status"
 	"github.com/confighash/confighash/internal/workload"
 )
@@ -151,7 +151,7 @@ func readerOf(k workload.Kind, obj client.Object, src hasher.Source) (Reader, bo
 	r := Reader{KindName: k.Name(), Name: obj.GetName(), Annotations: obj.GetAnnotations(),
 		Refs: reads.Refs, Skip: reads.Skip, Deleting: obj.GetDeletionTimestamp() != nil,
 		Stamp: reads.Template.Checksum()}
-	r.NoPod, _ = rollout.NothingToRun(k, obj)
+	r.NoPod, _ = health.NothingToRun(k, obj)
 	r.PinOff = !pinning.WorkloadPins(obj.GetAnnotations()) || (reads.Template.Meta != nil && !pinning.WorkloadPins(reads.Template.Meta.Annotations))
 	if slices.ContainsFunc(reads.Refs, func(ref hasher.Reference) bool { return ref.Source == src }) {
 		return r, true

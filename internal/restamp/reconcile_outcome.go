@@ -45,7 +45,7 @@ const (
 	// newsWritten: re-stamped.
 	newsWritten
 	// newsWrittenIdle: re-stamped, and it starts no pod
-	// (rollout.NothingToRun): its rollout has succeeded already.
+	// (health.NothingToRun): its rollout has succeeded already.
 	newsWrittenIdle
 )
 

@@ -9,43 +9,43 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/rollout"
+	"github.com/confighash/confighash/internal/health"
 	"github.com/confighash/confighash/internal/workload"
 )
 
 // failingBefore says whether obj, a stale reader of a change in waves, was
-// failing before the change reached it (rollout.Before: its progress
+// failing before the change reached it (health.Before: its progress
 // deadline, or a pod of its current revision that cannot start or has
 // exited). Such a reader is not the change's canary and its rollout is
 // not judged: a failure that was there before the re-stamp says nothing of
 // the config. Its status decides when it is rolled out; its pods are
 // listed (live, paged, wave_pods.go) only when it is not. A reader whose
 // pods cannot be read counts as healthy: judged as any.
-func (r *reconciler) failingBefore(ctx context.Context, kind workload.Kind, obj client.Object) (rollout.Verdict, bool) {
+func (r *reconciler) failingBefore(ctx context.Context, kind workload.Kind, obj client.Object) (health.Verdict, bool) {
 	t, ok := kind.PodTemplate(obj)
 	if !ok {
-		return rollout.Verdict{}, false
+		return health.Verdict{}, false
 	}
-	in := rollout.Input{Kind: kind, Object: obj, Stamp: t.Checksum()}
-	v, failing, needPods := rollout.Before(in)
+	in := health.Input{Kind: kind, Object: obj, Stamp: t.Checksum()}
+	v, failing, needPods := health.Before(in)
 	if !needPods || r.live == nil {
 		return v, failing
 	}
-	sel, ok, err := rollout.PodSelector(kind, obj)
+	sel, ok, err := health.PodSelector(kind, obj)
 	if err != nil || !ok {
-		return rollout.Verdict{}, false
+		return health.Verdict{}, false
 	}
 	pods, err := podsOfRevision(ctx, r.live, obj.GetNamespace(), sel, obj, in.Stamp)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "reading the pods of a reader before its re-stamp; judged as healthy")
-		return rollout.Verdict{}, false
+		return health.Verdict{}, false
 	}
 	in.Pods = pods
 	if in.Pods == nil {
 		// Listed, and none: not "not listed".
 		in.Pods = []corev1.Pod{}
 	}
-	v, failing, _ = rollout.Before(in)
+	v, failing, _ = health.Before(in)
 	return v, failing
 }
 
@@ -54,7 +54,7 @@ func (r *reconciler) failingBefore(ctx context.Context, kind workload.Kind, obj 
 // halts nothing. Its record says so (rec.Failing), so that a new leader
 // does not judge it either, and `confighash status` shows it; so does a
 // FailingBefore Event on it.
-func (r *reconciler) notJudged(req Request, obj client.Object, f *flight, rec *contract.Rollout, before rollout.Verdict) {
+func (r *reconciler) notJudged(req Request, obj client.Object, f *flight, rec *contract.Rollout, before health.Verdict) {
 	r.planner.succeededFlight(identity(req), f)
 	rec.Failing = before.Reason
 	names := make([]string, 0, len(rec.Changes))

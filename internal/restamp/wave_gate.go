@@ -13,7 +13,7 @@ import (
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/rollout"
+	"github.com/confighash/confighash/internal/health"
 	"github.com/confighash/confighash/internal/sources"
 	"github.com/confighash/confighash/internal/waves"
 	"github.com/confighash/confighash/internal/workload"
@@ -134,8 +134,8 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 		return gated{ok: true, record: rec}, nil
 	}
 	kind, _ := r.kinds.get(req.KindName)
-	_, light := rollout.NothingToRun(kind, obj)
-	var before rollout.Verdict
+	_, light := health.NothingToRun(kind, obj)
+	var before health.Verdict
 	failing := false
 	if _, rolling := r.planner.inFlight(identity(req)); !light && !rolling {
 		// A reader already rolling is judged on that rollout, whose
@@ -259,7 +259,7 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 	lookup := sources.Reader{Cache: r.client}.Lookup(ctx, key.namespace)
 	checks := planChecks(r.planner.maxWave())
 	for _, cd := range cands {
-		if _, light := rollout.NothingToRun(cd.kind, cd.obj); light {
+		if _, light := health.NothingToRun(cd.kind, cd.obj); light {
 			// It starts no pod: no canary (its rollout says nothing of the
 			// change's health), and holding its stamp back protects
 			// nothing, since a pod it starts later reads the config as it

@@ -14,7 +14,7 @@ import (
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/rollout"
+	"github.com/confighash/confighash/internal/health"
 	"github.com/confighash/confighash/internal/sources"
 	"github.com/confighash/confighash/internal/waves"
 	"github.com/confighash/confighash/internal/workload"
@@ -88,10 +88,10 @@ func (r *reconciler) judge(ctx context.Context, req Request) error {
 	r.planner.looked(id, r.now())
 	logger := log.FromContext(ctx)
 	switch v.State {
-	case rollout.Succeeded:
+	case health.Succeeded:
 		r.planner.succeededFlight(id, f)
 		logger.V(1).Info("rolled out", "reason", v.Reason)
-	case rollout.Failed:
+	case health.Failed:
 		if halted := r.planner.failedFlight(id, v.Reason, f); len(halted) > 0 {
 			return r.halt(ctx, req, obj, halted, v)
 		}
@@ -100,7 +100,7 @@ func (r *reconciler) judge(ctx context.Context, req Request) error {
 }
 
 // verdict judges obj's rollout in flight f, from its status and its pods.
-func (r *reconciler) verdict(ctx context.Context, req Request, kind workload.Kind, obj client.Object, f *flight) rollout.Verdict {
+func (r *reconciler) verdict(ctx context.Context, req Request, kind workload.Kind, obj client.Object, f *flight) health.Verdict {
 	stamp := f.stamp
 	if stamp == "" {
 		// A new leader's flight, rebuilt from the objects: the stamp is
@@ -113,10 +113,10 @@ func (r *reconciler) verdict(ctx context.Context, req Request, kind workload.Kin
 	v, err := r.judgeWithPods(ctx, req, kind, obj, stamp, f.since, now)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "judging the rollout; it counts as going")
-		v = rollout.Verdict{State: rollout.Progressing, Reason: "PodsUnreadable"}
+		v = health.Verdict{State: health.Progressing, Reason: "PodsUnreadable"}
 	}
-	if v.State == rollout.Progressing && r.rollouts.timeout > 0 && now.Sub(f.since) > r.rollouts.timeout {
-		v = rollout.Verdict{State: rollout.Failed, Reason: "RolloutTimeout",
+	if v.State == health.Progressing && r.rollouts.timeout > 0 && now.Sub(f.since) > r.rollouts.timeout {
+		v = health.Verdict{State: health.Failed, Reason: "RolloutTimeout",
 			Message: fmt.Sprintf("not rolled out after --rollout-timeout=%s", r.rollouts.timeout)}
 	}
 	return v
@@ -124,19 +124,19 @@ func (r *reconciler) verdict(ctx context.Context, req Request, kind workload.Kin
 
 // since is when the flight began: this leader's re-stamp, or the verified
 // record a new leader rebuilt it from; never the object's record as it is.
-func (r *reconciler) judgeWithPods(ctx context.Context, req Request, kind workload.Kind, obj client.Object, stamp string, since, now time.Time) (rollout.Verdict, error) {
+func (r *reconciler) judgeWithPods(ctx context.Context, req Request, kind workload.Kind, obj client.Object, stamp string, since, now time.Time) (health.Verdict, error) {
 	var pods []corev1.Pod
-	sel, ok, err := rollout.PodSelector(kind, obj)
+	sel, ok, err := health.PodSelector(kind, obj)
 	if err != nil {
-		return rollout.Verdict{}, fmt.Errorf("selector of %s: %w", req, err)
+		return health.Verdict{}, fmt.Errorf("selector of %s: %w", req, err)
 	}
 	if ok && r.live != nil {
 		// Paged and bounded (wave_pods.go).
 		if pods, err = podsOfRevision(ctx, r.live, req.Namespace, sel, obj, stamp); err != nil {
-			return rollout.Verdict{}, fmt.Errorf("the pods of %s: %w", req, err)
+			return health.Verdict{}, fmt.Errorf("the pods of %s: %w", req, err)
 		}
 	}
-	return rollout.Judge(rollout.Input{Kind: kind, Object: obj, Stamp: stamp, Pods: pods, Now: now, Soak: r.rollouts.soak, Since: since}), nil
+	return health.Judge(health.Input{Kind: kind, Object: obj, Stamp: stamp, Pods: pods, Now: now, Soak: r.rollouts.soak, Since: since}), nil
 }
 
 // recorded reports whether obj's halt record, one the hook sealed for it,
@@ -156,7 +156,7 @@ func (r *reconciler) recorded(ctx context.Context, kindName string, obj client.O
 
 // halt says on the failing workload and on each source that its rollout
 // for the plans' changes failed, and records the halt on the workload.
-func (r *reconciler) halt(ctx context.Context, req Request, obj client.Object, plans []*plan, v rollout.Verdict) error {
+func (r *reconciler) halt(ctx context.Context, req Request, obj client.Object, plans []*plan, v health.Verdict) error {
 	h := contract.Halt{Since: r.now().UTC().Truncate(time.Second), Reason: v.Reason}
 	var names []string
 	for _, pl := range plans {

@@ -140,7 +140,7 @@ func (s *planState) install(key planKey, change contract.Change, ms []member, no
 // change and a re-check) can be admitted at the same time. A reader waiting
 // on a halted plan holds up none of its other plans: re-stamping it for
 // them would take it to the halted content too, so it waits, but settled
-// there. light says the re-stamp starts no pod (rollout.NothingToRun), so
+// there. light says the re-stamp starts no pod (health.NothingToRun), so
 // it takes no slot of --max-concurrent-rollouts: it can cause no storm, and
 // its flight ends as soon as it is written. Any other re-stamp needs a slot
 // (slotFor), a reader in flight already included. A reader told to wait

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/rollout"
+	"github.com/confighash/confighash/internal/health"
 )
 
 // The judge lists a reader's pods live (the hook caches no pod), a page at
@@ -26,8 +26,8 @@ const (
 
 // podsOfRevision lists, page by page and at most maxJudgedPods, the pods
 // of namespace that sel matches, and keeps those of obj's controller
-// (rollout.Owned) that carry stamp, reduced to what the judge reads
-// (rollout.SlimPod): the judge looks at the new revision's pods only. With
+// (health.Owned) that carry stamp, reduced to what the judge reads
+// (health.SlimPod): the judge looks at the new revision's pods only. With
 // no stamp there is no new revision to tell, and nothing is listed.
 func podsOfRevision(ctx context.Context, live client.Reader, namespace string, sel labels.Selector, obj client.Object, stamp string) ([]corev1.Pod, error) {
 	if stamp == "" {
@@ -47,9 +47,9 @@ func podsOfRevision(ctx context.Context, live client.Reader, namespace string, s
 			return nil, fmt.Errorf("listing pods: %w", err)
 		}
 		listed += len(page.Items)
-		for _, p := range rollout.Owned(obj, page.Items) {
+		for _, p := range health.Owned(obj, page.Items) {
 			if p.Annotations[contract.ChecksumAnnotation] == stamp {
-				kept = append(kept, rollout.SlimPod(&p))
+				kept = append(kept, health.SlimPod(&p))
 			}
 		}
 		cont = page.Continue

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/rollout"
+	"github.com/confighash/confighash/internal/health"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -95,7 +95,7 @@ func TestJudgePagesPods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.State != rollout.Succeeded {
+	if v.State != health.Succeeded {
 		t.Errorf("verdict %+v, want succeeded", v)
 	}
 	listed := int64(0)
@@ -112,7 +112,7 @@ func TestJudgePagesPods(t *testing.T) {
 	// A crash loop among the new pods the judge reads fails the rollout.
 	live.pods[4].Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
 	live.limits = nil
-	if v, err := r.judgeWithPods(context.Background(), req, kind, d, stamp, now.Add(-2*time.Hour), now); err != nil || v.State != rollout.Failed {
+	if v, err := r.judgeWithPods(context.Background(), req, kind, d, stamp, now.Add(-2*time.Hour), now); err != nil || v.State != health.Failed {
 		t.Errorf("with a crash-looping new pod: %+v, %v; want failed", v, err)
 	}
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/rollout"
+	"github.com/confighash/confighash/internal/health"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -71,7 +71,7 @@ func (r *reconciler) writeStamp(ctx context.Context, s staleReader, g gated, was
 	}
 	r.written.wrote(identity(req), from)
 	o := outcome{fate: forget, news: newsWritten, flight: g.flight}
-	why, nothingToRun := rollout.NothingToRun(s.kind, obj)
+	why, nothingToRun := health.NothingToRun(s.kind, obj)
 	// The flap guard counts a re-stamp that went through no wave, or whose
 	// rollout there is nothing to wait for, as it did before waves; one in
 	// waves only while its previous rollout was still going.
@@ -79,7 +79,7 @@ func (r *reconciler) writeStamp(ctx context.Context, s staleReader, g gated, was
 	logger := log.FromContext(ctx)
 	if g.flight != nil && nothingToRun {
 		// It starts no pod, so it can break nothing: its wave need not
-		// wait for its controller (rollout.NothingToRun).
+		// wait for its controller (health.NothingToRun).
 		logger.V(1).Info("nothing to roll out", "reason", why)
 		o.news = newsWrittenIdle
 	}

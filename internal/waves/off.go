@@ -25,7 +25,7 @@ const (
 	// AtOnceSource means the changed source carries confighash.dev/waves=off.
 	AtOnceSource Pace = "source-waves-off"
 	// AtOnceNoPod means a re-stamp of the reader starts no pod
-	// (rollout.NothingToRun), so it is in no wave; a halt of the change
+	// (health.NothingToRun), so it is in no wave; a halt of the change
 	// still holds it back.
 	AtOnceNoPod Pace = "no-pod"
 )

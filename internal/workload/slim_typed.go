@@ -10,7 +10,7 @@ import (
 
 // slimTyped builds the slimmed copy of a built-in mutable kind's object:
 // meta, the template tmpl (a typed object always has one), and of its spec
-// and status what internal/rollout and kstatus read (replicas, selector,
+// and status what internal/health and kstatus read (replicas, selector,
 // strategy, pause, progress deadline; the replica counts, revisions,
 // observed generation and conditions). A CronJob keeps its template only:
 // its rollout is never waited for. With inPlace the copy is written over

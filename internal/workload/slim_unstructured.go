@@ -11,7 +11,7 @@ import (
 )
 
 // messageBytes bounds a kept status.message: Argo Rollouts' starts with
-// the one-word reason the judge reads (rollout.degradedReason).
+// the one-word reason the judge reads (health.degradedReason).
 const messageBytes = 256
 
 // slimUnstructured builds the slimmed copy of a custom kind's object (an

@@ -91,7 +91,7 @@ func Permissions(o Options, kinds workload.Registry) []Permission {
 		served(Permission{Group: k.GVK.Group, Resource: k.Resource, Verbs: []string{"list", "watch"}, Why: "hook: workload informer and readers index"})
 		served(Permission{Group: k.GVK.Group, Resource: k.Resource, Verbs: []string{"patch"}, Name: AnyName, Why: "hook: merge patch of the stamp"})
 	}
-	// internal/rollout judges each workload the hook re-stamped by its pods:
+	// internal/health judges each workload the hook re-stamped by its pods:
 	// a live LIST in the workload's namespace with its selector, each time
 	// the workload's status changes and every few seconds while its rollout
 	// runs. No watch (no pod informer: that would cache every pod of the

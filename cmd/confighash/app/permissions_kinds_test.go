@@ -49,7 +49,7 @@ func TestPermissionsCoverEveryRegistryKind(t *testing.T) {
 }
 
 // TestPermissionsListPods checks the one pod request the hook makes to
-// judge a rollout (internal/rollout): a live LIST, in the served
+// judge a rollout (internal/health): a live LIST, in the served
 // namespaces only, naming nothing; no watch, no get.
 func TestPermissionsListPods(t *testing.T) {
 	for name, namespaces := range map[string][]string{"defaults": nil, "namespaced": {"a", "b"}} {

@@ -1,4 +1,4 @@
-// Package rollout judges one workload's rollout of its current pod
+// Package health judges one workload's rollout of its current pod
 // template, as `kubectl rollout status` would: Succeeded, Progressing or
 // Failed, with a one-word Reason. It is pure: the hook hands it the
 // workload object and the pods it listed (PodSelector says with which
@@ -111,4 +111,4 @@
 // cache has not seen its own patch, or a newer stamp replaced it), the
 // verdict is Progressing "NotStamped": its status describes another
 // template.
-package rollout
+package health

@@ -1,4 +1,4 @@
-package rollout
+package health
 
 import (
 	corev1 "k8s.io/api/core/v1"

@@ -1,4 +1,4 @@
-package rollout
+package health
 
 import (
 	"k8s.io/apimachinery/pkg/api/equality"

@@ -1,4 +1,4 @@
-package rollout
+package health
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
