@@ -14,10 +14,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/hasher"
+	"github.com/confighash/confighash/internal/health"
 	"github.com/confighash/confighash/internal/injection"
 	"github.com/confighash/confighash/internal/kindcheck"
 	"github.com/confighash/confighash/internal/pinning"
-	"github.com/confighash/confighash/internal/health"
 	"github.com/confighash/confighash/internal/status"
 	"github.com/confighash/confighash/internal/workload"
 )
