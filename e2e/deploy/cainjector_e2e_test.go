@@ -30,13 +30,8 @@ func TestCAInjectorInjectsFromTheCertificate(t *testing.T) {
 	defer cancel()
 	// With the pinning component: its pod webhook is a second entry,
 	// which must get the caBundle too.
-	var r *rendered
-	for _, pr := range pinningRenders(t) {
-		if pr.Name == "kustomize/cert-manager+pinning" {
-			r = decode(t, pr)
-		}
-	}
-	if r == nil || len(r.MWC.Webhooks) != 2 {
+	r := decode(t, renderNamed(t, pinningRenders(t), "kustomize/cert-manager+pinning"))
+	if len(r.MWC.Webhooks) != 2 {
 		t.Fatal("no cert-manager render with the pinning component's two webhooks")
 	}
 	serving := servingCert(t, r)

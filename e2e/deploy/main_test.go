@@ -32,6 +32,18 @@ func allRenders(t *testing.T) ([]Render, Paths) {
 	return renders, paths
 }
 
+// renderNamed is the render of rs called name; the test fails without one.
+func renderNamed(t *testing.T, rs []Render, name string) Render {
+	t.Helper()
+	for _, r := range rs {
+		if r.Name == name {
+			return r
+		}
+	}
+	t.Fatalf("no render %s", name)
+	return Render{}
+}
+
 func rendersByName(t *testing.T) map[string]Render {
 	rs, _ := allRenders(t)
 	m := map[string]Render{}

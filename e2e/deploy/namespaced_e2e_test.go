@@ -25,12 +25,7 @@ import (
 func TestNamespacedRBACSufficesAtRunTime(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	var r Render
-	for _, nr := range namespacedRenders(t) {
-		if nr.Name == "kustomize/self-managed+namespaced" {
-			r = nr
-		}
-	}
+	r := renderNamed(t, namespacedRenders(t), "kustomize/self-managed+namespaced")
 	bin, _ := confighashBinary(t)
 	c := controlPlane(t)
 	admin, err := kubernetes.NewForConfig(c.RESTConfig())

@@ -47,12 +47,7 @@ import (
 func TestPinningPolicyAtRunTime(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	var r Render
-	for _, pr := range pinningRenders(t) {
-		if pr.Name == "kustomize/self-managed+pinning" {
-			r = pr
-		}
-	}
+	r := renderNamed(t, pinningRenders(t), "kustomize/self-managed+pinning")
 	bin, _ := confighashBinary(t)
 	c := controlPlane(t)
 	admin, err := kubernetes.NewForConfig(c.RESTConfig())
