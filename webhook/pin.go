@@ -82,20 +82,26 @@ func (h *PinHandler) Handle(ctx context.Context, req admission.Request) admissio
 	return pinPatch(pod, res.Reason, changed)
 }
 
-// pins applies the namespace policy, then the pinning label. A namespace
-// that cannot be read does not pin.
+// pins applies the namespace policy, then the pinning label.
 func (h *PinHandler) pins(ctx context.Context, name string) bool {
-	if h.Namespaces == nil || h.Policy.Excluded(name) {
+	return namespacePins(ctx, h.Policy, h.Namespaces, name)
+}
+
+// namespacePins applies policy to namespace name, read through g, then the
+// pinning label: the one test of whether a namespace pins, for new pods and
+// for rollbacks alike. A namespace that cannot be read does not pin.
+func namespacePins(ctx context.Context, policy injection.Policy, g injection.Getter, name string) bool {
+	if g == nil || policy.Excluded(name) {
 		return false
 	}
 	ns := &corev1.Namespace{}
-	if err := h.Namespaces.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
+	if err := g.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
 		if !apierrors.IsNotFound(err) {
-			log.FromContext(ctx).Error(err, "reading the namespace; admitting the pod unpinned", "namespace", name)
+			log.FromContext(ctx).Error(err, "reading the namespace; it does not pin", "namespace", name)
 		}
 		return false
 	}
-	return h.Policy.Decide(name, ns.Labels).Serves && pinning.NamespacePins(ns.Labels)
+	return policy.Decide(name, ns.Labels).Serves && pinning.NamespacePins(ns.Labels)
 }
 
 // pinPatch replaces exactly the names that changed and sets the pod's

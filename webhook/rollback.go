@@ -72,7 +72,7 @@ func (h *Handler) rollback(ctx context.Context, kind workload.Kind, obj client.O
 	if h.Revisions == nil || t.Meta == nil || (req.DryRun != nil && *req.DryRun) || !currentFormat(stamp) || fieldManager(req) != "" {
 		return admission.Response{}, "", false
 	}
-	if !pinning.WorkloadPins(obj.GetAnnotations()) || !pinning.WorkloadPins(t.Meta.Annotations) || !h.pinsNamespace(ctx, req.Namespace) {
+	if !pinning.WorkloadPins(obj.GetAnnotations()) || !pinning.WorkloadPins(t.Meta.Annotations) || !namespacePins(ctx, h.Policy, h.Namespaces, req.Namespace) {
 		return admission.Response{}, "", false
 	}
 	owner, selector, ok := revisionOwner(kind, obj)
@@ -150,14 +150,4 @@ func revisionOwner(kind workload.Kind, obj client.Object) (metav1.OwnerReference
 		return ref, sel, true
 	}
 	return ref, nil, false
-}
-
-// pinsNamespace reports whether ns carries the pinning label (the policy
-// was applied already: the handler serves it).
-func (h *Handler) pinsNamespace(ctx context.Context, ns string) bool {
-	n := &corev1.Namespace{}
-	if err := h.Namespaces.Get(ctx, client.ObjectKey{Name: ns}, n); err != nil {
-		return false
-	}
-	return pinning.NamespacePins(n.Labels)
 }
