@@ -8,8 +8,6 @@ import (
 	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -91,17 +89,14 @@ func (h *PinHandler) pins(ctx context.Context, name string) bool {
 // pinning label: the one test of whether a namespace pins, for new pods and
 // for rollbacks alike. A namespace that cannot be read does not pin.
 func namespacePins(ctx context.Context, policy injection.Policy, g injection.Getter, name string) bool {
-	if g == nil || policy.Excluded(name) {
+	if g == nil {
 		return false
 	}
-	ns := &corev1.Namespace{}
-	if err := g.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
-		if !apierrors.IsNotFound(err) {
-			log.FromContext(ctx).Error(err, "reading the namespace; it does not pin", "namespace", name)
-		}
-		return false
+	d, labels, err := policy.CheckLabels(ctx, g, name)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "reading the namespace; it does not pin", "namespace", name)
 	}
-	return policy.Decide(name, ns.Labels).Serves && pinning.NamespacePins(ns.Labels)
+	return d.Serves && pinning.NamespacePins(labels)
 }
 
 // pinPatch replaces exactly the names that changed and sets the pod's

@@ -19,18 +19,25 @@ type Getter interface {
 // not served. err is set only when the namespace could not be read, and the
 // Decision then serves nothing.
 func (p Policy) Check(ctx context.Context, r Getter, name string) (Decision, error) {
+	d, _, err := p.CheckLabels(ctx, r, name)
+	return d, err
+}
+
+// CheckLabels is Check that also returns the labels it read (nil when it
+// read none), for a caller that decides more from them (pinning).
+func (p Policy) CheckLabels(ctx context.Context, r Getter, name string) (Decision, map[string]string, error) {
 	if p.Excluded(name) {
-		return p.Decide(name, nil), nil
+		return p.Decide(name, nil), nil, nil
 	}
 	ns := &corev1.Namespace{}
 	err := r.Get(ctx, client.ObjectKey{Name: name}, ns)
 	if apierrors.IsNotFound(err) {
-		return Decision{Reason: fmt.Sprintf("namespace %s does not exist", name)}, nil
+		return Decision{Reason: fmt.Sprintf("namespace %s does not exist", name)}, nil, nil
 	}
 	if err != nil {
-		return Decision{Reason: fmt.Sprintf("cannot read namespace %s", name)}, fmt.Errorf("reading namespace %s: %w", name, err)
+		return Decision{Reason: fmt.Sprintf("cannot read namespace %s", name)}, nil, fmt.Errorf("reading namespace %s: %w", name, err)
 	}
-	return p.Decide(name, ns.Labels), nil
+	return p.Decide(name, ns.Labels), ns.Labels, nil
 }
 
 // CacheThenLive reads a namespace from Cache and, when the cache does not

@@ -46,15 +46,12 @@ func Gather(ctx context.Context, c client.Reader, in *Input, namespace string, o
 	}
 	f := &Facts{Namespace: namespace, Source: in.Source, Others: map[hasher.Source]Other{}, Now: time.Now()}
 	var err error
-	if f.Served, err = o.Policy.Check(ctx, c, namespace); err != nil {
+	var labels map[string]string
+	if f.Served, labels, err = o.Policy.CheckLabels(ctx, c, namespace); err != nil {
 		return nil, err
 	}
 	if f.Served.Serves {
-		ns := &corev1.Namespace{}
-		if err := c.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
-			return nil, fmt.Errorf("reading namespace %s: %w", namespace, err)
-		}
-		f.NamespacePins = pinning.NamespacePins(ns.Labels)
+		f.NamespacePins = pinning.NamespacePins(labels)
 		f.SourcePin = pinning.SkipOf(sourceFacts(in.Source, in.Object))
 	}
 	if f.New, err = StateOf(in.Object, o.MaxKeys); err != nil {
