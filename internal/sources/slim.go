@@ -12,6 +12,7 @@ import (
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/waves"
+	"github.com/confighash/confighash/internal/workload"
 )
 
 // slimmed marks an object Slim has made. client-go may hand an object to the
@@ -159,7 +160,8 @@ func (s Slimmer) meta(m metav1.ObjectMeta, keys int) (metav1.ObjectMeta, bool) {
 // The exceptions are contract.IgnoreAnnotation, which decides how the
 // source enters a checksum, and contract.WavesAnnotation, which decides
 // whether its readers go in waves; each is kept as its fixed value, never
-// copied. Every string kept is a copy (keep), not the decoded one.
+// copied. Every string kept is a copy (keep), not the decoded one; the
+// identity's four in one allocation (workload.KeepIdentity).
 func slimMeta(m metav1.ObjectMeta, format string) metav1.ObjectMeta {
 	ignored := hasher.IgnoredBy(m.Annotations)
 	wavesOff := waves.Off(m.Annotations)
@@ -173,11 +175,12 @@ func slimMeta(m metav1.ObjectMeta, format string) metav1.ObjectMeta {
 			annotations[contract.WavesAnnotation] = contract.WavesOff
 		}
 	}
+	id := workload.KeepIdentity(&m)
 	out := metav1.ObjectMeta{
-		Name:              keep(m.Name),
-		Namespace:         keep(m.Namespace),
-		UID:               types.UID(keep(string(m.UID))),
-		ResourceVersion:   keep(m.ResourceVersion),
+		Name:              id[0],
+		Namespace:         id[1],
+		UID:               types.UID(id[2]),
+		ResourceVersion:   id[3],
 		Generation:        m.Generation,
 		CreationTimestamp: m.CreationTimestamp,
 		Annotations:       annotations,

@@ -38,7 +38,7 @@ func (k Kind) identityObject(obj client.Object, inPlace bool) client.Object {
 	if IsSlim(obj) {
 		return obj
 	}
-	id := keepIdentity(obj)
+	id := KeepIdentity(obj)
 	m := metav1.ObjectMeta{
 		Name:              id[0],
 		Namespace:         id[1],

@@ -172,7 +172,7 @@ func slimMeta(obj client.Object, over bool) metav1.ObjectMeta {
 	if annotations == nil {
 		annotations = markOnly[mark]
 	}
-	id := keepIdentity(obj)
+	id := KeepIdentity(obj)
 	m := metav1.ObjectMeta{
 		Name:              id[0],
 		Namespace:         id[1],
@@ -212,10 +212,11 @@ var markOnly = map[string]map[string]string{
 // allocations.
 func keep(s string) string { return strings.Clone(s) }
 
-// keepIdentity copies obj's name, namespace, UID and resourceVersion, as
+// KeepIdentity copies obj's name, namespace, UID and resourceVersion, as
 // keep does, into one allocation: a few hundred of them fill a span of the
 // heap, where four small ones each would sit among the decoder's garbage.
-func keepIdentity(obj client.Object) [4]string {
+// The sources' slimmed copies hold theirs so too.
+func KeepIdentity(obj metav1.Object) [4]string {
 	parts := [4]string{obj.GetName(), obj.GetNamespace(), string(obj.GetUID()), obj.GetResourceVersion()}
 	var b strings.Builder
 	b.Grow(len(parts[0]) + len(parts[1]) + len(parts[2]) + len(parts[3]))

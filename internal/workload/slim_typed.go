@@ -1,6 +1,11 @@
 package workload
 
 import (
+	"maps"
+	"slices"
+	"strconv"
+	"unsafe"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -25,7 +30,9 @@ func slimTyped(obj client.Object, meta metav1.ObjectMeta, tmpl *corev1.PodTempla
 		st.Conditions = slimConditions(st.Conditions, func(c appsv1.DeploymentCondition) appsv1.DeploymentCondition {
 			return appsv1.DeploymentCondition{Type: appsv1.DeploymentConditionType(short(string(c.Type))),
 				Status: corev1.ConditionStatus(short(string(c.Status))), Reason: short(c.Reason)}
-		})
+		}, func(c appsv1.DeploymentCondition) [3]string {
+			return [3]string{string(c.Type), string(c.Status), c.Reason}
+		}, &deploymentConditions)
 		return into(o, appsv1.Deployment{TypeMeta: o.TypeMeta, ObjectMeta: meta, Status: st, Spec: appsv1.DeploymentSpec{
 			Replicas: keepPtr(o.Spec.Replicas), Selector: slimSelector(o.Spec.Selector), Paused: o.Spec.Paused,
 			ProgressDeadlineSeconds: keepPtr(o.Spec.ProgressDeadlineSeconds), Template: *tmpl}}, inPlace), true
@@ -35,7 +42,9 @@ func slimTyped(obj client.Object, meta metav1.ObjectMeta, tmpl *corev1.PodTempla
 		st.Conditions = slimConditions(st.Conditions, func(c appsv1.StatefulSetCondition) appsv1.StatefulSetCondition {
 			return appsv1.StatefulSetCondition{Type: appsv1.StatefulSetConditionType(short(string(c.Type))),
 				Status: corev1.ConditionStatus(short(string(c.Status))), Reason: short(c.Reason)}
-		})
+		}, func(c appsv1.StatefulSetCondition) [3]string {
+			return [3]string{string(c.Type), string(c.Status), c.Reason}
+		}, &statefulSetConditions)
 		return into(o, appsv1.StatefulSet{TypeMeta: o.TypeMeta, ObjectMeta: meta, Status: st, Spec: appsv1.StatefulSetSpec{
 			Replicas: keepPtr(o.Spec.Replicas), Selector: slimSelector(o.Spec.Selector),
 			UpdateStrategy: *o.Spec.UpdateStrategy.DeepCopy(), Template: *tmpl}}, inPlace), true
@@ -44,7 +53,9 @@ func slimTyped(obj client.Object, meta metav1.ObjectMeta, tmpl *corev1.PodTempla
 		st.Conditions = slimConditions(st.Conditions, func(c appsv1.DaemonSetCondition) appsv1.DaemonSetCondition {
 			return appsv1.DaemonSetCondition{Type: appsv1.DaemonSetConditionType(short(string(c.Type))),
 				Status: corev1.ConditionStatus(short(string(c.Status))), Reason: short(c.Reason)}
-		})
+		}, func(c appsv1.DaemonSetCondition) [3]string {
+			return [3]string{string(c.Type), string(c.Status), c.Reason}
+		}, &daemonSetConditions)
 		return into(o, appsv1.DaemonSet{TypeMeta: o.TypeMeta, ObjectMeta: meta, Status: st, Spec: appsv1.DaemonSetSpec{
 			Selector: slimSelector(o.Spec.Selector), UpdateStrategy: *o.Spec.UpdateStrategy.DeepCopy(), Template: *tmpl}}, inPlace), true
 	case *batchv1.CronJob:
@@ -74,17 +85,30 @@ func keepPtr[T any](p *T) *T {
 	return &v
 }
 
-// slimConditions keeps the first maxConditions of cs, each reduced by keep.
-func slimConditions[C any](cs []C, keep func(C) C) []C {
+// slimConditions keeps the first maxConditions of cs, each reduced by keep
+// to its words, which words gives. Equal lists share one copy
+// (sharedValues): most workloads that have rolled out hold the same.
+func slimConditions[C any](cs []C, keep func(C) C, words func(C) [3]string, shared *sharedValues[C]) []C {
 	if len(cs) == 0 {
 		return nil
 	}
 	out := make([]C, min(len(cs), maxConditions))
+	parts := make([]string, 0, 3*len(out))
 	for i := range out {
 		out[i] = keep(cs[i])
+		w := words(out[i])
+		parts = append(parts, w[:]...)
 	}
-	return out
+	first := shared.share(keyOf(parts...), func() *C { return &out[0] })
+	return unsafe.Slice(first, len(out))
 }
+
+// The conditions slimmed copies hold, by kind.
+var (
+	deploymentConditions  sharedValues[appsv1.DeploymentCondition]
+	statefulSetConditions sharedValues[appsv1.StatefulSetCondition]
+	daemonSetConditions   sharedValues[appsv1.DaemonSetCondition]
+)
 
 // short bounds a condition's word: a longer one stands for none the judge
 // knows. A word the controllers write (conditionWords) is the table's own
@@ -111,12 +135,36 @@ var conditionWords = func() map[string]string {
 	return m
 }()
 
-// slimSelector is s, or nil when it is larger than maxSelectorBytes.
+// slimSelector is s, or nil when it is larger than maxSelectorBytes. Equal
+// selectors share one copy (sharedValues): the same app's, in each
+// namespace it runs in.
 func slimSelector(s *metav1.LabelSelector) *metav1.LabelSelector {
 	if s == nil || selectorBytes(s) > maxSelectorBytes {
 		return nil
 	}
-	// Its strings copied, as the slimmed copy's others (keep).
+	return selectors.share(selectorKey(s), func() *metav1.LabelSelector { return copySelector(s) })
+}
+
+// selectors are the selectors slimmed copies hold.
+var selectors sharedValues[metav1.LabelSelector]
+
+// selectorKey spells out s: its labels in order, then its expressions as
+// they are, each list with its length, and nil told from empty where the
+// copy tells them apart.
+func selectorKey(s *metav1.LabelSelector) string {
+	parts := []string{strconv.FormatBool(s.MatchLabels != nil), strconv.Itoa(len(s.MatchLabels))}
+	for _, k := range slices.Sorted(maps.Keys(s.MatchLabels)) {
+		parts = append(parts, k, s.MatchLabels[k])
+	}
+	for _, e := range s.MatchExpressions {
+		parts = append(parts, e.Key, string(e.Operator), strconv.FormatBool(e.Values != nil), strconv.Itoa(len(e.Values)))
+		parts = append(parts, e.Values...)
+	}
+	return keyOf(parts...)
+}
+
+// copySelector copies s, its strings as the slimmed copy's others (keep).
+func copySelector(s *metav1.LabelSelector) *metav1.LabelSelector {
 	out := &metav1.LabelSelector{}
 	if s.MatchLabels != nil {
 		out.MatchLabels = make(map[string]string, len(s.MatchLabels))
