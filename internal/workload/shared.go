@@ -1,8 +1,9 @@
 package workload
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"runtime"
-	"strconv"
 	"sync"
 	"weak"
 )
@@ -18,13 +19,17 @@ import (
 // The table holds its values weakly: an entry goes once no cached copy
 // points to its value, so it never holds more entries than there are
 // copies, and it grows with nothing a tenant can create beyond its objects.
+// Its keys are digests (keyOf), so an entry costs the same whatever the
+// value: a copy nobody shares costs what it did unshared and some 150
+// bytes more.
 type sharedValues[T any] struct {
 	mu sync.Mutex
 	m  map[string]weak.Pointer[T]
 }
 
 // share returns the value held under key, or holds the one build makes
-// under it and returns that. Equal keys must mean equal values.
+// under it and returns that. Equal keys must mean equal values. A nil
+// value is returned, not held.
 func (s *sharedValues[T]) share(key string, build func() *T) *T {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -32,6 +37,9 @@ func (s *sharedValues[T]) share(key string, build func() *T) *T {
 		return held
 	}
 	v := build()
+	if v == nil {
+		return nil
+	}
 	if s.m == nil {
 		s.m = map[string]weak.Pointer[T]{}
 	}
@@ -63,17 +71,15 @@ func (s *sharedValues[T]) len() int {
 	return len(s.m)
 }
 
-// keyOf spells out parts unambiguously, each with its length.
+// keyOf is a digest of parts, each with its length, so that two lists of
+// parts have one key only when they are equal: a tenant cannot make one
+// copy's part stand for another's.
 func keyOf(parts ...string) string {
-	n := 0
+	h := sha256.New()
+	var n [binary.MaxVarintLen64]byte
 	for _, p := range parts {
-		n += len(p) + 4
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(p)))])
+		h.Write([]byte(p))
 	}
-	b := make([]byte, 0, n)
-	for _, p := range parts {
-		b = strconv.AppendInt(b, int64(len(p)), 10)
-		b = append(b, ':')
-		b = append(b, p...)
-	}
-	return string(b)
+	return string(h.Sum(nil))
 }

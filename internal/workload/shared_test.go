@@ -11,9 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// TestSlimmedWorkloadsShareEqualParts: slimmed copies whose selectors, or
-// whose kept conditions, are equal point to one copy of them, held as the
-// input's; unequal ones each have their own.
+// TestSlimmedWorkloadsShareEqualParts: slimmed copies whose selectors,
+// kept conditions, or references are equal point to one copy of them,
+// held as the input's; unequal ones each have their own.
 func TestSlimmedWorkloadsShareEqualParts(t *testing.T) {
 	k := kindNamed(t, "Deployment")
 	slim := func(d *appsv1.Deployment) *appsv1.Deployment { return k.SlimObject(d).(*appsv1.Deployment) }
@@ -30,6 +30,17 @@ func TestSlimmedWorkloadsShareEqualParts(t *testing.T) {
 	}
 	if want := []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"}}; !reflect.DeepEqual(a.Status.Conditions, want) {
 		t.Errorf("conditions %+v, want %+v", a.Status.Conditions, want)
+	}
+
+	if &a.Spec.Template.Spec.Volumes[0] == &b.Spec.Template.Spec.Volumes[0] {
+		t.Error("copies reading different Secrets share their reads")
+	}
+	same := slim(readerOf("api", "db", nil))
+	if &a.Spec.Template.Spec.Volumes[0] != &same.Spec.Template.Spec.Volumes[0] {
+		t.Error("two copies reading the same Secret key hold their reads each")
+	}
+	if ra, rs := ReadsOf(k, a), ReadsOf(k, same); !reflect.DeepEqual(ra.Refs, rs.Refs) || ra.Refs[0].Name != "db" {
+		t.Errorf("shared reads give %+v and %+v", ra.Refs, rs.Refs)
 	}
 
 	other := readerOf("api", "db", nil)

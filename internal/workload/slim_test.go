@@ -72,6 +72,12 @@ func TestSlimObjectOfA1MiBDeployment(t *testing.T) {
 // and one ConfigMap read by env, key by key (the most structure per byte
 // of references), up to MaxReferenceBytes.
 func worstCase(d *appsv1.Deployment) *appsv1.Deployment {
+	return worstCaseReading(d, "app")
+}
+
+// worstCaseReading is worstCase, its keys read from ConfigMap name, of
+// three letters.
+func worstCaseReading(d *appsv1.Deployment, name string) *appsv1.Deployment {
 	for a, limit := range keptAnnotations {
 		if a != contract.IncludeAnnotation && a != contract.ExcludeAnnotation {
 			d.Annotations[a] = strings.Repeat("v", limit)
@@ -87,7 +93,7 @@ func worstCase(d *appsv1.Deployment) *appsv1.Deployment {
 		}
 		n += entryCost + len(key)
 		c.Env = append(c.Env, corev1.EnvVar{Name: "E", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: "app"}, Key: key}}})
+			LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: key}}})
 	}
 	return d
 }
