@@ -3,6 +3,7 @@ package workload
 import (
 	"reflect"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -85,24 +86,30 @@ func TestSelectorKeyTellsSelectorsApart(t *testing.T) {
 
 // TestSharedValuesLetGo: a shared value is held no longer than a copy
 // points to it, so the table grows with the cached copies, not with every
-// selector ever seen.
+// part ever seen; while one does, an equal key finds it.
 func TestSharedValuesLetGo(t *testing.T) {
-	k := kindNamed(t, "Deployment")
-	before := selectors.len()
-	kept := make([]*appsv1.Deployment, 100)
-	for i := range kept {
-		d := readerOf("app-"+string(rune('a'+i%26))+string(rune('a'+i/26)), "db", nil)
-		kept[i] = k.SlimObject(d).(*appsv1.Deployment)
+	var table sharedValues[metav1.LabelSelector]
+	mk := func(i int) *metav1.LabelSelector {
+		return table.share(keyOf("app", strconv.Itoa(i)), func() *metav1.LabelSelector {
+			return &metav1.LabelSelector{MatchLabels: map[string]string{"app": strconv.Itoa(i)}}
+		})
 	}
-	if got := selectors.len() - before; got != len(kept) {
-		t.Fatalf("%d selectors held for %d distinct ones", got, len(kept))
+	kept := make([]*metav1.LabelSelector, 100)
+	for i := range kept {
+		kept[i] = mk(i)
+	}
+	if got := table.len(); got != len(kept) {
+		t.Fatalf("%d values held for %d distinct ones", got, len(kept))
+	}
+	if again := mk(7); again != kept[7] {
+		t.Error("an equal key made a second value")
 	}
 	runtime.KeepAlive(kept)
 	kept = nil
 	deadline := time.Now().Add(10 * time.Second)
-	for selectors.len() > before {
+	for table.len() > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d selectors still held after their copies went", selectors.len()-before)
+			t.Fatalf("%d values still held after their copies went", table.len())
 		}
 		runtime.GC()
 		time.Sleep(10 * time.Millisecond)
