@@ -105,7 +105,7 @@ func TestSharedValuesLetGo(t *testing.T) {
 		t.Error("an equal key made a second value")
 	}
 	runtime.KeepAlive(kept)
-	kept = nil
+	clear(kept)
 	deadline := time.Now().Add(10 * time.Second)
 	for table.len() > 0 {
 		if time.Now().After(deadline) {

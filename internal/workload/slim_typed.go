@@ -100,7 +100,8 @@ func slimConditions[C any](cs []C, keep func(C) C, words func(C) [3]string, shar
 		parts = append(parts, w[:]...)
 	}
 	first := shared.share(keyOf(parts...), func() *C { return &out[0] })
-	return unsafe.Slice(first, len(out))
+	// An equal key is an equal list, of as many conditions as out.
+	return unsafe.Slice(first, len(out)) //nolint:gosec // first is the first of len(out) conditions (above)
 }
 
 // The conditions slimmed copies hold, by kind.
