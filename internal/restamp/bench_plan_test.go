@@ -63,11 +63,8 @@ func planBenchReconciler(b testing.TB, n int, reads *atomic.Int64) (*reconciler,
 	if err != nil {
 		b.Fatal(err)
 	}
-	cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: map[string]string{"k": "v2"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	objs := []client.Object{cm.(client.Object)}
+	cm := slimCM(b, "ns", "app", map[string]string{"k": "v2"})
+	objs := []client.Object{cm}
 	for i := range n {
 		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("d%04d", i), Namespace: "ns", Generation: 1}}
 		d.Spec.Replicas = ptr.To(int32(1))

@@ -1,20 +1,16 @@
 package restamp
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
@@ -66,7 +62,7 @@ func stampFor(t *testing.T, app, clock *corev1.ConfigMap) string {
 // rolls nothing by itself, and neither does an ignored source's content;
 // a live change to a source that counts still does.
 func TestReconcileIgnoreAnnotation(t *testing.T) {
-	live := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	live := req("web")
 	replay := live
 	replay.Recheck = true
 	tests := map[string]struct {
@@ -109,17 +105,14 @@ func TestReconcileIgnoreAnnotation(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			ctx := log.IntoContext(context.Background(), logr.Discard())
+			ctx := quietCtx()
 			stored := stampFor(t, tc.stampedApp, tc.stampedClock)
 			want := stampFor(t, tc.nowApp, tc.nowClock)
 			if !tc.wantRestamp {
 				want = stored
 			}
-			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
-			d.Spec.Template.Spec = readsAppAndClock()
-			d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: stored}
-			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-				Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
+			d := stampedWeb(readsAppAndClock(), stored)
+			ns := servedNS("ns")
 			objs := []client.Object{ns, d}
 			for _, cm := range []*corev1.ConfigMap{tc.nowApp, tc.nowClock} {
 				slim, err := sources.Slim(cm.DeepCopy())
@@ -187,7 +180,7 @@ func TestHandlerSkipsIgnoredSources(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			ctx := log.IntoContext(context.Background(), logr.Discard())
+			ctx := quietCtx()
 			e := &enqueuer{cache: readers(t, nil), kinds: newWatched(workload.Kinds().Mutable()...), window: time.Second, changes: newChanges(),
 				toggles: newToggles(10)}
 			q := &recordingQueue{}

@@ -1,16 +1,24 @@
 package restamp
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/sources"
 	"github.com/confighash/confighash/internal/workload"
 )
@@ -56,4 +64,45 @@ func expectOneEvent(t *testing.T, rec *events.FakeRecorder, want string) {
 	case want != "" && (len(got) != 1 || !strings.HasPrefix(got[0], want)):
 		t.Errorf("events = %q, want one starting %q", got, want)
 	}
+}
+
+// quietCtx is a context whose logger discards: the code under test takes
+// its logger from the context.
+func quietCtx() context.Context {
+	return log.IntoContext(context.Background(), logr.Discard())
+}
+
+// servedNS is namespace name with injection enabled.
+func servedNS(name string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name,
+		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
+}
+
+// slimCM is configmap ns/name holding data, as the hook's cache holds it.
+func slimCM(t testing.TB, ns, name string, data map[string]string) *corev1.ConfigMap {
+	t.Helper()
+	out, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.(*corev1.ConfigMap)
+}
+
+// req is the request for Deployment ns/name.
+func req(name string) Request { return reqIn("ns", name) }
+
+// reqIn is the request for Deployment namespace/name.
+func reqIn(namespace, name string) Request {
+	return Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}}
+}
+
+// stampedWeb is Deployment ns/web whose pods run spec, stamped stamp (none
+// when empty).
+func stampedWeb(spec corev1.PodSpec, stamp string) *appsv1.Deployment {
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
+	d.Spec.Template.Spec = spec
+	if stamp != "" {
+		d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: stamp}
+	}
+	return d
 }

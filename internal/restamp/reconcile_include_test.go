@@ -1,17 +1,13 @@
 package restamp
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
@@ -23,7 +19,7 @@ import (
 // them starting: it must not freeze the re-stamp when the ConfigMap they do
 // read changes (issue 13 section 10). It is hashed as absent.
 func TestReconcileIncludedSourceMissing(t *testing.T) {
-	ctx := log.IntoContext(context.Background(), logr.Discard())
+	ctx := quietCtx()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: map[string]string{"k": "v2"}}
 	slim, err := sources.Slim(cm)
 	if err != nil {
@@ -33,11 +29,10 @@ func TestReconcileIncludedSourceMissing(t *testing.T) {
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Annotations: include}}
 	d.Spec.Template.Spec = envFromCM("app")
 	d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v2:stale"}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
+	ns := servedNS("ns")
 	c := fake.NewClientBuilder().WithObjects(ns, slim.(*corev1.ConfigMap), d).Build()
 	r, rec := testReconciler(t, c, newFlapGuard(testFlapOptions(), 100), func() time.Time { return t0 })
-	req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	req := req("web")
 	r.changes.add(req, "configmap/app")
 
 	if _, err := r.Reconcile(ctx, req); err != nil {

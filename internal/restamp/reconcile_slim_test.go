@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/sources"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -29,11 +28,8 @@ import (
 // annotations, its containers, the workload's foreign annotations.
 func TestRestampFromSlimCopy(t *testing.T) {
 	data := map[string]string{"k": "v2"}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
-	cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: data})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ns := servedNS("ns")
+	cm := slimCM(t, "ns", "app", data)
 	whole := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "w", ResourceVersion: "5", Generation: 2,
 		Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": strings.Repeat("{}", 1000), "team": "a",
 			// Not sealed: ignored, and dropped by the re-stamp.
@@ -48,7 +44,7 @@ func TestRestampFromSlimCopy(t *testing.T) {
 	cached := kind.SlimObject(whole.DeepCopy())
 
 	var patched *appsv1.Deployment
-	c := interceptor.NewClient(fake.NewClientBuilder().WithObjects(ns, cm.(client.Object), cached).Build(), interceptor.Funcs{
+	c := interceptor.NewClient(fake.NewClientBuilder().WithObjects(ns, cm, cached).Build(), interceptor.Funcs{
 		Patch: func(_ context.Context, _ client.WithWatch, obj client.Object, p client.Patch, _ ...client.PatchOption) error {
 			body, err := p.Data(obj)
 			if err != nil {
@@ -70,7 +66,7 @@ func TestRestampFromSlimCopy(t *testing.T) {
 		},
 	})
 	r, _ := testReconciler(t, c, newFlapGuard(DefaultOptions(), MaxFlapEntries), time.Now)
-	req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	req := req("web")
 	if _, err := r.Reconcile(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}

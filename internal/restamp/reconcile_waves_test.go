@@ -11,14 +11,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/sources"
 )
 
 // wavesFixture: three Deployments of one replica read configmap/app, which
@@ -39,13 +37,9 @@ func newWavesFixture(t *testing.T, readers int) *wavesFixture {
 func newWavesFixtureOf(t *testing.T, readers int, replicas int32) *wavesFixture {
 	t.Helper()
 	f := &wavesFixture{old: wantSum(t, map[string]string{"k": "v1"}), cur: wantSum(t, map[string]string{"k": "v2"})}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
-	cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: map[string]string{"k": "v2"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs := []client.Object{ns, cm.(client.Object)}
+	ns := servedNS("ns")
+	cm := slimCM(t, "ns", "app", map[string]string{"k": "v2"})
+	objs := []client.Object{ns, cm}
 	for i := range readers {
 		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("d%d", i), Namespace: "ns", Generation: 1}}
 		d.Spec.Replicas = ptr.To(replicas)
@@ -64,7 +58,7 @@ func newWavesFixtureOf(t *testing.T, readers int, replicas int32) *wavesFixture 
 
 func (f *wavesFixture) reconcile(t *testing.T, name string) {
 	t.Helper()
-	req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
+	req := req(name)
 	if _, err := f.r.Reconcile(context.Background(), req); err != nil {
 		t.Fatalf("reconcile %s: %v", name, err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/confighash/confighash/internal/contract"
@@ -18,10 +17,6 @@ import (
 // canarySubject is the Subject of the fixture's canary, Deployment d0,
 // which has no UID.
 var canarySubject = contract.Subject{Kind: "Deployment", Namespace: "ns", Name: "d0"}
-
-func reqOf(name string) Request {
-	return Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
-}
 
 // TestForgedRolloutRecordsPutNoReaderInFlight: a new leader rebuilds its
 // flights from the readers' rollout records; a record the hook did not
@@ -57,11 +52,11 @@ func TestForgedRolloutRecordsPutNoReaderInFlight(t *testing.T) {
 	f.r.planner = newPlanner(8, 0, func(r Request) { f.woken = append(f.woken, r.Name) })
 	f.reconcile(t, "d1")
 	for _, name := range []string{"d1", "d2", "d3"} {
-		if _, in := f.r.planner.inFlight(reqOf(name)); in {
+		if _, in := f.r.planner.inFlight(req(name)); in {
 			t.Errorf("%s is in flight on a record the hook did not seal for it", name)
 		}
 	}
-	if _, in := f.r.planner.inFlight(reqOf("d0")); !in || !slices.Equal(f.woken, []string{"d0"}) {
+	if _, in := f.r.planner.inFlight(req("d0")); !in || !slices.Equal(f.woken, []string{"d0"}) {
 		t.Errorf("the canary in flight %v, woken %v; want the canary alone, by its own record", in, f.woken)
 	}
 	if got := f.restamped(t, 4); !slices.Equal(got, []string{"d0"}) {
@@ -111,7 +106,7 @@ func TestFutureRolloutRecordHidesNoCrash(t *testing.T) {
 	if err != nil || h.Reason != "NonZeroExit" {
 		t.Fatalf("halt %q: %+v, %v; want the crash to halt the change, in a sealed record", v, h, err)
 	}
-	if _, in := f.r.planner.inFlight(reqOf("d0")); in {
+	if _, in := f.r.planner.inFlight(req("d0")); in {
 		t.Error("still in flight after the crash")
 	}
 }
@@ -224,7 +219,7 @@ func TestHaltFromBeforeSealingDropped(t *testing.T) {
 	f.woken = nil
 	f.r.planner = newPlanner(8, 0, func(r Request) { f.woken = append(f.woken, r.Name) })
 	for _, name := range []string{"d0", "d1", "d2", "d3"} {
-		req := reqOf(name)
+		req := req(name)
 		req.Recheck = true
 		if _, err := f.r.Reconcile(context.Background(), req); err != nil {
 			t.Fatalf("replay %s: %v", name, err)
@@ -252,7 +247,7 @@ func TestHaltAcrossKeyRotation(t *testing.T) {
 	f.r.key = []byte("a rotated key, 32 bytes long....")
 	f.r.planner = newPlanner(8, 0, func(Request) {})
 	for _, name := range []string{"d0", "d1", "d2"} {
-		req := reqOf(name)
+		req := req(name)
 		req.Recheck = true
 		if _, err := f.r.Reconcile(context.Background(), req); err != nil {
 			t.Fatalf("replay %s: %v", name, err)

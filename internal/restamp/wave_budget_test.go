@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/confighash/confighash/internal/contract"
@@ -55,7 +54,7 @@ func TestUncheckedCurrentMemberIsSettled(t *testing.T) {
 	if !ok {
 		t.Fatal("no plan")
 	}
-	lr := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: last}}
+	lr := req(last)
 	if _, ok := pl.unchecked[lr]; !ok {
 		t.Fatalf("%s is not an unchecked member", last)
 	}
@@ -77,10 +76,10 @@ func TestWaitingReaderWakesUncheckedMembers(t *testing.T) {
 	}
 	pl := p.install(shared, change1, ms, wavesT0, 0)
 	for i := range 4 {
-		p.settled(reader(fmt.Sprintf("r%02d", i)))
+		p.settled(req(fmt.Sprintf("r%02d", i)))
 	}
 	woken = nil
-	r7 := reader("r07")
+	r7 := req("r07")
 	if v, _, _ := p.admit(r7, r7, []*plan{pl}, "s", wavesT0, false); v != waitWave {
 		t.Fatalf("r07: %v, want waitWave", v)
 	}
@@ -101,7 +100,7 @@ func TestWaitingReaderWakesUncheckedMembers(t *testing.T) {
 		t.Fatalf("woke %v again at once", woken)
 	}
 	for _, name := range names {
-		p.settled(reader(name))
+		p.settled(req(name))
 	}
 	if v, _, _ := p.admit(r7, r7, []*plan{pl}, "s", wavesT0, false); v != admitted {
 		t.Fatalf("r07 once the unchecked ones settled: %v", v)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/sources"
 )
 
 // A tenant holds every slot of --max-concurrent-rollouts (10) with ten
@@ -44,11 +43,7 @@ func TestVictimNamespaceWaitsAtMostOneTimeout(t *testing.T) {
 		return res.Checksum
 	}
 	slim := func(ns, name, v string) client.Object {
-		o, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{"k": v}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return o.(client.Object)
+		return slimCM(t, ns, name, map[string]string{"k": v})
 	}
 	var objs []client.Object
 	var readers []Request
@@ -61,7 +56,7 @@ func TestVictimNamespaceWaitsAtMostOneTimeout(t *testing.T) {
 		d.Spec.Template.Spec = envFromCM(cm)
 		d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: stamp(ns, cm, "v0")}
 		objs = append(objs, d)
-		readers = append(readers, readerIn(ns, name))
+		readers = append(readers, reqIn(ns, name))
 	}
 	for _, ns := range []string{"tenant", "victim"} {
 		objs = append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,

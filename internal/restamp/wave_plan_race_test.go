@@ -21,7 +21,7 @@ import (
 func TestReleaseRacingAnAdmitEndsNoRollout(t *testing.T) {
 	p := newPlanner(8, 0, nil)
 	x := p.install(shared, change1, members(2), wavesT0, 0)
-	r0, r1 := reader("r00"), reader("r01")
+	r0, r1 := req("r00"), req("r01")
 	p.admit(r0, r0, []*plan{x}, "s1", wavesT0, false)
 	p.failed(r0, "NonZeroExit")
 	recheck := r0

@@ -12,7 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -80,7 +79,7 @@ func TestJudgePagesPods(t *testing.T) {
 		Status: appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3000, UpdatedReplicas: 3000, ReadyReplicas: 3000, AvailableReplicas: 3000,
 			Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}}}}
 	kind, _ := workload.Kinds().Of(appsv1.SchemeGroupVersion.WithKind("Deployment"))
-	req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "shop", Name: "web"}}
+	req := reqIn("shop", "web")
 
 	live := &pagedPods{}
 	for i := range 3000 {
