@@ -43,14 +43,7 @@ func TestSlimObjectKeepsReadsAndChecksum(t *testing.T) {
 	for i := range 300 {
 		cases = append(cases, randomCase(rng, fmt.Sprintf("random-%d", i)))
 	}
-	custom, err := ParseKind("group=apps.kruise.io,version=v1alpha1,kind=CloneSet,resource=clonesets,template=spec.pod.template")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kinds, err := NewRegistry(custom)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, kinds := registryWith(t, "group=apps.kruise.io,version=v1alpha1,kind=CloneSet,resource=clonesets,template=spec.pod.template")
 	key := []byte("slim-key")
 	for _, k := range kinds.Mutable() {
 		for _, c := range cases {
