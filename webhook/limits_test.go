@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -112,11 +111,7 @@ func TestEndpointBoundsInFlight(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range callers {
 		wg.Go(func() {
-			req := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(review))
-			req.Header.Set("Content-Type", "application/json")
-			rec := httptest.NewRecorder()
-			srv.ServeHTTP(rec, req)
-			codes[i] = rec.Code
+			codes[i] = postReview(srv, []byte(review)).Code
 		})
 	}
 	// Those that found no slot give up after QueueWait; then release.
@@ -282,11 +277,7 @@ func TestEndpointBoundsBufferedBodies(t *testing.T) {
 			var wg sync.WaitGroup
 			for i := range tc.callers {
 				wg.Go(func() {
-					req := httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(review))
-					req.Header.Set("Content-Type", "application/json")
-					rec := httptest.NewRecorder()
-					srv.ServeHTTP(rec, req)
-					codes[i] = rec.Code
+					codes[i] = postReview(srv, review).Code
 				})
 			}
 			// The rest give up after their read timeout; then release.

@@ -1,12 +1,10 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -127,10 +125,7 @@ func TestEndpointNeverDeniesReadable(t *testing.T) {
 	}
 	for name, h := range tests {
 		t.Run(name, func(t *testing.T) {
-			req := httptest.NewRequest(http.MethodPost, Path, bytes.NewBufferString(review))
-			req.Header.Set("Content-Type", "application/json")
-			rec := httptest.NewRecorder()
-			Endpoint(h, Limits{}).ServeHTTP(rec, req)
+			rec := postReview(Endpoint(h, Limits{}), []byte(review))
 			if rec.Code != http.StatusOK {
 				t.Fatalf("status %d, want 200: %s", rec.Code, rec.Body)
 			}
