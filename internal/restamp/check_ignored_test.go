@@ -41,21 +41,12 @@ func readsAppAndClock() corev1.PodSpec {
 
 func stampFor(t *testing.T, app, clock *corev1.ConfigMap) string {
 	t.Helper()
-	spec := readsAppAndClock()
-	refs, err := hasher.References(&spec, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := hasher.Checksum(hookKey, "ns", refs, func(s hasher.Source) (hasher.Content, bool, error) {
+	return stampOf(t, hookKey, "ns", readsAppAndClock(), nil, func(s hasher.Source) (hasher.Content, bool) {
 		if s.Name == "app" {
-			return hasher.ConfigMapContent(app), true, nil
+			return hasher.ConfigMapContent(app), true
 		}
-		return hasher.ConfigMapContent(clock), true, nil
+		return hasher.ConfigMapContent(clock), true
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Checksum
 }
 
 // TestReconcileIgnoreAnnotation: adding or removing the ignore annotation

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -21,25 +20,6 @@ import (
 // 35034ec computed it: a v1 stamp that still matches the content.
 const legacyV1 = "v1:6d2d36fc613261017f61949728d8dc07b9c2e6fc0a80f091d33ee2f2852dfeb0"
 
-// checksumOf computes the stamp of a workload in ns reading configmap/app
-// whole with data, under key.
-func checksumOf(t *testing.T, key []byte, ns string, data map[string]string) string {
-	t.Helper()
-	spec := envFromCM("app")
-	refs, err := hasher.References(&spec, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lookup := func(hasher.Source) (hasher.Content, bool, error) {
-		return hasher.ConfigMapContent(&corev1.ConfigMap{Data: data}), true, nil
-	}
-	cur, err := hasher.Checksum(key, ns, refs, lookup)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cur.Checksum
-}
-
 // TestReconcileKeepsStampsOnlyConfighashChanged: a new HMAC key changes the
 // stamp the content gives, but no pod would read anything new, so nothing
 // may roll; a real change still does. A legacy v1 stamp is not compared at
@@ -49,8 +29,8 @@ func checksumOf(t *testing.T, key []byte, ns string, data map[string]string) str
 func TestReconcileKeepsStampsOnlyConfighashChanged(t *testing.T) {
 	data := map[string]string{"k": "v2"}
 	otherKey := []byte("another-key-another-key-another!")
-	current := checksumOf(t, hookKey, "ns", data)
-	otherKeyStamp := checksumOf(t, otherKey, "ns", data)
+	current := wantSum(t, data)
+	otherKeyStamp := stampOf(t, otherKey, "ns", envFromCM("app"), nil, holding(data))
 	live := req("web")
 	replay := live
 	replay.Recheck = true

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/sources"
 	"github.com/confighash/confighash/internal/workload"
@@ -105,4 +106,39 @@ func stampedWeb(spec corev1.PodSpec, stamp string) *appsv1.Deployment {
 		d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: stamp}
 	}
 	return d
+}
+
+// stampOf is the stamp, under key, of a template in namespace ns that runs
+// spec with annotations, when content gives what each source it reads
+// holds (false: the source is missing).
+func stampOf(t testing.TB, key []byte, ns string, spec corev1.PodSpec, annotations map[string]string,
+	content func(hasher.Source) (hasher.Content, bool),
+) string {
+	t.Helper()
+	refs, err := hasher.References(&spec, annotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := hasher.Checksum(key, ns, refs, func(s hasher.Source) (hasher.Content, bool, error) {
+		c, ok := content(s)
+		return c, ok, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Checksum
+}
+
+// holding is the content of sources that each hold data, as a ConfigMap.
+func holding(data map[string]string) func(hasher.Source) (hasher.Content, bool) {
+	return func(hasher.Source) (hasher.Content, bool) {
+		return hasher.ConfigMapContent(&corev1.ConfigMap{Data: data}), true
+	}
+}
+
+// wantSum is the stamp of a workload in ns reading configmap/app whole, when
+// the ConfigMap holds data.
+func wantSum(t testing.TB, data map[string]string) string {
+	t.Helper()
+	return stampOf(t, hookKey, "ns", envFromCM("app"), nil, holding(data))
 }

@@ -38,22 +38,18 @@ func TestReconcileIncludedSourceMissing(t *testing.T) {
 	if _, err := r.Reconcile(ctx, req); err != nil {
 		t.Fatalf("Reconcile: %v", err)
 	}
-	refs, _ := hasher.References(&d.Spec.Template.Spec, include)
-	want, err := hasher.Checksum(hookKey, "ns", refs, func(src hasher.Source) (hasher.Content, bool, error) {
+	want := stampOf(t, hookKey, "ns", d.Spec.Template.Spec, include, func(src hasher.Source) (hasher.Content, bool) {
 		if src.Kind == hasher.ConfigMap {
-			return hasher.ConfigMapContent(cm), true, nil
+			return hasher.ConfigMapContent(cm), true
 		}
-		return hasher.Content{}, false, nil
+		return hasher.Content{}, false
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := &appsv1.Deployment{}
 	if err := c.Get(ctx, req.NamespacedName, got); err != nil {
 		t.Fatal(err)
 	}
-	if stamp := got.Spec.Template.Annotations[contract.ChecksumAnnotation]; stamp != want.Checksum {
-		t.Errorf("stamp = %q, want %q: the missing included Secret froze the re-stamp", stamp, want.Checksum)
+	if stamp := got.Spec.Template.Annotations[contract.ChecksumAnnotation]; stamp != want {
+		t.Errorf("stamp = %q, want %q: the missing included Secret froze the re-stamp", stamp, want)
 	}
 	expectOneEvent(t, rec, "Normal ConfigChanged")
 	if got := counterValue(t, r.metrics.Missing.WithLabelValues("Deployment")); got != 0 {

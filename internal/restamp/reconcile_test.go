@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
 )
 
@@ -25,25 +24,6 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
-}
-
-// wantSum is the stamp of a workload reading configmap/app whole, when the
-// ConfigMap holds data.
-func wantSum(t *testing.T, data map[string]string) string {
-	t.Helper()
-	spec := envFromCM("app")
-	refs, err := hasher.References(&spec, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cm := &corev1.ConfigMap{Data: data}
-	res, err := hasher.Checksum(hookKey, "ns", refs, func(hasher.Source) (hasher.Content, bool, error) {
-		return hasher.ConfigMapContent(cm), true, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Checksum
 }
 
 func TestReconcile(t *testing.T) {

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
 )
 
@@ -29,18 +28,7 @@ func TestVictimNamespaceWaitsAtMostOneTimeout(t *testing.T) {
 	now := wavesT0
 	clock := func() time.Time { return now }
 	stamp := func(ns, cm, v string) string {
-		spec := envFromCM(cm)
-		refs, err := hasher.References(&spec, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := hasher.Checksum(hookKey, ns, refs, func(hasher.Source) (hasher.Content, bool, error) {
-			return hasher.ConfigMapContent(&corev1.ConfigMap{Data: map[string]string{"k": v}}), true, nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.Checksum
+		return stampOf(t, hookKey, ns, envFromCM(cm), nil, holding(map[string]string{"k": v}))
 	}
 	slim := func(ns, name, v string) client.Object {
 		return slimCM(t, ns, name, map[string]string{"k": v})
