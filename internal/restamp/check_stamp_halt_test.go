@@ -93,7 +93,5 @@ func (f *wavesFixture) addSecretReader(t *testing.T, reader, name string) {
 	d := f.get(t, reader)
 	c := &d.Spec.Template.Spec.Containers[0]
 	c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}})
-	if err := f.c.Update(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
+	f.put(t, d)
 }

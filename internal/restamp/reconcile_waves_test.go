@@ -51,7 +51,7 @@ func newWavesFixtureOf(t *testing.T, readers int, replicas int32) *wavesFixture 
 	}
 	f.c = withReadersIndex(fake.NewClientBuilder()).WithObjects(objs...).Build()
 	f.r, f.events = testReconciler(t, f.c, newFlapGuard(DefaultOptions(), 100), time.Now)
-	f.r.planner = newPlanner(8, 0, func(r Request) { f.woken = append(f.woken, r.Name) })
+	f.newLeader()
 	f.r.rollouts = rolloutOptions{timeout: 15 * time.Minute, poll: rolloutPoll}
 	return f
 }
@@ -71,6 +71,36 @@ func (f *wavesFixture) get(t *testing.T, name string) *appsv1.Deployment {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// newLeader gives the reconciler a planner that knows nothing, as a new
+// leader's, and forgets who was woken.
+func (f *wavesFixture) newLeader() {
+	f.woken = nil
+	f.r.planner = newPlanner(8, 0, func(r Request) { f.woken = append(f.woken, r.Name) })
+}
+
+// put writes d, changed by the test, back to the cluster.
+func (f *wavesFixture) put(t *testing.T, d *appsv1.Deployment) {
+	t.Helper()
+	if err := f.c.Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// drained empties the recorder and returns the events that mention reason.
+func (f *wavesFixture) drained(reason string) []string {
+	var got []string
+	for {
+		select {
+		case e := <-f.events.Events:
+			if strings.Contains(e, reason) {
+				got = append(got, e)
+			}
+		default:
+			return got
+		}
+	}
 }
 
 // restamped lists the readers whose stamp is the new content's.
@@ -156,17 +186,7 @@ func TestReconcileWavesHaltAtTheDeadline(t *testing.T) {
 	if got := f.restamped(t, 3); !slices.Equal(got, []string{"d0"}) {
 		t.Fatalf("re-stamped %v after the halt, want the canary only", got)
 	}
-	var halted []string
-	for drained := false; !drained; {
-		select {
-		case e := <-f.events.Events:
-			if strings.Contains(e, contract.ReasonRolloutHalted) {
-				halted = append(halted, e)
-			}
-		default:
-			drained = true
-		}
-	}
+	halted := f.drained(contract.ReasonRolloutHalted)
 	// One on the workload, one on the ConfigMap; neither names a value.
 	if len(halted) != 2 {
 		t.Fatalf("RolloutHalted events %q, want 2", halted)
@@ -179,9 +199,7 @@ func TestReconcileWavesHaltAtTheDeadline(t *testing.T) {
 	// A user releases the halt: the waves go on.
 	d := f.get(t, "d0")
 	d.Annotations[contract.HaltAnnotation] = contract.HaltReleased
-	if err := f.c.Update(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
+	f.put(t, d)
 	f.reconcile(t, "d0")
 	if !slices.Equal(f.woken, []string{"d1", "d2"}) {
 		t.Fatalf("the release woke %v, want the second wave", f.woken)
@@ -257,9 +275,7 @@ func (f *wavesFixture) scale(t *testing.T, name string, replicas int32) {
 	t.Helper()
 	d := f.get(t, name)
 	d.Spec.Replicas = ptr.To(replicas)
-	if err := f.c.Update(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
+	f.put(t, d)
 }
 
 // TestReconcileWavesCanaryNoLongerServed: the canary's namespace stops

@@ -43,13 +43,10 @@ func TestForgedRolloutRecordsPutNoReaderInFlight(t *testing.T) {
 			d.Annotations = map[string]string{}
 		}
 		d.Annotations[contract.RolloutAnnotation] = v
-		if err := f.c.Update(context.Background(), d); err != nil {
-			t.Fatal(err)
-		}
+		f.put(t, d)
 	}
 	// A new leader: it knows nothing but the objects.
-	f.woken = nil
-	f.r.planner = newPlanner(8, 0, func(r Request) { f.woken = append(f.woken, r.Name) })
+	f.newLeader()
 	f.reconcile(t, "d1")
 	for _, name := range []string{"d1", "d2", "d3"} {
 		if _, in := f.r.planner.inFlight(req(name)); in {
@@ -82,9 +79,7 @@ func TestFutureRolloutRecordHidesNoCrash(t *testing.T) {
 	}
 	rec.Since = now.Add(24 * time.Hour)
 	d.Annotations[contract.RolloutAnnotation] = rec.String()
-	if err := f.c.Update(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
+	f.put(t, d)
 	// The new revision's pod exited non-zero after the re-stamp and was
 	// restarted.
 	started := metav1.NewTime(restampedAt.Add(2 * time.Second))
@@ -137,12 +132,9 @@ func TestUnverifiedHaltHaltsNoOne(t *testing.T) {
 			f.setStatus(t, true, false)
 			d := f.get(t, "d1")
 			d.Annotations = map[string]string{contract.HaltAnnotation: v}
-			if err := f.c.Update(context.Background(), d); err != nil {
-				t.Fatal(err)
-			}
+			f.put(t, d)
 			// A new leader: it knows nothing but the objects.
-			f.woken = nil
-			f.r.planner = newPlanner(8, 0, func(r Request) { f.woken = append(f.woken, r.Name) })
+			f.newLeader()
 			f.reconcile(t, "d1")
 			f.reconcile(t, "d0")
 			for _, name := range []string{"d1", "d2", "d3"} {
@@ -154,17 +146,7 @@ func TestUnverifiedHaltHaltsNoOne(t *testing.T) {
 			if v, ok := f.get(t, "d1").Annotations[contract.HaltAnnotation]; ok {
 				t.Errorf("d1's halt %q left after its re-stamp", v)
 			}
-			var warnings []string
-			for drained := false; !drained; {
-				select {
-				case e := <-f.events.Events:
-					if strings.Contains(e, contract.ReasonInvalidAnnotation) {
-						warnings = append(warnings, e)
-					}
-				default:
-					drained = true
-				}
-			}
+			warnings := f.drained(contract.ReasonInvalidAnnotation)
 			if len(warnings) != 1 || !strings.Contains(warnings[0], contract.HaltAnnotation) || !strings.HasSuffix(warnings[0], "it is ignored") {
 				t.Errorf("warnings %q; want one, for the halt", warnings)
 			}
@@ -185,11 +167,8 @@ func TestReleasedHaltNeedsNoSeal(t *testing.T) {
 		t.Fatalf("the canary's halt: %v", err)
 	}
 	d.Annotations[contract.HaltAnnotation] = contract.HaltReleased
-	if err := f.c.Update(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
-	f.woken = nil
-	f.r.planner = newPlanner(8, 0, func(r Request) { f.woken = append(f.woken, r.Name) })
+	f.put(t, d)
+	f.newLeader()
 	f.reconcile(t, "d1")
 	f.reconcile(t, "d2")
 	if got := f.restamped(t, 3); len(got) != 3 {
@@ -213,11 +192,8 @@ func TestHaltFromBeforeSealingDropped(t *testing.T) {
 	}
 	d.Annotations[contract.RolloutAnnotation] = rec.String()
 	d.Annotations[contract.HaltAnnotation] = contract.Halt{Since: rec.Since, Changes: rec.Changes, Reason: "CrashLoopBackOff"}.String()
-	if err := f.c.Update(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
-	f.woken = nil
-	f.r.planner = newPlanner(8, 0, func(r Request) { f.woken = append(f.woken, r.Name) })
+	f.put(t, d)
+	f.newLeader()
 	for _, name := range []string{"d0", "d1", "d2", "d3"} {
 		req := req(name)
 		req.Recheck = true
@@ -258,18 +234,7 @@ func TestHaltAcrossKeyRotation(t *testing.T) {
 			t.Errorf("%s stamped %q after the rotation; want its stamp kept", name, got)
 		}
 	}
-	kept := 0
-	for drained := false; !drained; {
-		select {
-		case e := <-f.events.Events:
-			if strings.Contains(e, contract.ReasonKeyChanged) {
-				kept++
-			}
-		default:
-			drained = true
-		}
-	}
-	if kept != 3 {
+	if kept := len(f.drained(contract.ReasonKeyChanged)); kept != 3 {
 		t.Errorf("%d KeyChanged warnings; want one for each reader, its stamp kept", kept)
 	}
 }

@@ -46,9 +46,7 @@ func TestUncheckedCurrentMemberIsSettled(t *testing.T) {
 	last := "d9" // last of d0..d19 in the waves' order, by name
 	d := f.get(t, last)
 	d.Spec.Template.Annotations[contract.ChecksumAnnotation] = f.cur
-	if err := f.c.Update(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
+	f.put(t, d)
 	f.reconcile(t, "d0")
 	pl, ok := f.r.planner.state.plans[planKey{namespace: "ns", source: "configmap/app"}]
 	if !ok {
@@ -116,9 +114,7 @@ func TestIdleReaderPastTheChecksGoesAtOnce(t *testing.T) {
 	last := "d9" // last of d0..d19 in the waves' order, by name
 	d := f.get(t, last)
 	d.Spec.Replicas = ptr.To[int32](0)
-	if err := f.c.Update(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
+	f.put(t, d)
 	f.reconcile(t, "d0")
 	f.reconcile(t, last)
 	if got := f.get(t, last).Spec.Template.Annotations[contract.ChecksumAnnotation]; got != f.cur {
