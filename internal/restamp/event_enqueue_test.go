@@ -293,10 +293,7 @@ func BenchmarkTemplateChangedStatusWrite(b *testing.B) {
 	}
 	written := d.DeepCopy()
 	written.Status.ReadyReplicas = 1
-	deploy, ok := workload.Kinds().Of(appsv1.SchemeGroupVersion.WithKind("Deployment"))
-	if !ok {
-		b.Fatal("no Deployment kind")
-	}
+	deploy := deploymentKind(b)
 	rollout, ok := workload.Kinds().Of(schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Rollout"})
 	if !ok {
 		b.Fatal("no Rollout kind")
@@ -327,7 +324,7 @@ func BenchmarkTemplateChangedStatusWrite(b *testing.B) {
 	})
 }
 
-func deploymentKind(t *testing.T) workload.Kind {
+func deploymentKind(t testing.TB) workload.Kind {
 	t.Helper()
 	k, ok := workload.Kinds().Of(appsv1.SchemeGroupVersion.WithKind("Deployment"))
 	if !ok {

@@ -50,6 +50,22 @@ func testReconciler(t *testing.T, c client.Client, flaps *flapGuard, now func() 
 	}, rec
 }
 
+// drainEvents empties rec and returns the events that mention reason (all
+// of them when it is empty).
+func drainEvents(rec *events.FakeRecorder, reason string) []string {
+	var got []string
+	for {
+		select {
+		case e := <-rec.Events:
+			if strings.Contains(e, reason) {
+				got = append(got, e)
+			}
+		default:
+			return got
+		}
+	}
+}
+
 // expectOneEvent drains the recorder and checks it holds exactly one event
 // starting with want, or none when want is empty.
 func expectOneEvent(t *testing.T, rec *events.FakeRecorder, want string) {

@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/workload"
 )
 
 // TestRestampFromSlimCopy: the hook reads workloads from a cache of slim
@@ -40,8 +39,7 @@ func TestRestampFromSlimCopy(t *testing.T) {
 	whole.Spec.Template.Spec = envFromCM("app")
 	whole.Spec.Template.Spec.Containers[0].Image = "img:1"
 	whole.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "BIG", Value: strings.Repeat("x", 64<<10)}}
-	kind, _ := workload.Kinds().Of(appsv1.SchemeGroupVersion.WithKind("Deployment"))
-	cached := kind.SlimObject(whole.DeepCopy())
+	cached := deploymentKind(t).SlimObject(whole.DeepCopy())
 
 	var patched *appsv1.Deployment
 	c := interceptor.NewClient(fake.NewClientBuilder().WithObjects(ns, cm, cached).Build(), interceptor.Funcs{

@@ -89,19 +89,7 @@ func (f *wavesFixture) put(t *testing.T, d *appsv1.Deployment) {
 }
 
 // drained empties the recorder and returns the events that mention reason.
-func (f *wavesFixture) drained(reason string) []string {
-	var got []string
-	for {
-		select {
-		case e := <-f.events.Events:
-			if strings.Contains(e, reason) {
-				got = append(got, e)
-			}
-		default:
-			return got
-		}
-	}
-}
+func (f *wavesFixture) drained(reason string) []string { return drainEvents(f.events, reason) }
 
 // restamped lists the readers whose stamp is the new content's.
 func (f *wavesFixture) restamped(t *testing.T, n int) []string {

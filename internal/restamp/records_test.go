@@ -44,18 +44,7 @@ func holdFixture(t *testing.T, stamp, hold string) (client.Client, *reconciler, 
 	d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: stamp}
 	c := fake.NewClientBuilder().WithObjects(ns, cm, d).Build()
 	r, rec := testReconciler(t, c, newFlapGuard(testFlapOptions(), 100), func() time.Time { return t0 })
-	drain := func() []string {
-		var got []string
-		for {
-			select {
-			case e := <-rec.Events:
-				got = append(got, e)
-			default:
-				return got
-			}
-		}
-	}
-	return c, r, drain
+	return c, r, func() []string { return drainEvents(rec, "") }
 }
 
 var webReq = req("web")

@@ -17,7 +17,6 @@ import (
 
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/health"
-	"github.com/confighash/confighash/internal/workload"
 )
 
 // pagedPods serves pods a page at a time, as the apiserver does, and
@@ -78,7 +77,7 @@ func TestJudgePagesPods(t *testing.T) {
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{contract.ChecksumAnnotation: stamp}}}},
 		Status: appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3000, UpdatedReplicas: 3000, ReadyReplicas: 3000, AvailableReplicas: 3000,
 			Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}}}}
-	kind, _ := workload.Kinds().Of(appsv1.SchemeGroupVersion.WithKind("Deployment"))
+	kind := deploymentKind(t)
 	req := reqIn("shop", "web")
 
 	live := &pagedPods{}
