@@ -302,11 +302,6 @@ func objectOf(t testing.TB, k Kind, c slimCase) client.Object {
 	if err := unstructured.SetNestedField(u.Object, m, k.TemplatePath...); err != nil {
 		t.Fatal(err)
 	}
-	u.SetName(meta.Name)
-	u.SetNamespace(meta.Namespace)
-	u.SetUID(meta.UID)
-	u.SetResourceVersion(meta.ResourceVersion)
-	u.SetGeneration(meta.Generation)
-	u.SetAnnotations(meta.Annotations)
+	setMeta(u, meta)
 	return u
 }
