@@ -14,7 +14,6 @@ import (
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/sources"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -106,11 +105,7 @@ func TestReconcileIgnoreAnnotation(t *testing.T) {
 			ns := servedNS("ns")
 			objs := []client.Object{ns, d}
 			for _, cm := range []*corev1.ConfigMap{tc.nowApp, tc.nowClock} {
-				slim, err := sources.Slim(cm.DeepCopy())
-				if err != nil {
-					t.Fatal(err)
-				}
-				objs = append(objs, slim.(client.Object))
+				objs = append(objs, slimmed(t, cm.DeepCopy()))
 			}
 			c := fake.NewClientBuilder().WithObjects(objs...).Build()
 			r, _ := testReconciler(t, c, newFlapGuard(Options{FlapLimit: 100, FlapWindow: time.Hour, FlapQuiet: time.Minute, FlapMaxQuiet: time.Minute}, 1), time.Now)
@@ -142,11 +137,7 @@ func TestReconcileIgnoreAnnotation(t *testing.T) {
 // toggling the annotation, queue no reader.
 func TestHandlerSkipsIgnoredSources(t *testing.T) {
 	slim := func(cm *corev1.ConfigMap) *corev1.ConfigMap {
-		o, err := sources.Slim(cm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return o.(*corev1.ConfigMap)
+		return slimmed(t, cm)
 	}
 	app := func(v string, ignore bool) *corev1.ConfigMap {
 		cm := appCMWith(v)

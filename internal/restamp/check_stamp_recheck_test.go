@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/sources"
 )
 
 // TestRecheckConfirmsLive: a re-check that would re-stamp first reads the
@@ -33,15 +32,10 @@ func TestRecheckConfirmsLive(t *testing.T) {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: data}
 	}
 	slim := func(data map[string]string) client.Object {
-		out, err := sources.Slim(app(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out.(client.Object)
+		return slimmed(t, app(data))
 	}
 	web := func(stamp string) client.Object {
-		d := stampedWeb(envFromCM("app"), stamp)
-		return d
+		return stampedWeb(envFromCM("app"), stamp)
 	}
 
 	tests := map[string]struct {

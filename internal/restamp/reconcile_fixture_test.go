@@ -98,11 +98,17 @@ func servedNS(name string) *corev1.Namespace {
 // slimCM is configmap ns/name holding data, as the hook's cache holds it.
 func slimCM(t testing.TB, ns, name string, data map[string]string) *corev1.ConfigMap {
 	t.Helper()
-	out, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: data})
+	return slimmed(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: data})
+}
+
+// slimmed is source obj as the hook's cache holds it (sources.Slim).
+func slimmed[T client.Object](t testing.TB, obj T) T {
+	t.Helper()
+	out, err := sources.Slim(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out.(*corev1.ConfigMap)
+	return out.(T)
 }
 
 // req is the request for Deployment ns/name.

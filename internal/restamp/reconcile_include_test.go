@@ -11,7 +11,6 @@ import (
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/sources"
 )
 
 // TestReconcileIncludedSourceMissing: a source the include annotation names
@@ -21,16 +20,13 @@ import (
 func TestReconcileIncludedSourceMissing(t *testing.T) {
 	ctx := quietCtx()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: map[string]string{"k": "v2"}}
-	slim, err := sources.Slim(cm)
-	if err != nil {
-		t.Fatal(err)
-	}
+	slim := slimmed(t, cm)
 	include := map[string]string{contract.IncludeAnnotation: "secret/missing"}
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Annotations: include}}
 	d.Spec.Template.Spec = envFromCM("app")
 	d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v2:stale"}
 	ns := servedNS("ns")
-	c := fake.NewClientBuilder().WithObjects(ns, slim.(*corev1.ConfigMap), d).Build()
+	c := fake.NewClientBuilder().WithObjects(ns, slim, d).Build()
 	r, rec := testReconciler(t, c, newFlapGuard(testFlapOptions(), 100), func() time.Time { return t0 })
 	req := req("web")
 	r.changes.add(req, "configmap/app")
