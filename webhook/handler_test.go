@@ -403,10 +403,7 @@ func TestOutcomeIsDecidedNotRead(t *testing.T) {
 			if resp.Allowed && (len(resp.Patches) > 0) != (got == answerStamped || got == answerRestored) {
 				t.Errorf("outcome %q with %d patches", got, len(resp.Patches))
 			}
-			m, err := NewMetrics(prometheus.NewRegistry())
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := testMetrics(t)
 			counted := *h
 			counted.Metrics = m
 			counted.Handle(context.Background(), tc.req)

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
@@ -51,10 +50,7 @@ func TestEndpointRefusesOversizedBodyUnread(t *testing.T) {
 			req.ContentLength = tc.size
 			req.Header.Set("Content-Type", "application/json")
 			rec := httptest.NewRecorder()
-			m, err := NewMetrics(prometheus.NewRegistry())
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := testMetrics(t)
 			Endpoint(newHandler(t, fakeSources{}), Limits{Metrics: m}).ServeHTTP(rec, req)
 			if rec.Code != tc.wantCode {
 				t.Errorf("status %d, want %d", rec.Code, tc.wantCode)
@@ -100,10 +96,7 @@ func (b *blocking) Handle(context.Context, admission.Request) admission.Response
 func TestEndpointBoundsInFlight(t *testing.T) {
 	const limit, callers = 2, 6
 	h := &blocking{release: make(chan struct{})}
-	m, err := NewMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testMetrics(t)
 	srv := Endpoint(h, Limits{MaxInFlight: limit, QueueWait: 100 * time.Millisecond, Metrics: m})
 	review := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1",` +
 		`"kind":{"group":"apps","version":"v1","kind":"Deployment"},"operation":"CREATE","object":{}}}`
