@@ -132,8 +132,7 @@ func TestInstallKeepsTheBound(t *testing.T) {
 // A halt released by hand ends no other rollout of the reader: one in
 // flight for another change is still to be judged.
 func TestReleaseEndsNoOtherRollout(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	x := p.install(shared, change1, members(2), wavesT0, 0)
+	p, x := sharedPlan(2)
 	r0 := req("r00")
 	p.admit(r0, r0, []*plan{x}, "s1", wavesT0, false)
 	p.failed(r0, "NonZeroExit")

@@ -25,6 +25,13 @@ func members(n int) []member {
 	return ms
 }
 
+// sharedPlan is a planner without wakes and its plan of change1 to
+// configmap/shared for n readers, r00 on.
+func sharedPlan(n int) (*planner, *plan) {
+	p := newPlanner(8, 0, nil)
+	return p, p.install(shared, change1, members(n), wavesT0, 0)
+}
+
 // admitAll asks for every member not re-stamped nor settled, as their reconciles
 // do, and returns those admitted.
 func admitAll(p *planner, pl *plan, n int) []string {
@@ -68,8 +75,7 @@ func TestWavesGoOneTwoFour(t *testing.T) {
 }
 
 func TestHaltStopsTheWaves(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	pl := p.install(shared, change1, members(6), wavesT0, 0)
+	p, pl := sharedPlan(6)
 	if got := admitAll(p, pl, 6); !slices.Equal(got, []string{"r00"}) {
 		t.Fatalf("admitted %v, want the canary only", got)
 	}
@@ -190,8 +196,7 @@ func TestBoundAcrossChanges(t *testing.T) {
 }
 
 func TestSupersededRolloutHaltsNothing(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	pl1 := p.install(shared, change1, members(3), wavesT0, 0)
+	p, pl1 := sharedPlan(3)
 	admitAll(p, pl1, 3)
 	pl2 := p.install(shared, change2, members(3), wavesT0, 0)
 	if halted := p.failed(req("r00"), "CrashLoopBackOff"); len(halted) != 0 {
@@ -262,8 +267,7 @@ func TestOnlyWaitersAreWoken(t *testing.T) {
 // A canary of X re-stamped for Y while its X rollout goes: the new flight
 // keeps X's plan, so X's next wave still waits for its verdict.
 func TestRestampKeepsTheOtherPlansFlight(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	x := p.install(shared, change1, members(3), wavesT0, 0)
+	p, x := sharedPlan(3)
 	cy := contract.Change{Source: "configmap/y", Content: "0000000000000009"}
 	y := p.install(planKey{namespace: "ns", source: cy.Source}, cy, members(1), wavesT0, 0)
 	r0 := req("r00")
@@ -305,8 +309,7 @@ func TestAbortPutsTheRunningFlightBack(t *testing.T) {
 // on an old copy of it) that is aborted leaves it done: the next wave does
 // not wait for it again.
 func TestAbortAfterSuccessKeepsTheReaderDone(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	pl := p.install(shared, change1, members(3), wavesT0, 0)
+	p, pl := sharedPlan(3)
 	r0 := req("r00")
 	if v, _, _ := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false); v != admitted {
 		t.Fatalf("canary: %v, want admitted", v)
@@ -330,8 +333,7 @@ func TestAbortAfterSuccessKeepsTheReaderDone(t *testing.T) {
 // lock to it and is aborted. The written rollout stays in flight, to be
 // judged; the wave does not wait for it forever.
 func TestAbortOfTheLaterAdmitKeepsTheWrittenFlight(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	pl := p.install(shared, change1, members(3), wavesT0, 0)
+	p, pl := sharedPlan(3)
 	r0 := req("r00")
 	_, _, first := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
 	_, _, second := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
@@ -351,8 +353,7 @@ func TestAbortOfTheLaterAdmitKeepsTheWrittenFlight(t *testing.T) {
 // replaced meanwhile, is aborted. The later flight stays, and no longer
 // goes back to the aborted one if it fails to be written.
 func TestAbortOfAReplacedFlightLeavesTheLaterOne(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	pl := p.install(shared, change1, members(3), wavesT0, 0)
+	p, pl := sharedPlan(3)
 	r0 := req("r00")
 	_, _, first := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
 	_, _, second := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
@@ -390,8 +391,7 @@ func TestHaltOfOneSourceStallsNoOther(t *testing.T) {
 // A reader whose stamp went to the new content through the webhook (a
 // template change) is judged as if the hook had re-stamped it.
 func TestAdoptedReaderIsJudged(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	pl := p.install(shared, change1, members(3), wavesT0, 0)
+	p, pl := sharedPlan(3)
 	if !p.adopt(req("r00"), "s", wavesT0) {
 		t.Fatal("the canary was not adopted")
 	}
@@ -407,8 +407,7 @@ func TestAdoptedReaderIsJudged(t *testing.T) {
 // A plan rebuilt by the same leader does not judge again a rollout it
 // judged already.
 func TestRebuildSkipsJudgedRollouts(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	pl := p.install(shared, change1, members(2), wavesT0, 0)
+	p, pl := sharedPlan(2)
 	r0 := req("r00")
 	p.admit(r0, r0, []*plan{pl}, "s", wavesT0, false)
 	p.succeeded(r0)
@@ -443,8 +442,7 @@ func TestWaitersWakeAnUnjudgedFlight(t *testing.T) {
 
 // A verdict on a flight that a newer re-stamp replaced ends nothing.
 func TestStaleVerdictEndsNoNewerFlight(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	pl := p.install(shared, change1, members(2), wavesT0, 0)
+	p, pl := sharedPlan(2)
 	r0 := req("r00")
 	p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
 	old, _ := p.inFlight(r0)
@@ -464,8 +462,7 @@ func TestStaleVerdictEndsNoNewerFlight(t *testing.T) {
 // content, so its re-stamp spreads nothing. (Whether it is then judged is
 // the gate's question: a reader failing before a change is not.)
 func TestHalterGetsItsOtherChanges(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	s := p.install(shared, change1, members(2), wavesT0, 0)
+	p, s := sharedPlan(2)
 	r0 := req("r00")
 	p.admit(r0, r0, []*plan{s}, "s1", wavesT0, false)
 	p.failed(r0, "NonZeroExit")
@@ -505,8 +502,7 @@ func TestSettledBlockedReaderPassesItsSlot(t *testing.T) {
 // ended) finds its wave due instead of a rebuilt plan waiting on readers
 // that settled.
 func TestFinishedPlanIsKept(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	pl := p.install(shared, change1, members(3), wavesT0, 0)
+	p, pl := sharedPlan(3)
 	p.settled(req("r00"))
 	p.settled(req("r02"))
 	r1 := req("r01")
