@@ -4,10 +4,7 @@ package e2e
 
 import (
 	"bytes"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -19,7 +16,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/workload"
 )
@@ -180,15 +176,7 @@ func TestMalformedRequestGets4xx(t *testing.T) {
 	if url == "" {
 		t.Skip("webhook endpoint is not reachable from the test process on this cluster")
 	}
-	s := &corev1.Secret{}
-	if err := env.Client.Get(env.SpecContext(t), client.ObjectKey{Namespace: framework.Namespace, Name: "confighash-webhook-cert"}, s); err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(s.Data["ca.crt"]) {
-		t.Fatal("no CA in the cert secret")
-	}
-	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	hc := webhookHTTPClient(t)
 	bodies := map[string]string{
 		"not json":            "{{{",
 		"no request":          `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`,
