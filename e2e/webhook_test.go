@@ -63,24 +63,26 @@ func TestWebhookStampsEveryKind(t *testing.T) {
 	}
 }
 
-func TestWebhookLeavesUnlabelledNamespaceAlone(t *testing.T) {
-	ns := env.NewNamespace(t, false)
-	env.Create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
-	d := deploymentOf(ns, "d", podSpec("cfg", "sec"))
-	env.Create(t, d)
-	if got := env.StampOf(t, d); got != "" {
-		t.Errorf("unlabelled namespace got stamp %q", got)
-	}
-}
-
-func TestWebhookOptOut(t *testing.T) {
-	ns := env.NewNamespace(t, true)
-	env.Create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
-	d := deploymentOf(ns, "d", podSpec("cfg", "sec"))
-	d.Annotations = map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}
-	env.Create(t, d)
-	if got := env.StampOf(t, d); got != "" {
-		t.Errorf("opted-out deployment got stamp %q", got)
+// TestWebhookLeavesAlone: a Deployment in an unlabelled namespace, or
+// one that opts out, is not stamped.
+func TestWebhookLeavesAlone(t *testing.T) {
+	for name, tc := range map[string]struct {
+		labelled    bool
+		annotations map[string]string
+	}{
+		"unlabelled namespace": {},
+		"opted out":            {labelled: true, annotations: map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ns := env.NewNamespace(t, tc.labelled)
+			env.Create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
+			d := deploymentOf(ns, "d", podSpec("cfg", "sec"))
+			d.Annotations = tc.annotations
+			env.Create(t, d)
+			if got := env.StampOf(t, d); got != "" {
+				t.Errorf("got stamp %q, want none", got)
+			}
+		})
 	}
 }
 
