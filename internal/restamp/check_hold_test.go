@@ -55,7 +55,7 @@ func TestReconcileHoldEnds(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			ctx := quietCtx()
-			ns := servedNS("ns")
+			ns := servedNS()
 			cm := slimCM(t, "ns", "app", data)
 			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", ResourceVersion: "999",
 				Annotations: map[string]string{contract.HoldAnnotation: stored, "deployment.kubernetes.io/revision": "7"}}}
@@ -122,7 +122,7 @@ func TestReconcileHoldEnds(t *testing.T) {
 func TestReconcileHeldSkipsTheToggleCheck(t *testing.T) {
 	ctx := quietCtx()
 	const n = 8
-	ns := servedNS("ns")
+	ns := servedNS()
 	objs := []client.Object{ns}
 	var spec corev1.PodSpec
 	for i := range n {

@@ -102,7 +102,7 @@ func TestReconcileIgnoreAnnotation(t *testing.T) {
 				want = stored
 			}
 			d := stampedWeb(readsAppAndClock(), stored)
-			ns := servedNS("ns")
+			ns := servedNS()
 			objs := []client.Object{ns, d}
 			for _, cm := range []*corev1.ConfigMap{tc.nowApp, tc.nowClock} {
 				objs = append(objs, slimmed(t, cm.DeepCopy()))

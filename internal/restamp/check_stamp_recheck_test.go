@@ -26,7 +26,7 @@ func TestRecheckConfirmsLive(t *testing.T) {
 	oldSum, newSum := wantSum(t, oldData), wantSum(t, newData)
 	name := types.NamespacedName{Namespace: "ns", Name: "web"}
 	ns := func() client.Object {
-		return servedNS("ns")
+		return servedNS()
 	}
 	app := func(data map[string]string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: data}

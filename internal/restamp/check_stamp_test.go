@@ -82,7 +82,7 @@ func TestReconcileKeepsStampsOnlyConfighashChanged(t *testing.T) {
 			ctx := quietCtx()
 			cm := slimCM(t, "ns", "app", data)
 			d := stampedWeb(envFromCM("app"), tc.stamp)
-			ns := servedNS("ns")
+			ns := servedNS()
 			var patches int
 			c := interceptor.NewClient(fake.NewClientBuilder().WithObjects(ns, cm, d).Build(), interceptor.Funcs{
 				Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {

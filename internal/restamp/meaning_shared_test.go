@@ -265,7 +265,7 @@ func cliObjects(t *testing.T, m *meaningFixture, data string) []client.Object {
 			live.Annotations[k] = v
 		}
 	}
-	objs := []client.Object{servedNS("ns"), live}
+	objs := []client.Object{servedNS(), live}
 	for _, name := range []string{"d0", "d1", "d2"} {
 		d := m.get(t, name)
 		d.ResourceVersion = ""

@@ -89,9 +89,10 @@ func quietCtx() context.Context {
 	return log.IntoContext(context.Background(), logr.Discard())
 }
 
-// servedNS is namespace name with injection enabled.
-func servedNS(name string) *corev1.Namespace {
-	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name,
+// servedNS is namespace ns, where the tests' workloads live, with
+// injection enabled.
+func servedNS() *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
 		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
 }
 

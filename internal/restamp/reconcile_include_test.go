@@ -25,7 +25,7 @@ func TestReconcileIncludedSourceMissing(t *testing.T) {
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Annotations: include}}
 	d.Spec.Template.Spec = envFromCM("app")
 	d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v2:stale"}
-	ns := servedNS("ns")
+	ns := servedNS()
 	c := fake.NewClientBuilder().WithObjects(ns, slim, d).Build()
 	r, rec := testReconciler(t, c, newFlapGuard(testFlapOptions(), 100), func() time.Time { return t0 })
 	req := req("web")

@@ -20,7 +20,7 @@ import (
 // never re-stamped, and none of its sources is even looked up.
 func TestReconcileSourceLimit(t *testing.T) {
 	ctx := quietCtx()
-	ns := servedNS("ns")
+	ns := servedNS()
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
 	d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v1:old"}
 	objs := []client.Object{ns}

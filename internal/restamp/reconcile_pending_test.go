@@ -49,7 +49,7 @@ func checkPending(t *testing.T, c *changes, r Request, kept bool) {
 // the change for the retry, but for those whose retry does not need it (the
 // workload could not be read, nor its namespace).
 func TestReconcileKeepsPendingOnlyForARetry(t *testing.T) {
-	ns := servedNS("ns")
+	ns := servedNS()
 	cm := slimCM(t, "ns", "app", map[string]string{"k": "v2"})
 	web := stampedWeb(envFromCM("app"), "v1:stale")
 	boom := errors.New("boom")
@@ -110,7 +110,7 @@ func TestReconcileKeepsPendingOnlyForARetry(t *testing.T) {
 // too: the reconcile the change queued finds the stamp current and says
 // nothing, so no Event would name it otherwise.
 func TestReconcileNamesChangesRecordedWhileItRuns(t *testing.T) {
-	ns := servedNS("ns")
+	ns := servedNS()
 	var objs []client.Object
 	for _, name := range []string{"app", "app2"} {
 		cm := slimCM(t, "ns", name, map[string]string{"k": "v2"})

@@ -27,7 +27,7 @@ import (
 // annotations, its containers, the workload's foreign annotations.
 func TestRestampFromSlimCopy(t *testing.T) {
 	data := map[string]string{"k": "v2"}
-	ns := servedNS("ns")
+	ns := servedNS()
 	cm := slimCM(t, "ns", "app", data)
 	whole := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "w", ResourceVersion: "5", Generation: 2,
 		Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": strings.Repeat("{}", 1000), "team": "a",

@@ -40,7 +40,7 @@ func TestReconcileSourceNotHeld(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			ctx := quietCtx()
-			ns := servedNS("ns")
+			ns := servedNS()
 			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
 			d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v2:old"}
 			d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c",

@@ -55,32 +55,32 @@ func TestReconcile(t *testing.T) {
 		wantPending  bool // the recorded change is kept for a later try
 	}{
 		"stale stamp is replaced": {
-			objects:      []client.Object{servedNS("ns"), appCM(), web("v1:stale")},
+			objects:      []client.Object{servedNS(), appCM(), web("v1:stale")},
 			req:          webReq,
 			wantStamp:    current,
 			wantEvent:    "Normal ConfigChanged config changed (configmap/app); re-stamped pod template",
 			wantRestamps: map[string]float64{restampChanged: 1},
 		},
 		"first stamp": {
-			objects:      []client.Object{servedNS("ns"), appCM(), web("")},
+			objects:      []client.Object{servedNS(), appCM(), web("")},
 			req:          webReq,
 			wantStamp:    current,
 			wantEvent:    "Normal ConfigChanged",
 			wantRestamps: map[string]float64{restampFirstStamp: 1},
 		},
 		"start-up replay catches up": {
-			objects:      []client.Object{servedNS("ns"), appCM(), web("v1:stale")},
+			objects:      []client.Object{servedNS(), appCM(), web("v1:stale")},
 			req:          Request{KindName: "Deployment", NamespacedName: webReq.NamespacedName, Recheck: true},
 			wantStamp:    current,
 			wantEvent:    "Normal ConfigChanged",
 			wantRestamps: map[string]float64{restampRecheck: 1},
 		},
 		"startup leaves unstamped workloads alone": {
-			objects: []client.Object{servedNS("ns"), appCM(), web("")},
+			objects: []client.Object{servedNS(), appCM(), web("")},
 			req:     Request{KindName: "Deployment", NamespacedName: webReq.NamespacedName, Recheck: true},
 		},
 		"current stamp is left alone": {
-			objects:   []client.Object{servedNS("ns"), appCM(), web(current)},
+			objects:   []client.Object{servedNS(), appCM(), web(current)},
 			req:       webReq,
 			wantStamp: current,
 		},
@@ -95,14 +95,14 @@ func TestReconcile(t *testing.T) {
 			wantStamp: "v1:stale",
 		},
 		"opted out": {
-			objects: []client.Object{servedNS("ns"), appCM(), web("v1:stale", func(d *appsv1.Deployment) {
+			objects: []client.Object{servedNS(), appCM(), web("v1:stale", func(d *appsv1.Deployment) {
 				d.Annotations = map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}
 			})},
 			req:       webReq,
 			wantStamp: "v1:stale",
 		},
 		"workload being deleted": {
-			objects: []client.Object{servedNS("ns"), appCM(), web("v1:stale", func(d *appsv1.Deployment) {
+			objects: []client.Object{servedNS(), appCM(), web("v1:stale", func(d *appsv1.Deployment) {
 				now := metav1.Now()
 				d.DeletionTimestamp = &now
 				d.Finalizers = []string{"example.com/hold"}
@@ -111,18 +111,18 @@ func TestReconcile(t *testing.T) {
 			wantStamp: "v1:stale",
 		},
 		"workload gone": {
-			objects: []client.Object{servedNS("ns"), appCM()},
+			objects: []client.Object{servedNS(), appCM()},
 			req:     webReq,
 		},
 		"missing source keeps the stamp": {
-			objects:     []client.Object{servedNS("ns"), web("v1:stale")},
+			objects:     []client.Object{servedNS(), web("v1:stale")},
 			req:         webReq,
 			wantStamp:   "v1:stale",
 			wantEvent:   "Warning SourceMissing required configmap/app missing; not rolling until it exists",
 			wantMissing: 1,
 		},
 		"below the flap limit": {
-			objects:      []client.Object{servedNS("ns"), appCM(), web("v1:stale")},
+			objects:      []client.Object{servedNS(), appCM(), web("v1:stale")},
 			req:          webReq,
 			flapsBefore:  2,
 			wantStamp:    current,
@@ -130,7 +130,7 @@ func TestReconcile(t *testing.T) {
 			wantRestamps: map[string]float64{restampChanged: 1},
 		},
 		"flap hold": {
-			objects:     []client.Object{servedNS("ns"), appCM(), web("v1:stale")},
+			objects:     []client.Object{servedNS(), appCM(), web("v1:stale")},
 			req:         webReq,
 			flapsBefore: 3,
 			wantStamp:   "v1:stale",
@@ -141,7 +141,7 @@ func TestReconcile(t *testing.T) {
 			wantHold:    "v1 since=2030-01-02T03:04:05Z level=0 quiet=1m0s",
 		},
 		"flap hold: a re-check shares the workload's limit": {
-			objects:     []client.Object{servedNS("ns"), appCM(), web("v1:stale")},
+			objects:     []client.Object{servedNS(), appCM(), web("v1:stale")},
 			req:         Request{KindName: "Deployment", NamespacedName: webReq.NamespacedName, Recheck: true},
 			flapsBefore: 3,
 			wantStamp:   "v1:stale",
@@ -152,7 +152,7 @@ func TestReconcile(t *testing.T) {
 			wantHold:    "v1 since=2030-01-02T03:04:05Z level=0 quiet=1m0s",
 		},
 		"held by a former leader": {
-			objects:     []client.Object{servedNS("ns"), appCM(), web("v1:stale", withHold(sealedOn(t, "v1 since=2030-01-02T02:00:00Z level=2 quiet=4m0s")))},
+			objects:     []client.Object{servedNS(), appCM(), web("v1:stale", withHold(sealedOn(t, "v1 since=2030-01-02T02:00:00Z level=2 quiet=4m0s")))},
 			req:         webReq,
 			wantStamp:   "v1:stale",
 			wantRequeue: 4 * time.Minute,
@@ -161,7 +161,7 @@ func TestReconcile(t *testing.T) {
 			wantHold:    "v1 since=2030-01-02T02:00:00Z level=2 quiet=4m0s",
 		},
 		"held by a former leader, stamp current: the hold runs its course": {
-			objects:     []client.Object{servedNS("ns"), appCM(), web(current, withHold(sealedOn(t, "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s")))},
+			objects:     []client.Object{servedNS(), appCM(), web(current, withHold(sealedOn(t, "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s")))},
 			req:         webReq,
 			wantStamp:   current,
 			wantRequeue: flapQuiet,
@@ -169,7 +169,7 @@ func TestReconcile(t *testing.T) {
 			wantHold:    "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s",
 		},
 		"a hold confighash did not seal (by hand, before the upgrade): ignored, with a warning": {
-			objects:   []client.Object{servedNS("ns"), appCM(), web(current, withHold("someone's note"))},
+			objects:   []client.Object{servedNS(), appCM(), web(current, withHold("someone's note"))},
 			req:       webReq,
 			wantStamp: current,
 			wantEvent: "Warning InvalidAnnotation confighash.dev/hold is not sealed by confighash",

@@ -37,7 +37,7 @@ func newWavesFixture(t *testing.T, readers int) *wavesFixture {
 func newWavesFixtureOf(t *testing.T, readers int, replicas int32) *wavesFixture {
 	t.Helper()
 	f := &wavesFixture{old: wantSum(t, map[string]string{"k": "v1"}), cur: wantSum(t, map[string]string{"k": "v2"})}
-	ns := servedNS("ns")
+	ns := servedNS()
 	cm := slimCM(t, "ns", "app", map[string]string{"k": "v2"})
 	objs := []client.Object{ns, cm}
 	for i := range readers {

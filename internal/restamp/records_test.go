@@ -36,7 +36,7 @@ func sealedOn(t *testing.T, v string) string {
 // the hold annotation hold; a new leader (an empty flap guard) looks at it.
 func holdFixture(t *testing.T, stamp, hold string) (client.Client, *reconciler, func() []string) {
 	t.Helper()
-	ns := servedNS("ns")
+	ns := servedNS()
 	cm := slimCM(t, "ns", "app", map[string]string{"k": "v2"})
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "uid-web",
 		Annotations: map[string]string{contract.HoldAnnotation: hold}}}

@@ -82,7 +82,7 @@ func TestReconcileSkipsTheCopyItsOwnWriteReplaced(t *testing.T) {
 	ctx := quietCtx()
 	data := map[string]string{"k": "v2"}
 	cm := slimCM(t, "ns", "app", data)
-	ns := servedNS("ns")
+	ns := servedNS()
 	web := stampedWeb(envFromCM("app"), "v1:stale")
 	req := req("web")
 
