@@ -40,10 +40,7 @@ func TestCAInjectorInjectsFromTheCertificate(t *testing.T) {
 	}
 	c := controlPlane(t)
 	installCertManagerCRDs(ctx, t)
-	admin, err := kubernetes.NewForConfig(c.RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin := adminClient(t, c)
 
 	namespaces, rest := splitNamespaces(r.Objects)
 	apply(ctx, t, namespaces, false)

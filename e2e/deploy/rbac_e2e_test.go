@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -52,29 +51,16 @@ func TestRBACSufficesAtRunTime(t *testing.T) {
 	bin, _ := confighashBinary(t)
 	c := controlPlane(t)
 	installCertManagerCRDs(ctx, t)
-	admin, err := kubernetes.NewForConfig(c.RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin := adminClient(t, c)
 	for _, r := range rs {
 		if !strings.HasPrefix(r.Name, "kustomize/") {
 			continue // the chart renders the same objects (TestChartMatchesKustomize)
 		}
 		t.Run(r.Name, func(t *testing.T) {
-			namespaces, rest := splitNamespaces(r.Objects)
-			apply(ctx, t, namespaces, false)
-			apply(ctx, t, rest, false)
-			dec := decode(t, r)
+			dec := install(ctx, t, r)
 			flags := flagsOf(t, dec)
 
-			kubeconfig := serviceAccountKubeconfig(ctx, t, admin, c.RESTConfig().Host, c.RESTConfig().CAData, dec.SA)
-			l := localArgs(t, dec, kubeconfig)
-			if r.Mode.Flag == "external" {
-				// cert-manager would have put these files into the mount.
-				writeSelfSignedPair(t, l.certDir, servingCert(t, dec).Spec.DNSNames)
-			}
-			proc := startBinary(t, bin, l.args)
-			waitReady(ctx, t, proc, l.healthURL)
+			proc, l := runAsServiceAccount(ctx, t, c, admin, bin, dec)
 			// Liveness: a TLS handshake with the binary's own webhook server.
 			waitReady(ctx, t, proc, strings.TrimSuffix(l.healthURL, "/readyz")+"/healthz")
 
@@ -103,10 +89,7 @@ func TestRBACSufficesAtRunTime(t *testing.T) {
 
 			restampWorkload(ctx, t, admin, proc, "rbac-"+r.Mode.Overlay)
 			checkMetricsAccess(ctx, t, admin, dec, l.metricsURL, metricsRoots(ctx, t, admin, dec, l.certDir))
-			proc.stop(t)
-			if log := proc.log(); strings.Contains(strings.ToLower(log), "forbidden") {
-				t.Errorf("the binary was denied something:\n%s", grep(log, "forbidden"))
-			}
+			stopNeverForbidden(t, proc)
 		})
 	}
 }
@@ -316,34 +299,10 @@ func restampWorkload(ctx context.Context, t *testing.T, admin kubernetes.Interfa
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	cm, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "app-config"}, Data: map[string]string{"n": "0"},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	labels := map[string]string{"app": "app"}
 	// The webhook is not reachable from the API server here (no pod backs
 	// the Service); with failurePolicy Ignore the create goes through
 	// unstamped, and the hook stamps it on the first config change.
-	_, err = admin.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "app"},
-		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{
-					Name: "app", Image: "registry.invalid/app:1",
-					EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{
-						LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name},
-					}}},
-				}}},
-			},
-		},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cm := createReader(ctx, t, admin, ns)
 	// Change the ConfigMap until the hook stamps: its informer may see the
 	// Deployment only after the first change.
 	n := 0
