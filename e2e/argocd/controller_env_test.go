@@ -77,11 +77,7 @@ func startArgoCD(t *testing.T) *argoCD {
 
 func newArgoCD(ctx context.Context) (*argoCD, error) {
 	kubeconfig := os.Getenv(kubeconfigEnv)
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		return nil, err
-	}
-	bins, err := controlplane.EnsureBinaries(ctx, root, os.Stderr)
+	_, bins, err := controlplane.EnsureRepoBinaries(ctx, os.Stderr)
 	if err != nil {
 		return nil, err
 	}
