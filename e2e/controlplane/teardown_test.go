@@ -112,14 +112,7 @@ func TestStopDetachedIsBounded(t *testing.T) {
 	if err := os.MkdirAll(newNodeFiles(dir).dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := waitReady(t.Context(), p, 10*time.Second, func(context.Context) error {
-		if text, _ := TailFile(p.logPath, 5); !strings.Contains(text, "ignoring SIGTERM") {
-			return errors.New("not started")
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	waitLogged(t, p, "ignoring SIGTERM")
 
 	b := stopBounds{grace: 200 * time.Millisecond, command: 300 * time.Millisecond, tasks: time.Second,
 		drain: time.Second, host: time.Second, slow: 100 * time.Millisecond}
