@@ -242,7 +242,7 @@ func TestWaitReadyTimeoutAndCancel(t *testing.T) {
 // still see the process reaped instead of waiting on the pipe.
 func TestProcessStopWithEscapedGrandchild(t *testing.T) {
 	dir := t.TempDir()
-	var out syncBuffer
+	var out SyncBuffer
 	spec := childSpec(t, dir, "escape", false)
 	spec.tee = &lineWriter{mu: new(sync.Mutex), w: &out, prefix: ""}
 	p, err := startProcess(spec)

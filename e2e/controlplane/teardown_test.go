@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -76,24 +75,6 @@ func running(pid int) bool {
 	return i >= 0 && i+2 < len(stat) && stat[i+2] != 'Z' && stat[i+2] != 'X'
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestStopDetachedIsBounded is `cluster down` on a cluster in a bad state:
 // its node's containerd never answers, iptables hangs, and a process
 // ignores SIGTERM. Stopping must still end, within the sum of its bounds,
@@ -119,7 +100,7 @@ func TestStopDetachedIsBounded(t *testing.T) {
 	// Everything overrunning: the tasks step, the process (grace, SIGKILL
 	// wait) and the host step, each plus stepSlack.
 	bound := b.tasks + b.process() + b.host + 3*stepSlack
-	var progress syncBuffer
+	var progress SyncBuffer
 	done := make(chan error, 1)
 	go func() { done <- stopDetached(t.Context(), dir, &progress, b) }()
 	select {

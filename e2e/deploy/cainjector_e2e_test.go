@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/confighash/confighash/e2e/controlplane"
 )
 
 // TestCAInjectorInjectsFromTheCertificate proves the cert-manager overlay's
@@ -53,7 +55,7 @@ func TestCAInjectorInjectsFromTheCertificate(t *testing.T) {
 	t.Cleanup(func() { deleteObjects(t, certObjs, serving.Namespace, serving.Spec.SecretName) })
 	apply(ctx, t, certObjs, false)
 
-	var log syncBuffer
+	var log controlplane.SyncBuffer
 	startCAInjector(t, c.RESTConfig(), &log)
 
 	secret, ca1, err := certificateSecret(serving, "confighash-e2e-ca-1")

@@ -3,7 +3,6 @@
 package deploy
 
 import (
-	"bytes"
 	"context"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -201,31 +200,14 @@ func writeSelfSignedPair(t *testing.T, dir string, dnsNames []string) {
 // process is the running binary.
 type process struct {
 	cmd    *exec.Cmd
-	out    *syncBuffer
+	out    *controlplane.SyncBuffer
 	exited chan struct{}
 	once   sync.Once
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func startBinary(t *testing.T, bin string, args []string) *process {
 	t.Helper()
-	p := &process{out: &syncBuffer{}, exited: make(chan struct{})}
+	p := &process{out: &controlplane.SyncBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	// Dies with the test binary.
