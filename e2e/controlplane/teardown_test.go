@@ -3,10 +3,8 @@
 package controlplane
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -55,24 +53,14 @@ func checkChildrenKilled(t *testing.T, childPIDs string) {
 			t.Fatal(err)
 		}
 		deadline := time.Now().Add(5 * time.Second)
-		for running(pid) && time.Now().Before(deadline) {
+		for alive(pid) && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if running(pid) {
+		if alive(pid) {
 			t.Errorf("pid %d, left by a hanging command, was not killed with it", pid)
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-}
-
-// running reports whether pid is a live process (not a zombie).
-func running(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	return i >= 0 && i+2 < len(stat) && stat[i+2] != 'Z' && stat[i+2] != 'X'
 }
 
 // TestStopDetachedIsBounded is `cluster down` on a cluster in a bad state:
