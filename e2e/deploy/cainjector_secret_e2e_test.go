@@ -11,9 +11,10 @@ import (
 
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
-	"github.com/confighash/confighash/e2e/controlplane"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/confighash/confighash/e2e/controlplane"
 )
 
 // certificateSecret stands in for cert-manager's controller, which cannot
