@@ -33,7 +33,8 @@ import (
 //     same revision is pinned.
 //   - webhook-down: with confighash at zero replicas a scale-up's pod is
 //     created without any pinning mark; once confighash is back, status
-//     counts it as not seen by the pod webhook, apart from the pinned one.
+//     counts it as not seen by the pod webhook, apart from the pinned one,
+//     and the replacement of that pod, deleted, is pinned.
 //   - dry-run: a server-side dry run of a pod of a revision that has no
 //     snapshot yet is admitted unpinned (dry-run) and writes nothing; once
 //     a real pod made the snapshot, a dry run is pinned to it and writes
@@ -105,6 +106,13 @@ func testFailureWebhookDown(t *testing.T) {
 	failurePinningStatus(t, ns, web.Name, "1 of 2 pods pinned, 1 not seen by the pod webhook", func(p status.Pinning) bool {
 		return p.Pods == 2 && p.Pinned == 1 && p.NotSeen == 1 && len(p.Unpinned) == 0
 	})
+
+	// What docs/troubleshooting.md says to do: delete it once the webhook
+	// answers; its replacement is pinned.
+	if err := env.Client.Delete(ctx, &unseen); err != nil {
+		t.Fatal(err)
+	}
+	expectPinnedValue(t, waitNewPod(t, ns, rs, []corev1.Pod{pinnedPod, unseen}), pinnedTo(t, pinnedPod), "one")
 }
 
 func testFailureDryRun(t *testing.T) {
