@@ -78,7 +78,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"reason"}),
 		Pods: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "confighash_webhook_pod_pinning_total",
-			Help: "Pods the pinning webhook admitted (--pinning), by result: pinned, or why not (not_stamped, no_revision, opted_out, nothing_to_pin, content_moved_on, look_alike, too_many_stamps, dry_run, write_failed, read_failed, not_covered, forbidden).",
+			Help: "Pods the pinning webhook admitted (--pinning), by result: pinned, or why not (not_stamped, no_revision, opted_out, nothing_to_pin, content_moved_on, look_alike, too_many_stamps, dry_run, write_failed, quota_exceeded, read_failed, not_covered, forbidden).",
 		}, []string{"result"}),
 		SnapshotWrites: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "confighash_webhook_snapshot_writes_total",
