@@ -4,8 +4,6 @@ package incluster
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -14,11 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/confighash/confighash/e2e/controlplane"
 )
 
-// TestRolloutAbortPinned: a canary Rollout in a pinning namespace reads
+// testPinnedAbort (a subtest of TestRolloutsCanaryOnNode, which runs the
+// controller): a canary Rollout in a pinning namespace reads
 // ConfigMap shared (env, mounted file, subPath file). A change starts its
 // canary, whose pod prints the new value; the Rollout is aborted as
 // `kubectl argo rollouts abort` does. The stable ReplicaSet's pods then
@@ -27,8 +24,7 @@ import (
 // the new value; and the canary is gone. Without pinning both read the
 // live ConfigMap and print the new value (testCanaryAbort shows the
 // first).
-func TestRolloutAbortPinned(t *testing.T) {
-	rolloutsController(t)
+func testPinnedAbort(t *testing.T) {
 	ctx := env.SpecContext(t)
 	ns := pinningNamespace(t)
 	cm := &corev1.ConfigMap{}
@@ -74,37 +70,6 @@ func TestRolloutAbortPinned(t *testing.T) {
 	expectPinnedValue(t, replaced, snapshot1, "good")
 	rolloutsCanaryGone(t, ro, s.CurrentPodHash)
 	t.Logf("deleted stable pod %s -> %s prints good: %s", pods[0].Name, replaced.Name, time.Since(deleted).Round(100*time.Millisecond))
-}
-
-// rolloutsController starts the Argo Rollouts controller for one spec, as
-// TestRolloutsCanaryOnNode does for its own, and waits until the hook
-// watches Rollouts.
-func rolloutsController(t *testing.T) {
-	t.Helper()
-	buildCtx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	r, err := controlplane.EnsureRollouts(buildCtx, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := env.SpecContext(t)
-	if err := r.InstallCRDs(ctx, env.KubectlPath, env.Kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-	stop, err := controlplane.StartRollouts(ctx, r, env.Kubeconfig, env.ControlPlane.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			log, err := controlplane.TailFile(filepath.Join(env.ControlPlane.Dir, "logs", "argo-rollouts.log"), 40)
-			t.Logf("argo-rollouts log (tail, %v):\n%s", err, log)
-		}
-		if err := stop(); err != nil {
-			t.Errorf("stopping the Rollouts controller: %v", err)
-		}
-	})
-	waitHookWatchesRollouts(t)
 }
 
 // rolloutsPods reads the named pods of ro's namespace.
