@@ -29,16 +29,7 @@ type keyPair struct {
 
 // newCA creates a self-signed CA valid from now-clockSkew to now+validity.
 func newCA(commonName string, validity time.Duration, now time.Time) (*keyPair, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("generating CA key: %w", err)
-	}
-	serial, err := randomSerial()
-	if err != nil {
-		return nil, err
-	}
 	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: commonName},
 		NotBefore:             now.Add(-clockSkew),
 		NotAfter:              now.Add(validity),
@@ -49,7 +40,7 @@ func newCA(commonName string, validity time.Duration, now time.Time) (*keyPair, 
 		MaxPathLen:     0,
 		MaxPathLenZero: true,
 	}
-	return sign(tmpl, tmpl, key, key)
+	return sign(tmpl, nil)
 }
 
 // newServingCert issues a TLS server certificate for dnsNames and ips signed by
@@ -57,14 +48,6 @@ func newCA(commonName string, validity time.Duration, now time.Time) (*keyPair, 
 func newServingCert(ca *keyPair, dnsNames []string, ips []net.IP, validity time.Duration, now time.Time) (*keyPair, error) {
 	if len(dnsNames) == 0 && len(ips) == 0 {
 		return nil, errors.New("issuing serving certificate: no DNS names or IP addresses")
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("generating serving key: %w", err)
-	}
-	serial, err := randomSerial()
-	if err != nil {
-		return nil, err
 	}
 	notAfter := now.Add(validity)
 	if notAfter.After(ca.cert.NotAfter) {
@@ -79,12 +62,11 @@ func newServingCert(ca *keyPair, dnsNames []string, ips []net.IP, validity time.
 		cn = ips[0].String()
 	}
 	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: cn},
-		DNSNames:     append([]string(nil), dnsNames...),
-		IPAddresses:  append([]net.IP(nil), ips...),
-		NotBefore:    now.Add(-clockSkew),
-		NotAfter:     notAfter,
+		Subject:     pkix.Name{CommonName: cn},
+		DNSNames:    append([]string(nil), dnsNames...),
+		IPAddresses: append([]net.IP(nil), ips...),
+		NotBefore:   now.Add(-clockSkew),
+		NotAfter:    notAfter,
 		// ECDSA keys sign the handshake; they are never used for key
 		// encipherment, so DigitalSignature is the only key usage.
 		KeyUsage:              x509.KeyUsageDigitalSignature,
@@ -92,13 +74,25 @@ func newServingCert(ca *keyPair, dnsNames []string, ips []net.IP, validity time.
 		BasicConstraintsValid: true,
 		IsCA:                  false,
 	}
-	return sign(tmpl, ca.cert, key, ca.key)
+	return sign(tmpl, ca)
 }
 
-// sign creates the certificate for tmpl (public key of key) signed by parent's
-// signer and returns it parsed and PEM-encoded.
-func sign(tmpl, parent *x509.Certificate, key *ecdsa.PrivateKey, signer crypto.Signer) (*keyPair, error) {
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, key.Public(), signer)
+// sign generates a key and creates the certificate for it from tmpl, with a
+// random serial, signed by parent (self-signed when parent is nil), and
+// returns it parsed and PEM-encoded.
+func sign(tmpl *x509.Certificate, parent *keyPair) (*keyPair, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generating key of %q: %w", tmpl.Subject.CommonName, err)
+	}
+	if tmpl.SerialNumber, err = randomSerial(); err != nil {
+		return nil, err
+	}
+	issuer, signer := tmpl, crypto.Signer(key)
+	if parent != nil {
+		issuer, signer = parent.cert, parent.key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, issuer, key.Public(), signer)
 	if err != nil {
 		return nil, fmt.Errorf("creating certificate %q: %w", tmpl.Subject.CommonName, err)
 	}

@@ -18,19 +18,9 @@ import (
 // unparseable, key not matching, not a CA, expired, or within renewBefore of
 // its expiry.
 func caRenewalReason(certPEM, keyPEM []byte, now time.Time, renewBefore time.Duration) string {
-	if len(certPEM) == 0 || len(keyPEM) == 0 {
-		return "CA missing"
-	}
-	cert, err := parseCertPEM(certPEM)
-	if err != nil {
-		return fmt.Sprintf("CA certificate unparseable: %v", err)
-	}
-	key, err := parseKeyPEM(keyPEM)
-	if err != nil {
-		return fmt.Sprintf("CA key unparseable: %v", err)
-	}
-	if !keyMatches(cert, key) {
-		return "CA key does not match CA certificate"
+	cert, reason := parsePair(certPEM, keyPEM, "CA", "CA certificate", "CA key")
+	if reason != "" {
+		return reason
 	}
 	if !cert.BasicConstraintsValid || !cert.IsCA || cert.KeyUsage&x509.KeyUsageCertSign == 0 {
 		return "CA certificate is not a CA (basic constraints or cert-sign key usage missing)"
@@ -43,19 +33,9 @@ func caRenewalReason(certPEM, keyPEM []byte, now time.Time, renewBefore time.Dur
 // auth, missing a requested DNS name or IP, expired, or within renewBefore of
 // its expiry.
 func servingRenewalReason(certPEM, keyPEM []byte, ca *x509.Certificate, dnsNames []string, ips []net.IP, now time.Time, renewBefore time.Duration) string {
-	if len(certPEM) == 0 || len(keyPEM) == 0 {
-		return "serving certificate missing"
-	}
-	cert, err := parseCertPEM(certPEM)
-	if err != nil {
-		return fmt.Sprintf("serving certificate unparseable: %v", err)
-	}
-	key, err := parseKeyPEM(keyPEM)
-	if err != nil {
-		return fmt.Sprintf("serving key unparseable: %v", err)
-	}
-	if !keyMatches(cert, key) {
-		return "serving key does not match serving certificate"
+	cert, reason := parsePair(certPEM, keyPEM, "serving certificate", "serving certificate", "serving key")
+	if reason != "" {
+		return reason
 	}
 	// CheckSignatureFrom rather than x509.Verify: Verify also rejects a
 	// certificate whose NotBefore is ahead of our clock, and treating clock
@@ -77,6 +57,26 @@ func servingRenewalReason(certPEM, keyPEM []byte, ca *x509.Certificate, dnsNames
 		}
 	}
 	return expiryReason("serving certificate", cert, now, renewBefore)
+}
+
+// parsePair parses a certificate and its key, or says why they cannot be
+// used: missing (pair names both), unparseable or not matching.
+func parsePair(certPEM, keyPEM []byte, pair, certName, keyName string) (*x509.Certificate, string) {
+	if len(certPEM) == 0 || len(keyPEM) == 0 {
+		return nil, pair + " missing"
+	}
+	cert, err := parseCertPEM(certPEM)
+	if err != nil {
+		return nil, fmt.Sprintf("%s unparseable: %v", certName, err)
+	}
+	key, err := parseKeyPEM(keyPEM)
+	if err != nil {
+		return nil, fmt.Sprintf("%s unparseable: %v", keyName, err)
+	}
+	if !keyMatches(cert, key) {
+		return nil, keyName + " does not match " + certName
+	}
+	return cert, ""
 }
 
 // expiryReason reports an expired certificate or one with less than

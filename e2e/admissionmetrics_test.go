@@ -30,6 +30,16 @@ const admissionMetric = "apiserver_admission_webhook_admission_duration_seconds"
 // readWebhookCalls scrapes the apiserver for the webhook named name.
 func readWebhookCalls(ctx context.Context, t *testing.T, name string) webhookCalls {
 	t.Helper()
+	w, err := parseWebhookCalls(apiserverMetrics(ctx, t), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// apiserverMetrics is the text of the apiserver's /metrics.
+func apiserverMetrics(ctx context.Context, t *testing.T) string {
+	t.Helper()
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -38,11 +48,7 @@ func readWebhookCalls(ctx context.Context, t *testing.T, name string) webhookCal
 	if err != nil {
 		t.Fatalf("reading apiserver metrics: %v", err)
 	}
-	w, err := parseWebhookCalls(string(raw), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
+	return string(raw)
 }
 
 func parseWebhookCalls(text, name string) (webhookCalls, error) {

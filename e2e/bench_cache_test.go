@@ -64,27 +64,8 @@ func listSecrets(t *testing.T, ignoreHelm bool) (time.Duration, int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(env.SpecContext(t))
 	defer cancel()
-	start := time.Now()
-	c, err := cache.New(env.Config, cache.Options{
-		Scheme:   env.Client.Scheme(),
-		ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: sources.SecretCache(ignoreHelm)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.GetInformer(ctx, &corev1.Secret{}); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = c.Start(ctx) }()
-	if !c.WaitForCacheSync(ctx) {
-		t.Fatal("cache did not sync")
-	}
-	elapsed := time.Since(start)
-	l := &corev1.SecretList{}
-	if err := c.List(ctx, l); err != nil {
-		t.Fatal(err)
-	}
-	return elapsed, len(l.Items)
+	secrets, elapsed := cachedSecrets(ctx, t, "", ignoreHelm)
+	return elapsed, len(secrets)
 }
 
 // TestBenchHelmSecrets measures start-up with 2,000 Helm release Secrets of

@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +24,10 @@ import (
 // revision, which makes its snapshots, and for later pods, which find them.
 // Pods of a namespace that does not pin never reach that webhook (its
 // namespaceSelector), so they pay nothing. It also counts the snapshots: one
-// per pinned source and content, shared by the revisions that read it.
+// per pinned source and content, shared by the revisions that read it; and
+// the writes to ConfigMaps and Secrets the apiserver served meanwhile (no
+// other writer of them runs in those phases): at most one per pinned
+// source for a revision's first pod, none for later pods.
 func TestBenchPinning(t *testing.T) {
 	benchOnly(t)
 	const workloads = 20
@@ -40,17 +45,17 @@ func TestBenchPinning(t *testing.T) {
 	time.Sleep(time.Second) // the Namespace cache sees the label
 	ctx := env.SpecContext(t)
 
-	start := readWebhookCalls(ctx, t, webhook.PinName)
+	start, writes0 := readWebhookCalls(ctx, t, webhook.PinName), configWrites(ctx, t)
 	for _, d := range deployments {
 		env.Create(t, d)
 	}
 	pinnedPods(t, ns, workloads)
-	firsts := readWebhookCalls(ctx, t, webhook.PinName)
+	firsts, writes1 := readWebhookCalls(ctx, t, webhook.PinName), configWrites(ctx, t)
 	for _, d := range deployments {
 		env.Update(t, d, func() { d.Spec.Replicas = new(int32(3)) })
 	}
 	pinnedPods(t, ns, 3*workloads)
-	later := readWebhookCalls(ctx, t, webhook.PinName)
+	later, writes2 := readWebhookCalls(ctx, t, webhook.PinName), configWrites(ctx, t)
 
 	perCall := func(a, b webhookCalls) (float64, float64) {
 		n := b.Calls["CREATE"] - a.Calls["CREATE"]
@@ -67,6 +72,10 @@ func TestBenchPinning(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("pin webhook, as the apiserver times it: first pod of a revision %.1f ms (%v calls), later pods %.1f ms (%v calls)", ms1, n1, ms2, n2)
+	t.Logf("writes to ConfigMaps and Secrets: %v for the %d revisions' first pods (2 pinned sources each), %v for the %v later pods", writes1-writes0, workloads, writes2-writes1, n2)
+	if writes1-writes0 > 2*workloads || writes2 != writes1 {
+		t.Errorf("want at most one write per pinned source for a revision's first pod and none for later pods")
+	}
 	t.Logf("snapshots: %d ConfigMaps for %d revisions, %d Secret shared by them (owners %d)", len(cms.Items), workloads, len(ss.Items), len(ss.Items[0].OwnerReferences))
 	if len(cms.Items) != workloads || len(ss.Items) != 1 || len(ss.Items[0].OwnerReferences) != workloads {
 		t.Errorf("want %d ConfigMap snapshots and one Secret snapshot owned by all %d ReplicaSets", workloads, workloads)
@@ -91,4 +100,34 @@ func pinnedPods(t *testing.T, ns string, n int) {
 	if err != nil {
 		t.Fatalf("waiting for %d pinned pods: %v", n, err)
 	}
+}
+
+// configWrites is the apiserver's count of the writes it served to
+// ConfigMaps and Secrets, by any client.
+func configWrites(ctx context.Context, t *testing.T) float64 {
+	t.Helper()
+	var n float64
+	for _, line := range strings.Split(apiserverMetrics(ctx, t), "\n") {
+		rest, found := strings.CutPrefix(line, "apiserver_request_total{")
+		labels, value, ok := strings.Cut(rest, "} ")
+		if !found || !ok || !strings.HasPrefix(labelValue(labels, "code"), "2") || labelValue(labels, "dry_run") != "" {
+			continue
+		}
+		switch labelValue(labels, "resource") {
+		case "configmaps", "secrets":
+		default:
+			continue
+		}
+		switch labelValue(labels, "verb") {
+		case "POST", "PATCH", "PUT", "DELETE":
+		default:
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			t.Fatalf("parsing %q: %v", line, err)
+		}
+		n += v
+	}
+	return n
 }

@@ -99,15 +99,10 @@ func TestCustomKindStampedAndRestamped(t *testing.T) {
 	installWidgetCRD(t)
 
 	ns := env.NewNamespace(t, true)
-	cm := configMap(ns, "settings", map[string]string{"mode": "one"})
-	env.Create(t, cm)
+	cm := settingsConfig(t, ns)
 	spec := envFromSettings()
 	w := widget(ns, "gadget", spec)
-	env.Create(t, w)
-	first := env.StampOf(t, w)
-	if want := expectedChecksum(t, ns, &spec, nil); first != want {
-		t.Fatalf("stamp at create = %q, want %q", first, want)
-	}
+	createStamped(t, w, spec)
 
 	// The hook looks for the CRD every ProbeInterval; it then watches the
 	// kind, and a change reaches the Widget.
@@ -191,8 +186,7 @@ func TestCustomKindInWaves(t *testing.T) {
 	installWidgetCRD(t)
 	restartWith(t, widgetKindFlag("spec.template"), "--max-wave-size=4", "--rollout-soak=0s")
 	ns := env.NewNamespace(t, true)
-	cm := configMap(ns, "settings", map[string]string{"mode": "one"})
-	env.Create(t, cm)
+	cm := settingsConfig(t, ns)
 	spec := envFromSettings()
 	canary := widget(ns, "canary", spec)
 	canary.SetAnnotations(map[string]string{contract.RolloutOrderAnnotation: "-1"})

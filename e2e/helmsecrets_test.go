@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -18,6 +19,38 @@ func helmRelease(ns, name string) *corev1.Secret {
 	s := secret(ns, name, map[string]string{"release": "H4sIAAAAAAAA/release-record"})
 	s.Type = sources.HelmReleaseType
 	return s
+}
+
+// cachedSecrets are the Secrets in namespace ns ("" for all) that the
+// Secret cache confighash builds (sources.SecretCache) holds once synced;
+// the cache runs until ctx ends. elapsed is how long it took to sync.
+func cachedSecrets(ctx context.Context, t *testing.T, ns string, ignoreHelm bool) (secrets []corev1.Secret, elapsed time.Duration) {
+	t.Helper()
+	start := time.Now()
+	opts := cache.Options{
+		Scheme:   env.Client.Scheme(),
+		ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: sources.SecretCache(ignoreHelm)},
+	}
+	if ns != "" {
+		opts.DefaultNamespaces = map[string]cache.Config{ns: {}}
+	}
+	c, err := cache.New(env.Config, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetInformer(ctx, &corev1.Secret{}); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		t.Fatal("cache did not sync")
+	}
+	elapsed = time.Since(start)
+	l := &corev1.SecretList{}
+	if err := c.List(ctx, l, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	return l.Items, elapsed
 }
 
 // TestHelmReleaseSecretsNotCached builds the Secret cache confighash builds,
@@ -40,27 +73,9 @@ func TestHelmReleaseSecretsNotCached(t *testing.T) {
 		"selector off": {ignore: false, wantHelm: true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c, err := cache.New(env.Config, cache.Options{
-				Scheme:            env.Client.Scheme(),
-				DefaultNamespaces: map[string]cache.Config{ns: {}},
-				ByObject:          map[client.Object]cache.ByObject{&corev1.Secret{}: sources.SecretCache(tc.ignore)},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.GetInformer(ctx, &corev1.Secret{}); err != nil {
-				t.Fatal(err)
-			}
-			go func() { _ = c.Start(ctx) }()
-			if !c.WaitForCacheSync(ctx) {
-				t.Fatal("cache did not sync")
-			}
-			l := &corev1.SecretList{}
-			if err := c.List(ctx, l, client.InNamespace(ns)); err != nil {
-				t.Fatal(err)
-			}
+			secrets, _ := cachedSecrets(ctx, t, ns, tc.ignore)
 			got := map[string]bool{}
-			for _, s := range l.Items {
+			for _, s := range secrets {
 				got[s.Name] = true
 			}
 			if !got["plain"] {

@@ -113,14 +113,10 @@ func TestTrimmedRolloutCRDIsWatched(t *testing.T) {
 	installCRD(t, trimmedRolloutCRD, "rollouts.argoproj.io", framework.RolloutGVK)
 
 	ns := env.NewNamespace(t, true)
-	cm := configMap(ns, "settings", map[string]string{"mode": "one"})
-	env.Create(t, cm)
+	cm := settingsConfig(t, ns)
 	spec := envFromSettings()
 	ro := rolloutOf(ns, "trimmed", spec)
-	env.Create(t, ro)
-	if got, want := env.StampOf(t, ro), expectedChecksum(t, ns, &spec, nil); got != want {
-		t.Fatalf("stamp at create = %q, want %q", got, want)
-	}
+	createStamped(t, ro, spec)
 
 	env.Update(t, cm, func() { cm.Data["mode"] = "two" })
 	want := expectedChecksum(t, ns, &spec, nil)
@@ -143,7 +139,7 @@ func TestRefusedKindIsLoud(t *testing.T) {
 	installWidgetCRD(t)
 
 	ns := env.NewNamespace(t, true)
-	env.Create(t, configMap(ns, "settings", map[string]string{"mode": "one"}))
+	settingsConfig(t, ns)
 	w := widget(ns, "gadget", envFromSettings())
 	env.Create(t, w)
 

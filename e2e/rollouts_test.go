@@ -64,6 +64,28 @@ func envFromSettings() corev1.PodSpec {
 			LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}, Key: "mode"}}}}}}}
 }
 
+// settingsConfig creates configmap/settings holding mode: one, which
+// envFromSettings reads.
+func settingsConfig(t *testing.T, ns string) *corev1.ConfigMap {
+	t.Helper()
+	cm := configMap(ns, "settings", map[string]string{"mode": "one"})
+	env.Create(t, cm)
+	return cm
+}
+
+// createStamped creates obj, whose pods run spec, checks that the webhook
+// stamped it with the checksum of spec's sources as they are, and returns
+// the stamp.
+func createStamped(t *testing.T, obj client.Object, spec corev1.PodSpec) string {
+	t.Helper()
+	env.Create(t, obj)
+	got := env.StampOf(t, obj)
+	if want := expectedChecksum(t, obj.GetNamespace(), &spec, nil); got != want {
+		t.Fatalf("%s stamp at create = %q, want %q", obj.GetName(), got, want)
+	}
+	return got
+}
+
 // rolloutOf is a one-replica canary Rollout without steps, as a manifest
 // would declare it: its template has no stamp.
 func rolloutOf(ns, name string, spec corev1.PodSpec) *unstructured.Unstructured {
@@ -126,15 +148,10 @@ func currentPodHash(t *testing.T, ns, name string) string {
 // hash) without a third.
 func testRolloutCanary(t *testing.T) {
 	ns := env.NewNamespace(t, true)
-	cm := configMap(ns, "settings", map[string]string{"mode": "one"})
-	env.Create(t, cm)
+	cm := settingsConfig(t, ns)
 	spec := envFromSettings()
 	ro := rolloutOf(ns, "web", spec)
-	env.Create(t, ro)
-	first := env.StampOf(t, ro)
-	if want := expectedChecksum(t, ns, &spec, nil); first != want {
-		t.Fatalf("stamp at create = %q, want %q", first, want)
-	}
+	first := createStamped(t, ro, spec)
 	hashes := expectRolloutReplicaSets(t, ns, "web", 1)
 	h1 := hashes[0]
 
@@ -188,17 +205,13 @@ func testRolloutCanary(t *testing.T) {
 // config change.
 func testRolloutWorkloadRef(t *testing.T) {
 	ns := env.NewNamespace(t, true)
-	cm := configMap(ns, "settings", map[string]string{"mode": "one"})
-	env.Create(t, cm)
+	cm := settingsConfig(t, ns)
 	spec := envFromSettings()
 	d := deploymentOf(ns, "base", spec)
 	d.Spec.Replicas = ptr.To[int32](0) // the Rollout runs the pods
 	d.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ref"}}
 	d.Spec.Template.Labels = map[string]string{"app": "ref"}
-	env.Create(t, d)
-	if got, want := env.StampOf(t, d), expectedChecksum(t, ns, &spec, nil); got != want {
-		t.Fatalf("Deployment stamp %q, want %q", got, want)
-	}
+	createStamped(t, d, spec)
 
 	ro := &unstructured.Unstructured{}
 	ro.SetGroupVersionKind(framework.RolloutGVK)

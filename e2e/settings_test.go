@@ -34,7 +34,7 @@ func TestStatusAndPreviewReadTheServersSettings(t *testing.T) {
 	waitPublished(t, serversettings.KeyMaxWaveSize, "3")
 
 	ns := env.NewNamespace(t, true)
-	env.Create(t, configMap(ns, "settings", map[string]string{"mode": "one"}))
+	settingsConfig(t, ns)
 	spec := envFromSettings()
 	env.Create(t, widget(ns, "gadget", spec))
 	// Eight readers in waves: 1, 2, 3, 2 with waves of at most 3; 1, 2, 4,

@@ -31,6 +31,27 @@ func waveReader(ns, name string, replicas int32) *appsv1.Deployment {
 	return d
 }
 
+// sharedConfig creates configmap/shared, which wave readers read, holding
+// v=1.
+func sharedConfig(t *testing.T, ns string) *corev1.ConfigMap {
+	t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}, Data: map[string]string{"v": "1"}}
+	env.Create(t, cm)
+	return cm
+}
+
+// waveReaders creates n wave readers of one replica, r0 to r<n-1>.
+func waveReaders(t *testing.T, ns string, n int) []*appsv1.Deployment {
+	t.Helper()
+	var ds []*appsv1.Deployment
+	for i := range n {
+		d := waveReader(ns, fmt.Sprintf("r%d", i), 1)
+		env.Create(t, d)
+		ds = append(ds, d)
+	}
+	return ds
+}
+
 // waveDaemonSet is a DaemonSet reading configmap/shared. On a control plane
 // without a node it schedules no pod, so its rollout ends as soon as the
 // DaemonSet controller has observed it, yet it is no reader that "starts no
@@ -48,8 +69,7 @@ func waveDaemonSet(ns, name string) *appsv1.DaemonSet {
 func TestWavesGoInOrder(t *testing.T) {
 	restartWith(t, "--max-wave-size=2", "--rollout-soak=0s")
 	ns := env.NewNamespace(t, true)
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}, Data: map[string]string{"v": "1"}}
-	env.Create(t, cm)
+	cm := sharedConfig(t, ns)
 	names := []string{"a", "b", "c", "d", "staging"}
 	var objs []client.Object
 	for _, n := range names {
@@ -111,14 +131,8 @@ func TestWavesGoInOrder(t *testing.T) {
 func TestWavesHaltAtTheRolloutTimeout(t *testing.T) {
 	restartWith(t, "--max-wave-size=4", "--rollout-timeout=3s")
 	ns := env.NewNamespace(t, true)
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}, Data: map[string]string{"v": "1"}}
-	env.Create(t, cm)
-	var ds []*appsv1.Deployment
-	for i := range 3 {
-		d := waveReader(ns, fmt.Sprintf("r%d", i), 1)
-		env.Create(t, d)
-		ds = append(ds, d)
-	}
+	cm := sharedConfig(t, ns)
+	ds := waveReaders(t, ns, 3)
 	before := env.StampOf(t, ds[0])
 	env.Update(t, cm, func() { cm.Data["v"] = "2" })
 	halted := waitHalted(t, ds[0])
@@ -172,14 +186,8 @@ func TestWavesHaltAtTheRolloutTimeout(t *testing.T) {
 // --rollout-timeout ends it), and the other readers keep their stamp.
 func TestWavesCatchUpAfterDowntime(t *testing.T) {
 	ns := env.NewNamespace(t, true)
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}, Data: map[string]string{"v": "1"}}
-	env.Create(t, cm)
-	var ds []*appsv1.Deployment
-	for i := range 3 {
-		d := waveReader(ns, fmt.Sprintf("r%d", i), 1)
-		env.Create(t, d)
-		ds = append(ds, d)
-	}
+	cm := sharedConfig(t, ns)
+	ds := waveReaders(t, ns, 3)
 	before := env.StampOf(t, ds[0])
 	stopConfighash(t)
 	env.Update(t, cm, func() { cm.Data["v"] = "2" })

@@ -4,10 +4,7 @@ package e2e
 
 import (
 	"bytes"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -19,7 +16,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/workload"
 )
@@ -67,24 +63,26 @@ func TestWebhookStampsEveryKind(t *testing.T) {
 	}
 }
 
-func TestWebhookLeavesUnlabelledNamespaceAlone(t *testing.T) {
-	ns := env.NewNamespace(t, false)
-	env.Create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
-	d := deploymentOf(ns, "d", podSpec("cfg", "sec"))
-	env.Create(t, d)
-	if got := env.StampOf(t, d); got != "" {
-		t.Errorf("unlabelled namespace got stamp %q", got)
-	}
-}
-
-func TestWebhookOptOut(t *testing.T) {
-	ns := env.NewNamespace(t, true)
-	env.Create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
-	d := deploymentOf(ns, "d", podSpec("cfg", "sec"))
-	d.Annotations = map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}
-	env.Create(t, d)
-	if got := env.StampOf(t, d); got != "" {
-		t.Errorf("opted-out deployment got stamp %q", got)
+// TestWebhookLeavesAlone: a Deployment in an unlabelled namespace, or
+// one that opts out, is not stamped.
+func TestWebhookLeavesAlone(t *testing.T) {
+	for name, tc := range map[string]struct {
+		labelled    bool
+		annotations map[string]string
+	}{
+		"unlabelled namespace": {},
+		"opted out":            {labelled: true, annotations: map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ns := env.NewNamespace(t, tc.labelled)
+			env.Create(t, configMap(ns, "cfg", map[string]string{"a": "1"}))
+			d := deploymentOf(ns, "d", podSpec("cfg", "sec"))
+			d.Annotations = tc.annotations
+			env.Create(t, d)
+			if got := env.StampOf(t, d); got != "" {
+				t.Errorf("got stamp %q, want none", got)
+			}
+		})
 	}
 }
 
@@ -180,15 +178,7 @@ func TestMalformedRequestGets4xx(t *testing.T) {
 	if url == "" {
 		t.Skip("webhook endpoint is not reachable from the test process on this cluster")
 	}
-	s := &corev1.Secret{}
-	if err := env.Client.Get(env.SpecContext(t), client.ObjectKey{Namespace: framework.Namespace, Name: "confighash-webhook-cert"}, s); err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(s.Data["ca.crt"]) {
-		t.Fatal("no CA in the cert secret")
-	}
-	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	hc := webhookHTTPClient(t)
 	bodies := map[string]string{
 		"not json":            "{{{",
 		"no request":          `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`,

@@ -11,11 +11,10 @@ import (
 	"github.com/confighash/confighash/internal/workload"
 )
 
-// TestRulesCoverEveryRegistryKind checks that the admission rules follow the
-// registry: one rule per kind, CREATE always, UPDATE exactly for the kinds
-// whose template can change. e2e/deploy compares the manifests and the chart
-// to Configuration, so they follow the registry through this.
-func TestRulesCoverEveryRegistryKind(t *testing.T) {
+// withCloneSets is the built-in registry plus OpenKruise's CloneSet, a
+// custom kind, and that kind.
+func withCloneSets(t *testing.T) (workload.Kind, workload.Registry) {
+	t.Helper()
 	clones, err := workload.ParseKind("group=apps.kruise.io,version=v1alpha1,kind=CloneSet,resource=clonesets,template=spec.template")
 	if err != nil {
 		t.Fatal(err)
@@ -24,6 +23,15 @@ func TestRulesCoverEveryRegistryKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return clones, kinds
+}
+
+// TestRulesCoverEveryRegistryKind checks that the admission rules follow the
+// registry: one rule per kind, CREATE always, UPDATE exactly for the kinds
+// whose template can change. e2e/deploy compares the manifests and the chart
+// to Configuration, so they follow the registry through this.
+func TestRulesCoverEveryRegistryKind(t *testing.T) {
+	_, kinds := withCloneSets(t)
 	rules := Rules(kinds)
 	if len(rules) != len(kinds) {
 		t.Errorf("%d rules for %d kinds", len(rules), len(kinds))

@@ -112,6 +112,23 @@ func mustJSON(v any) []byte {
 	return b
 }
 
+// patchedObject is the request's object with the response's patch applied.
+func patchedObject(t *testing.T, req admission.Request, resp admission.Response) []byte {
+	t.Helper()
+	if len(resp.Patches) == 0 {
+		return req.Object.Raw
+	}
+	p, err := jsonpatch.DecodePatch(mustJSON(resp.Patches))
+	if err != nil {
+		t.Fatalf("decoding patch: %v", err)
+	}
+	raw, err := p.Apply(req.Object.Raw)
+	if err != nil {
+		t.Fatalf("applying patch %s: %v", mustJSON(resp.Patches), err)
+	}
+	return raw
+}
+
 // answeredStamp applies the response's patch to the request object and returns
 // the stamp it ends with, checking the patch touched nothing else.
 func answeredStamp(t *testing.T, req admission.Request, resp admission.Response) string {
@@ -123,23 +140,13 @@ func answeredStamp(t *testing.T, req admission.Request, resp admission.Response)
 		}
 		return ""
 	}
-	raw := req.Object.Raw
-	if len(resp.Patches) > 0 {
-		p, err := jsonpatch.DecodePatch(mustJSON(resp.Patches))
-		if err != nil {
-			t.Fatalf("decoding patch: %v", err)
-		}
-		if raw, err = p.Apply(raw); err != nil {
-			t.Fatalf("applying patch %s: %v", mustJSON(resp.Patches), err)
-		}
-		for _, op := range resp.Patches {
-			if !strings.HasPrefix(op.Path, kind.MetaPath+"/annotations") {
-				t.Fatalf("patch touches %s, outside the stamp", op.Path)
-			}
+	for _, op := range resp.Patches {
+		if !strings.HasPrefix(op.Path, kind.MetaPath+"/annotations") {
+			t.Fatalf("patch touches %s, outside the stamp", op.Path)
 		}
 	}
 	obj := kind.New()
-	if err := json.Unmarshal(raw, obj); err != nil {
+	if err := json.Unmarshal(patchedObject(t, req, resp), obj); err != nil {
 		t.Fatal(err)
 	}
 	tmpl, _ := kind.PodTemplate(obj)
@@ -396,10 +403,7 @@ func TestOutcomeIsDecidedNotRead(t *testing.T) {
 			if resp.Allowed && (len(resp.Patches) > 0) != (got == answerStamped || got == answerRestored) {
 				t.Errorf("outcome %q with %d patches", got, len(resp.Patches))
 			}
-			m, err := NewMetrics(prometheus.NewRegistry())
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := testMetrics(t)
 			counted := *h
 			counted.Metrics = m
 			counted.Handle(context.Background(), tc.req)

@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
@@ -52,10 +50,7 @@ func TestEndpointRefusesOversizedBodyUnread(t *testing.T) {
 			req.ContentLength = tc.size
 			req.Header.Set("Content-Type", "application/json")
 			rec := httptest.NewRecorder()
-			m, err := NewMetrics(prometheus.NewRegistry())
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := testMetrics(t)
 			Endpoint(newHandler(t, fakeSources{}), Limits{Metrics: m}).ServeHTTP(rec, req)
 			if rec.Code != tc.wantCode {
 				t.Errorf("status %d, want %d", rec.Code, tc.wantCode)
@@ -101,10 +96,7 @@ func (b *blocking) Handle(context.Context, admission.Request) admission.Response
 func TestEndpointBoundsInFlight(t *testing.T) {
 	const limit, callers = 2, 6
 	h := &blocking{release: make(chan struct{})}
-	m, err := NewMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testMetrics(t)
 	srv := Endpoint(h, Limits{MaxInFlight: limit, QueueWait: 100 * time.Millisecond, Metrics: m})
 	review := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1",` +
 		`"kind":{"group":"apps","version":"v1","kind":"Deployment"},"operation":"CREATE","object":{}}}`
@@ -112,11 +104,7 @@ func TestEndpointBoundsInFlight(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range callers {
 		wg.Go(func() {
-			req := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(review))
-			req.Header.Set("Content-Type", "application/json")
-			rec := httptest.NewRecorder()
-			srv.ServeHTTP(rec, req)
-			codes[i] = rec.Code
+			codes[i] = postReview(srv, []byte(review)).Code
 		})
 	}
 	// Those that found no slot give up after QueueWait; then release.
@@ -282,11 +270,7 @@ func TestEndpointBoundsBufferedBodies(t *testing.T) {
 			var wg sync.WaitGroup
 			for i := range tc.callers {
 				wg.Go(func() {
-					req := httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(review))
-					req.Header.Set("Content-Type", "application/json")
-					rec := httptest.NewRecorder()
-					srv.ServeHTTP(rec, req)
-					codes[i] = rec.Code
+					codes[i] = postReview(srv, review).Code
 				})
 			}
 			// The rest give up after their read timeout; then release.

@@ -14,14 +14,7 @@ import (
 // names exactly the immutable kinds of the registry it is given, custom
 // kinds included, and Configuration passes its own registry.
 func TestMatchConditionsFollowTheRegistry(t *testing.T) {
-	clones, err := workload.ParseKind("group=apps.kruise.io,version=v1alpha1,kind=CloneSet,resource=clonesets,template=spec.template")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kinds, err := workload.NewRegistry(clones)
-	if err != nil {
-		t.Fatal(err)
-	}
+	clones, kinds := withCloneSets(t)
 	// A kind whose template cannot change, which only a registry other
 	// than the built-in one holds.
 	frozen := clones

@@ -28,6 +28,9 @@ type Metrics struct {
 	// answers is admitted; a rising count of a reason is pods reading live
 	// content.
 	Pods *prometheus.CounterVec
+	// SnapshotWrites counts the pinning path's writes to the apiserver, so
+	// an operator sees what pinning costs it.
+	SnapshotWrites prometheus.Counter
 }
 
 // outcome is what the handler did with a request: the answers metric's
@@ -75,10 +78,14 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"reason"}),
 		Pods: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "confighash_webhook_pod_pinning_total",
-			Help: "Pods the pinning webhook admitted (--pinning), by result: pinned, or why not (not_stamped, no_revision, opted_out, nothing_to_pin, content_moved_on, look_alike, too_many_stamps, dry_run, write_failed, read_failed, not_covered, forbidden).",
+			Help: "Pods the pinning webhook admitted (--pinning), by result: pinned, or why not (not_stamped, no_revision, opted_out, nothing_to_pin, content_moved_on, look_alike, too_many_stamps, dry_run, write_failed, quota_exceeded, read_failed, not_covered, forbidden).",
 		}, []string{"result"}),
+		SnapshotWrites: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "confighash_webhook_snapshot_writes_total",
+			Help: "Writes the pinning webhook made to snapshots (--pinning): creates, and patches that seal a snapshot to another stamp or add an owner. At most one per pinned source for a revision's first pod, none for its later pods.",
+		}),
 	}
-	if err := errors.Join(reg.Register(m.Checksums), reg.Register(m.Answers), reg.Register(m.Refused), reg.Register(m.Pods)); err != nil {
+	if err := errors.Join(reg.Register(m.Checksums), reg.Register(m.Answers), reg.Register(m.Refused), reg.Register(m.Pods), reg.Register(m.SnapshotWrites)); err != nil {
 		return nil, fmt.Errorf("registering webhook metrics: %w", err)
 	}
 	// Every child exists from the start at 0: an alert on increase() sees
@@ -114,10 +121,12 @@ func (m *Metrics) checksum() {
 	}
 }
 
-// pinned counts one pod the pinning path admitted.
-func (m *Metrics) pinned(r pinner.Reason) {
+// pinned counts one pod the pinning path admitted, and the snapshot writes
+// its admission made.
+func (m *Metrics) pinned(r pinner.Reason, writes int) {
 	if m != nil {
 		m.Pods.WithLabelValues(podResult(r)).Inc()
+		m.SnapshotWrites.Add(float64(writes))
 	}
 }
 

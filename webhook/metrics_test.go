@@ -32,10 +32,7 @@ func TestLabelValuesArePublic(t *testing.T) {
 // TestCountersStartAtZero: every answer outcome and refusal reason has its
 // series from the start, so that an alert on increase() sees the first one.
 func TestCountersStartAtZero(t *testing.T) {
-	m, err := NewMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testMetrics(t)
 	for _, o := range []outcome{answerStamped, answerRestored, answerUnchanged, answerError, answerUnauthenticated} {
 		if v := testutil.ToFloat64(m.Answers.WithLabelValues(string(o))); v != 0 {
 			t.Errorf("answers %s: %v", o, v)
@@ -47,4 +44,14 @@ func TestCountersStartAtZero(t *testing.T) {
 	if got := testutil.CollectAndCount(m.Refused); got != 5 {
 		t.Errorf("%d refusal series at start, want 5", got)
 	}
+}
+
+// testMetrics are the webhook's series on a registry of their own.
+func testMetrics(t *testing.T) *Metrics {
+	t.Helper()
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

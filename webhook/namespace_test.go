@@ -1,12 +1,9 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"sync/atomic"
 	"testing"
@@ -73,12 +70,11 @@ func secretReader(ns string) *appsv1.Deployment {
 	})
 }
 
-// post sends an AdmissionReview for a CREATE of obj over HTTP, as any
-// caller who can reach the port can, and returns the response part.
+// post sends an AdmissionReview for a CREATE of obj to the endpoint's
+// handler, as any caller who can reach the port can, and returns the
+// response part.
 func post(t *testing.T, h *Handler, obj client.Object) *admissionv1.AdmissionResponse {
 	t.Helper()
-	srv := httptest.NewServer(newReviews(&admission.Webhook{Handler: h}))
-	defer srv.Close()
 	review := admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
 		Request: &admissionv1.AdmissionRequest{
@@ -89,21 +85,13 @@ func post(t *testing.T, h *Handler, obj client.Object) *admissionv1.AdmissionRes
 			Object:   runtime.RawExtension{Raw: mustJSON(obj)},
 		},
 	}
-	resp, err := http.Post(srv.URL+Path, "application/json", bytes.NewReader(mustJSON(review)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
+	rec := postReview(newReviews(&admission.Webhook{Handler: h}), mustJSON(review))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("HTTP %d: %s", rec.Code, rec.Body)
 	}
 	var out admissionv1.AdmissionReview
-	if err := json.Unmarshal(body, &out); err != nil || out.Response == nil {
-		t.Fatalf("decoding %s: %v", body, err)
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || out.Response == nil {
+		t.Fatalf("decoding %s: %v", rec.Body, err)
 	}
 	return out.Response
 }

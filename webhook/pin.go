@@ -64,6 +64,7 @@ func (h *PinHandler) Handle(ctx context.Context, req admission.Request) admissio
 	}
 	pod.Namespace = req.Namespace
 	res := h.Pinner.Pin(ctx, pod, req.DryRun != nil && *req.DryRun)
+	writes := res.Writes
 	var changed []pinning.Rewritten
 	if res.Reason == pinner.Pinned {
 		if err := pinning.Covers(&pod.Spec, res.Held); err != nil {
@@ -72,7 +73,7 @@ func (h *PinHandler) Handle(ctx context.Context, req admission.Request) admissio
 			changed = pinning.Rewrite(pod.Spec.DeepCopy(), res.Snapshots)
 		}
 	}
-	h.Metrics.pinned(res.Reason)
+	h.Metrics.pinned(res.Reason, writes)
 	h.Unpinned.report(pod, res)
 	if res.Reason != pinner.Pinned {
 		log.FromContext(ctx).Info("pod admitted unpinned", "namespace", req.Namespace, "pod", pod.GenerateName+pod.Name, "reason", res.Reason, "detail", res.Detail)

@@ -150,10 +150,13 @@ func TestPinHandlerCountsPodsByResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pinned := pinnedResult(hasher.Reference{Source: appSource, AllKeys: true, EnvOnly: true})
+	pinned.Writes = 2
 	for _, p := range []*fakePinner{
-		{res: pinnedResult(hasher.Reference{Source: appSource, AllKeys: true, EnvOnly: true})},
+		{res: pinned},
 		{res: pinner.Result{Reason: pinner.LookAlike}},
-		{res: pinner.Result{Reason: pinner.LookAlike}},
+		// A write made before the pinner gave up still counts.
+		{res: pinner.Result{Reason: pinner.LookAlike, Writes: 1}},
 	} {
 		h := pinHandler(p)
 		h.Metrics = m
@@ -164,5 +167,8 @@ func TestPinHandlerCountsPodsByResult(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(m.Pods.WithLabelValues("look_alike")); got != 2 {
 		t.Errorf("look-alike %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(m.SnapshotWrites); got != 3 {
+		t.Errorf("snapshot writes %v, want 3", got)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -18,18 +17,8 @@ import (
 // answered applies the response's patch to the request's Deployment.
 func answered(t *testing.T, req admission.Request, resp admission.Response) *appsv1.Deployment {
 	t.Helper()
-	raw := req.Object.Raw
-	if len(resp.Patches) > 0 {
-		p, err := jsonpatch.DecodePatch(mustJSON(resp.Patches))
-		if err != nil {
-			t.Fatalf("decoding patch: %v", err)
-		}
-		if raw, err = p.Apply(raw); err != nil {
-			t.Fatalf("applying patch %s: %v", mustJSON(resp.Patches), err)
-		}
-	}
 	d := &appsv1.Deployment{}
-	if err := json.Unmarshal(raw, d); err != nil {
+	if err := json.Unmarshal(patchedObject(t, req, resp), d); err != nil {
 		t.Fatal(err)
 	}
 	return d

@@ -12,6 +12,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
+// postReview posts the AdmissionReview body to srv, as the apiserver does,
+// and records the answer.
+func postReview(srv http.Handler, body []byte) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, req)
+	return rec
+}
+
 func TestReviewsStatusCodes(t *testing.T) {
 	srv := newReviews(&admission.Webhook{Handler: newHandler(t, fakeSources{})})
 	deploymentReview := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1",` +
@@ -57,10 +67,7 @@ func TestReviewsAnswerInKind(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			body := `{` + tc.head + `"request":{"uid":"u1","kind":{"group":"apps","version":"v1","kind":"Deployment"},"namespace":"ns","operation":"CREATE","object":` + object + `}}`
-			req := httptest.NewRequest(http.MethodPost, Path, bytes.NewBufferString(body))
-			req.Header.Set("Content-Type", "application/json")
-			rec := httptest.NewRecorder()
-			srv.ServeHTTP(rec, req)
+			rec := postReview(srv, []byte(body))
 			var got admissionv1.AdmissionReview
 			dec := json.NewDecoder(rec.Body)
 			if err := dec.Decode(&got); err != nil || got.Response == nil || dec.More() {

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 )
@@ -20,10 +19,7 @@ import (
 func TestServerBoundsConnectionsPerAddress(t *testing.T) {
 	const bound = 2
 	cert := testCertificate(t)
-	m, err := NewMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testMetrics(t)
 	srv := NewServer(ctrlwebhook.Options{Host: "127.0.0.1", Port: freePort(t), TLSOpts: []func(*tls.Config){
 		func(c *tls.Config) {
 			c.GetCertificate = func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return &cert, nil }

@@ -1,16 +1,13 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,10 +64,7 @@ func TestHandleNeverDeniesReadable(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			m, err := NewMetrics(prometheus.NewRegistry())
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := testMetrics(t)
 			h := newHandler(t, nil)
 			h.Sources, h.Metrics = tc.src, m
 			resp := h.Handle(context.Background(), tc.req)
@@ -127,10 +121,7 @@ func TestEndpointNeverDeniesReadable(t *testing.T) {
 	}
 	for name, h := range tests {
 		t.Run(name, func(t *testing.T) {
-			req := httptest.NewRequest(http.MethodPost, Path, bytes.NewBufferString(review))
-			req.Header.Set("Content-Type", "application/json")
-			rec := httptest.NewRecorder()
-			Endpoint(h, Limits{}).ServeHTTP(rec, req)
+			rec := postReview(Endpoint(h, Limits{}), []byte(review))
 			if rec.Code != http.StatusOK {
 				t.Fatalf("status %d, want 200: %s", rec.Code, rec.Body)
 			}

@@ -136,8 +136,10 @@ type gitopsApp struct {
 // newGitopsApp commits first to a new repository and creates an
 // Application with automated sync, prune and self-heal, the sync options
 // given and the ignoreDifferences entries of docs/argocd.md, then waits for
-// its first sync to be Synced, Healthy and rolled out.
-func newGitopsApp(t *testing.T, argo *argoCD, name string, syncOptions []string, first version) (*gitopsApp, string) {
+// its first sync to be Synced, Healthy and rolled out. Each prepare runs on
+// the new namespace before the Application exists (a spec that pins labels
+// it and binds confighash-pinner there).
+func newGitopsApp(t *testing.T, argo *argoCD, name string, syncOptions []string, first version, prepare ...func(t *testing.T, ns string)) (*gitopsApp, string) {
 	t.Helper()
 	text, err := readDocs()
 	if err != nil {
@@ -148,6 +150,9 @@ func newGitopsApp(t *testing.T, argo *argoCD, name string, syncOptions []string,
 		t.Fatal(err)
 	}
 	g := &gitopsApp{argo: argo, repo: newGitRepo(t), name: name, ns: the.injectedNamespace(t, "argocd-ctl-"+name)}
+	for _, p := range prepare {
+		p(t, g.ns)
+	}
 	sha := g.repo.commit(t, "first", first.files())
 	app := &v1alpha1.Application{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: controlplane.ArgoCDNamespace},
@@ -354,9 +359,10 @@ func (g *gitopsApp) expectPrints(t *testing.T, v version) string {
 }
 
 // watchSync samples the Application every 200 ms until the returned stop
-// is called, which returns every state it saw that was not Synced, and the
-// samples taken. Argo CD's cache sees each write at once, so a stamp shown
-// as OutOfSync for even a moment would show here.
+// is called, which returns every state it saw that was not Synced or
+// warned of orphaned resources, and the samples taken. Argo CD's cache sees
+// each write at once, so a stamp shown as OutOfSync for even a moment would
+// show here.
 func (g *gitopsApp) watchSync(t *testing.T) (stop func() (notSynced []string, samples int)) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
@@ -381,6 +387,11 @@ func (g *gitopsApp) watchSync(t *testing.T) (stop func() (notSynced []string, sa
 					}
 					if !slices.Contains(seen, state) {
 						seen = append(seen, state)
+					}
+				}
+				for _, c := range app.Status.Conditions {
+					if c.Type == v1alpha1.ApplicationConditionOrphanedResourceWarning && !slices.Contains(seen, c.Message) {
+						seen = append(seen, c.Message)
 					}
 				}
 				mu.Unlock()

@@ -48,7 +48,8 @@ var controller struct {
 // settings objects and starts redis, the repo-server and the controller. A
 // cluster without a node skips the spec: its pods would never run, so
 // nothing would become Healthy (make test runs these specs under
-// `cluster exec --node`).
+// `cluster exec --node`). The controller's log is quoted when the spec
+// fails.
 func startArgoCD(t *testing.T) *argoCD {
 	t.Helper()
 	controller.once.Do(func() {
@@ -70,16 +71,13 @@ func startArgoCD(t *testing.T) *argoCD {
 	if controller.err != nil {
 		t.Fatalf("starting Argo CD: %v", controller.err)
 	}
+	controller.argo.logsOnFailure(t)
 	return controller.argo
 }
 
 func newArgoCD(ctx context.Context) (*argoCD, error) {
 	kubeconfig := os.Getenv(kubeconfigEnv)
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		return nil, err
-	}
-	bins, err := controlplane.EnsureBinaries(ctx, root, os.Stderr)
+	_, bins, err := controlplane.EnsureRepoBinaries(ctx, os.Stderr)
 	if err != nil {
 		return nil, err
 	}

@@ -63,7 +63,6 @@ func (e handEdit) String() string {
 // that with the backoff off and healWindow no edit rolled.
 func TestArgoCDControllerSelfHealOfHandEdit(t *testing.T) {
 	argo := startArgoCD(t)
-	argo.logsOnFailure(t)
 	v1 := version{greeting: "from git"}
 	window := healWindow.String()
 

@@ -28,7 +28,6 @@ func (g *gitopsApp) stamp(t *testing.T) string {
 // was never seen OutOfSync, and nothing rolled.
 func TestArgoCDControllerStaysSyncedThroughRefreshes(t *testing.T) {
 	argo := startArgoCD(t)
-	argo.logsOnFailure(t)
 	v1 := version{greeting: "hello from git"}
 	g, sha := newGitopsApp(t, argo, "refresh", nil, v1)
 	stop := g.watchSync(t)
@@ -56,18 +55,7 @@ func TestArgoCDControllerStaysSyncedThroughRefreshes(t *testing.T) {
 // changes the ConfigMap's value rolls the Deployment exactly once, and its
 // pods print the new value.
 func TestArgoCDControllerConfigCommitRollsOnce(t *testing.T) {
-	argo := startArgoCD(t)
-	argo.logsOnFailure(t)
-	g, _ := newGitopsApp(t, argo, "config", nil, version{greeting: "one"})
-	before := g.settled(t)
-	v2 := version{greeting: "two"}
-	g.commit(t, "change the greeting", v2)
-	after := g.settled(t)
-	t.Logf("spec b: %d rollouts for a commit of the ConfigMap (%s -> %s)", after.since(before), before, after)
-	if after.since(before) != 1 || len(after.replicaSets) != 2 {
-		t.Errorf("want exactly one rollout onto one new ReplicaSet: before %s, after %s", before, after)
-	}
-	g.expectPrints(t, v2)
+	commitRollsOnce(t, "spec b", "config", "change the greeting", version{greeting: "two"})
 }
 
 // TestArgoCDControllerConfigAndTemplateCommitRollsOnce is spec c: one
@@ -75,14 +63,19 @@ func TestArgoCDControllerConfigCommitRollsOnce(t *testing.T) {
 // variable) together rolls the Deployment exactly once, not once for the
 // template and again for the config.
 func TestArgoCDControllerConfigAndTemplateCommitRollsOnce(t *testing.T) {
-	argo := startArgoCD(t)
-	argo.logsOnFailure(t)
-	g, _ := newGitopsApp(t, argo, "together", nil, version{greeting: "one"})
+	commitRollsOnce(t, "spec c", "together", "change the greeting and the args", version{greeting: "two", stage: "second"})
+}
+
+// commitRollsOnce commits v2 over an app synced at greeting "one": the
+// Deployment must roll exactly once, onto one new ReplicaSet, whose pods
+// print v2.
+func commitRollsOnce(t *testing.T, spec, app, message string, v2 version) {
+	t.Helper()
+	g, _ := newGitopsApp(t, startArgoCD(t), app, nil, version{greeting: "one"})
 	before := g.settled(t)
-	v2 := version{greeting: "two", stage: "second"}
-	g.commit(t, "change the greeting and the args", v2)
+	g.commit(t, message, v2)
 	after := g.settled(t)
-	t.Logf("spec c: %d rollouts for one commit of the ConfigMap and the args (%s -> %s)", after.since(before), before, after)
+	t.Logf("%s: %d rollouts for the commit %q (%s -> %s)", spec, after.since(before), message, before, after)
 	if after.since(before) != 1 || len(after.replicaSets) != 2 {
 		t.Errorf("want exactly one rollout onto one new ReplicaSet: before %s, after %s", before, after)
 	}
@@ -94,7 +87,6 @@ func TestArgoCDControllerConfigAndTemplateCommitRollsOnce(t *testing.T) {
 // (one rollout, no new ReplicaSet), whose pods print the old value.
 func TestArgoCDControllerRollbackToEarlierRevision(t *testing.T) {
 	argo := startArgoCD(t)
-	argo.logsOnFailure(t)
 	v1 := version{greeting: "old"}
 	g, sha1 := newGitopsApp(t, argo, "rollback", nil, v1)
 	rs1 := g.argo.env.CurrentReplicaSet(t, g.ns, "web")
@@ -121,7 +113,6 @@ func TestArgoCDControllerRollbackToEarlierRevision(t *testing.T) {
 // rolls nothing, and the Application stays Synced.
 func TestArgoCDControllerReplaceSyncRollsNothing(t *testing.T) {
 	argo := startArgoCD(t)
-	argo.logsOnFailure(t)
 	opts := []string{"ServerSideApply=true", "Replace=true"}
 	v1 := version{greeting: "same"}
 	g, sha := newGitopsApp(t, argo, "replace", opts, v1)
@@ -155,7 +146,6 @@ func TestArgoCDControllerReplaceSyncRollsNothing(t *testing.T) {
 // the re-stamp).
 func TestArgoCDControllerCopiedStampStaysSynced(t *testing.T) {
 	argo := startArgoCD(t)
-	argo.logsOnFailure(t)
 	v1 := version{greeting: "copied"}
 	g, _ := newGitopsApp(t, argo, "copied", nil, v1)
 	before := g.settled(t)

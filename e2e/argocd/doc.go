@@ -3,8 +3,9 @@
 // of its own: Argo CD v3.6 needs Go 1.27 (GOTOOLCHAIN=go1.27.3) and a replace
 // block for the Kubernetes staging modules, none of which the main module
 // should carry. It requires the main module (replaced by ../..) for its
-// contract (internal/contract) and the specs' stamp reader
-// (e2e/framework.TemplateStamp), so it spells neither itself.
+// contract (internal/contract, and internal/pinning's names and
+// internal/waves' halt reasons) and the specs' stamp reader
+// (e2e/framework.TemplateStamp), so it spells none of them itself.
 //
 // The tests need a cluster with confighash running, named by
 // CONFIGHASH_E2E_KUBECONFIG. make test provides one with

@@ -14,10 +14,7 @@ import (
 // to webhooks verifies as a client certificate of the cluster CA, under its
 // own name, and carries no group (it is not an identity for the API).
 func TestWebhookClientCertIsAClientOfTheCA(t *testing.T) {
-	p, err := newPKI()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testPKI(t)
 	c := clientCertOf(t, p, p.WebhookClientCert)
 	if c.Subject.CommonName != WebhookClientName || len(c.Subject.Organization) != 0 {
 		t.Errorf("subject = %v, want CN=%s and no organization", c.Subject, WebhookClientName)
@@ -27,15 +24,7 @@ func TestWebhookClientCertIsAClientOfTheCA(t *testing.T) {
 // TestAdmissionConfigNamesTheWebhookClientPair: both webhook plugins read
 // a kubeconfig whose "*" user (any webhook host) is the webhook client pair.
 func TestAdmissionConfigNamesTheWebhookClientPair(t *testing.T) {
-	p, err := newPKI()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	files, err := p.write(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, files := writtenPKI(t)
 	out, err := writeAdmissionConfig(dir, files)
 	if err != nil {
 		t.Fatal(err)

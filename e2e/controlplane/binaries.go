@@ -112,6 +112,16 @@ func binariesIn(repoRoot string) Binaries {
 	}
 }
 
+// EnsureRepoBinaries is EnsureBinaries for the repository this runs in
+// (RepoRoot), whose root it returns too.
+func EnsureRepoBinaries(ctx context.Context, progress io.Writer) (root string, bins Binaries, err error) {
+	if root, err = RepoRoot(); err != nil {
+		return "", Binaries{}, err
+	}
+	bins, err = EnsureBinaries(ctx, root, progress)
+	return root, bins, err
+}
+
 // EnsureBinaries returns the cached control-plane binaries under
 // <repoRoot>/bin, building the missing ones from the Go module proxy first.
 // The first build takes minutes (about 5 on 2 idle cores, half an hour on a

@@ -26,12 +26,8 @@ import (
 // minutes: run with -timeout 30m, or `go run ./e2e/cmd/cluster build` first.
 func binaries(t *testing.T) controlplane.Binaries {
 	t.Helper()
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Progress goes to stderr, not t.Log, so that it shows while building.
-	bins, err := controlplane.EnsureBinaries(t.Context(), root, os.Stderr)
+	_, bins, err := controlplane.EnsureRepoBinaries(t.Context(), os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}

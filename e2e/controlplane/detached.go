@@ -169,13 +169,7 @@ func stopForeign(ctx context.Context, pid int, dir string, grace time.Duration) 
 // line mentions dir. Every control-plane process has dir in its flags, so this
 // guards against signalling an unrelated process that reused a stale PID.
 func ownedBy(pid int, dir string) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the parenthesised command name, which may itself
-	// contain spaces or parentheses, hence LastIndex.
-	if i := bytes.LastIndexByte(stat, ')'); i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X' {
+	if !alive(pid) {
 		return false
 	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -183,25 +182,13 @@ func unmountUnder(dir string) error {
 // container processes it started), children first so none is re-parented
 // and missed.
 func killProcessTree(pid int) error {
-	entries, err := os.ReadDir("/proc")
+	procs, err := hostProcesses()
 	if err != nil {
-		return fmt.Errorf("listing processes: %w", err)
+		return err
 	}
-	for _, e := range entries {
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// Fields after the parenthesised command: state, ppid, ...
-		i := strings.LastIndexByte(string(stat), ')')
-		if i < 0 {
-			continue
-		}
-		fields := strings.Fields(string(stat[i+1:]))
-		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
-			if child, err := strconv.Atoi(e.Name()); err == nil {
-				_ = syscall.Kill(child, syscall.SIGKILL)
-			}
+	for _, p := range procs {
+		if _, ppid, ok := procStat(p.pid); ok && ppid == pid {
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
 		}
 	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {

@@ -11,10 +11,7 @@ import (
 )
 
 func TestAdminKubeconfigParses(t *testing.T) {
-	p, err := newPKI()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testPKI(t)
 	const host = "https://127.0.0.1:6443"
 	data, err := adminKubeconfig(host, p)
 	if err != nil {

@@ -15,11 +15,10 @@ import (
 // check it, because a leak here breaks the next run, not this one.
 func (cp *ControlPlane) Leftovers() []string {
 	var out []string
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && strings.Contains(string(cmdline), cp.Dir+"/") {
-			out = append(out, fmt.Sprintf("process %s: %s", e.Name(), strings.ReplaceAll(string(cmdline), "\x00", " ")))
+	procs, _ := hostProcesses()
+	for _, p := range procs {
+		if p.mentions(cp.Dir + "/") {
+			out = append(out, "process "+p.String())
 		}
 	}
 	if mounts, err := os.ReadFile("/proc/self/mountinfo"); err == nil {

@@ -59,6 +59,25 @@ func (lw *lineWriter) emit(line []byte) error {
 	return err
 }
 
+// SyncBuffer is a bytes.Buffer that a process's output (or a harness's
+// progress) can be written to while a test reads it.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 // TailFile returns the last n lines of a log file. Only the final 64 KiB
 // (1 KiB a line for more than 64 lines) are read: the API server log can be
 // large and only its end explains a failure.

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -191,20 +190,14 @@ func cleanupNodeHost(ctx context.Context, f nodeFiles, perCommand time.Duration)
 // (they name its socket in their arguments), and with them any container
 // they still hold. Normally there are none left by now.
 func killShims(f nodeFiles) error {
-	entries, err := os.ReadDir("/proc")
+	procs, err := hostProcesses()
 	if err != nil {
-		return fmt.Errorf("listing processes: %w", err)
+		return err
 	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+	for _, p := range procs {
+		if p.mentions("containerd-shim") && p.mentions(f.containerdSock) {
+			_ = killProcessTree(p.pid)
 		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.Contains(string(cmdline), "containerd-shim") || !strings.Contains(string(cmdline), f.containerdSock) {
-			continue
-		}
-		_ = killProcessTree(pid)
 	}
 	return nil
 }

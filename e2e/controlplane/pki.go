@@ -3,15 +3,12 @@
 package controlplane
 
 import (
-	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -72,32 +69,22 @@ func servingSANs() ([]string, []net.IP) {
 
 // newPKI generates a CA, an API server serving certificate, an admin client
 // certificate in system:masters (which RBAC lets do anything) and a
-// ServiceAccount signing key. ECDSA P-256 keeps generation in milliseconds.
+// ServiceAccount signing key.
 func newPKI() (*pki, error) {
 	now := time.Now()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("generating CA key: %w", err)
-	}
-	caTemplate := &x509.Certificate{
+	ca, err := Issue(&x509.Certificate{
 		Subject:               pkix.Name{CommonName: "confighash-e2e-ca"},
 		NotBefore:             now.Add(-time.Hour), // tolerate clock skew
 		NotAfter:              now.Add(certValidity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageCRLSign,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
-	}
-	caDER, caCert, err := sign(caTemplate, caTemplate, caKey.Public(), caKey)
+	}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("self-signing CA: %w", err)
 	}
-
-	servingKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("generating serving key: %w", err)
-	}
 	dnsNames, ips := servingSANs()
-	servingDER, _, err := sign(&x509.Certificate{
+	serving, err := Issue(&x509.Certificate{
 		Subject:     pkix.Name{CommonName: "kube-apiserver"},
 		NotBefore:   now.Add(-time.Hour),
 		NotAfter:    now.Add(certValidity),
@@ -105,39 +92,17 @@ func newPKI() (*pki, error) {
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		DNSNames:    dnsNames,
 		IPAddresses: ips,
-	}, caCert, servingKey.Public(), caKey)
+	}, ca)
 	if err != nil {
 		return nil, fmt.Errorf("signing serving certificate: %w", err)
 	}
-
-	adminKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("generating admin key: %w", err)
-	}
-	adminDER, _, err := sign(&x509.Certificate{
-		// The API server maps CN to the user name and O to groups.
-		Subject:     pkix.Name{CommonName: "admin", Organization: []string{"system:masters"}},
-		NotBefore:   now.Add(-time.Hour),
-		NotAfter:    now.Add(certValidity),
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}, caCert, adminKey.Public(), caKey)
+	// The API server maps CN to the user name and O to groups.
+	admin, err := clientPair(pkix.Name{CommonName: "admin", Organization: []string{"system:masters"}}, now, ca)
 	if err != nil {
 		return nil, fmt.Errorf("signing admin certificate: %w", err)
 	}
-
-	webhookClientKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("generating webhook client key: %w", err)
-	}
-	webhookClientDER, _, err := sign(&x509.Certificate{
-		// No group: this identity is for webhooks, not for the API.
-		Subject:     pkix.Name{CommonName: WebhookClientName},
-		NotBefore:   now.Add(-time.Hour),
-		NotAfter:    now.Add(certValidity),
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}, caCert, webhookClientKey.Public(), caKey)
+	// No group: this identity is for webhooks, not for the API.
+	webhookClient, err := clientPair(pkix.Name{CommonName: WebhookClientName}, now, ca)
 	if err != nil {
 		return nil, fmt.Errorf("signing webhook client certificate: %w", err)
 	}
@@ -146,53 +111,37 @@ func newPKI() (*pki, error) {
 	if err != nil {
 		return nil, fmt.Errorf("generating service-account key: %w", err)
 	}
-
 	saPublic, err := x509.MarshalPKIXPublicKey(saKey.Public())
 	if err != nil {
 		return nil, fmt.Errorf("encoding service-account public key: %w", err)
 	}
-
-	p := &pki{
+	saPrivate, err := x509.MarshalPKCS8PrivateKey(saKey)
+	if err != nil {
+		return nil, fmt.Errorf("encoding service-account key: %w", err)
+	}
+	return &pki{
+		CACert:                  ca.CertPEM,
+		CAKey:                   ca.KeyPEM,
+		ServingCert:             serving.CertPEM,
+		ServingKey:              serving.KeyPEM,
+		AdminCert:               admin.CertPEM,
+		AdminKey:                admin.KeyPEM,
+		WebhookClientCert:       webhookClient.CertPEM,
+		WebhookClientKey:        webhookClient.KeyPEM,
+		ServiceAccountKey:       pemBlock("PRIVATE KEY", saPrivate),
 		ServiceAccountPublicKey: pemBlock("PUBLIC KEY", saPublic),
-		CACert:                  pemBlock("CERTIFICATE", caDER),
-		ServingCert:             pemBlock("CERTIFICATE", servingDER),
-		AdminCert:               pemBlock("CERTIFICATE", adminDER),
-		WebhookClientCert:       pemBlock("CERTIFICATE", webhookClientDER),
-	}
-	for _, k := range []struct {
-		dst *[]byte
-		key *ecdsa.PrivateKey
-	}{{&p.CAKey, caKey}, {&p.ServingKey, servingKey}, {&p.AdminKey, adminKey}, {&p.WebhookClientKey, webhookClientKey}, {&p.ServiceAccountKey, saKey}} {
-		der, err := x509.MarshalPKCS8PrivateKey(k.key)
-		if err != nil {
-			return nil, fmt.Errorf("encoding private key: %w", err)
-		}
-		*k.dst = pemBlock("PRIVATE KEY", der)
-	}
-	return p, nil
+	}, nil
 }
 
-// sign issues template signed by parent's key and returns both the DER bytes
-// and the parsed certificate (needed as the parent of the next one).
-func sign(template, parent *x509.Certificate, pub crypto.PublicKey, parentKey crypto.Signer) ([]byte, *x509.Certificate, error) {
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 126))
-	if err != nil {
-		return nil, nil, fmt.Errorf("generating serial number: %w", err)
-	}
-	template.SerialNumber = serial
-	der, err := x509.CreateCertificate(rand.Reader, template, parent, pub, parentKey)
-	if err != nil {
-		return nil, nil, fmt.Errorf("creating certificate %q: %w", template.Subject.CommonName, err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, nil, fmt.Errorf("parsing certificate %q: %w", template.Subject.CommonName, err)
-	}
-	return der, cert, nil
-}
-
-func pemBlock(typ string, der []byte) []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
+// clientPair is a client certificate for subject signed by ca.
+func clientPair(subject pkix.Name, now time.Time, ca *KeyPair) (*KeyPair, error) {
+	return Issue(&x509.Certificate{
+		Subject:     subject,
+		NotBefore:   now.Add(-time.Hour),
+		NotAfter:    now.Add(certValidity),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}, ca)
 }
 
 // write stores the material the processes read from disk in dir/pki. Keys are

@@ -11,6 +11,27 @@ import (
 	"testing"
 )
 
+// testPKI is a fresh PKI.
+func testPKI(t *testing.T) *pki {
+	t.Helper()
+	p, err := newPKI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// writtenPKI writes a fresh PKI into a temporary directory.
+func writtenPKI(t *testing.T) (dir string, files pkiFiles) {
+	t.Helper()
+	dir = t.TempDir()
+	files, err := testPKI(t).write(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, files
+}
+
 // clientCertOf parses certPEM and fails unless it verifies as a client
 // certificate of p's CA.
 func clientCertOf(t *testing.T, p *pki, certPEM []byte) *x509.Certificate {
@@ -38,10 +59,7 @@ func parseCert(t *testing.T, data []byte) *x509.Certificate {
 }
 
 func TestPKIServingCertVerifiesForLoopbackAndServiceNames(t *testing.T) {
-	p, err := newPKI()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testPKI(t)
 	roots := x509.NewCertPool()
 	if !roots.AppendCertsFromPEM(p.CACert) {
 		t.Fatal("CA certificate does not parse")
@@ -58,10 +76,7 @@ func TestPKIServingCertVerifiesForLoopbackAndServiceNames(t *testing.T) {
 }
 
 func TestPKIAdminCertIsSystemMastersClient(t *testing.T) {
-	p, err := newPKI()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testPKI(t)
 	admin := clientCertOf(t, p, p.AdminCert)
 	if admin.Subject.CommonName != "admin" || len(admin.Subject.Organization) != 1 || admin.Subject.Organization[0] != "system:masters" {
 		t.Errorf("admin subject = %v, want CN=admin O=system:masters", admin.Subject)
@@ -69,15 +84,7 @@ func TestPKIAdminCertIsSystemMastersClient(t *testing.T) {
 }
 
 func TestPKIWriteKeepsKeysPrivate(t *testing.T) {
-	p, err := newPKI()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	files, err := p.write(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, files := writtenPKI(t)
 	for _, path := range []string{files.CACert, files.ServingCert, files.ServingKey, files.ServiceAccountKey, filepath.Join(dir, "pki", "admin.key")} {
 		info, err := os.Stat(path)
 		if err != nil {

@@ -74,20 +74,26 @@ func childSpec(t *testing.T, dir, mode string, detached bool) processSpec {
 
 func gone(pid int) bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }
 
+// waitLogged waits up to 10 s until the last lines of p's log contain text.
+func waitLogged(t *testing.T, p *process, text string) {
+	t.Helper()
+	if err := waitReady(t.Context(), p, 10*time.Second, func(context.Context) error {
+		if tail, _ := TailFile(p.logPath, 5); !strings.Contains(tail, text) {
+			return fmt.Errorf("%q not logged yet", text)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestProcessStopKillsAndReaps(t *testing.T) {
 	dir := t.TempDir()
 	p, err := startProcess(childSpec(t, dir, "serve", false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := waitReady(t.Context(), p, 10*time.Second, func(context.Context) error {
-		if text, _ := TailFile(p.logPath, 5); !strings.Contains(text, "child started") {
-			return errors.New("not started")
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	waitLogged(t, p, "child started")
 	if gone(p.pid()) {
 		t.Fatal("child not running")
 	}
@@ -236,7 +242,7 @@ func TestWaitReadyTimeoutAndCancel(t *testing.T) {
 // still see the process reaped instead of waiting on the pipe.
 func TestProcessStopWithEscapedGrandchild(t *testing.T) {
 	dir := t.TempDir()
-	var out syncBuffer
+	var out SyncBuffer
 	spec := childSpec(t, dir, "escape", false)
 	spec.tee = &lineWriter{mu: new(sync.Mutex), w: &out, prefix: ""}
 	p, err := startProcess(spec)

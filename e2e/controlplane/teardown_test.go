@@ -3,15 +3,12 @@
 package controlplane
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -56,42 +53,14 @@ func checkChildrenKilled(t *testing.T, childPIDs string) {
 			t.Fatal(err)
 		}
 		deadline := time.Now().Add(5 * time.Second)
-		for running(pid) && time.Now().Before(deadline) {
+		for alive(pid) && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if running(pid) {
+		if alive(pid) {
 			t.Errorf("pid %d, left by a hanging command, was not killed with it", pid)
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-}
-
-// running reports whether pid is a live process (not a zombie).
-func running(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	return i >= 0 && i+2 < len(stat) && stat[i+2] != 'Z' && stat[i+2] != 'X'
-}
-
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestStopDetachedIsBounded is `cluster down` on a cluster in a bad state:
@@ -112,21 +81,14 @@ func TestStopDetachedIsBounded(t *testing.T) {
 	if err := os.MkdirAll(newNodeFiles(dir).dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := waitReady(t.Context(), p, 10*time.Second, func(context.Context) error {
-		if text, _ := TailFile(p.logPath, 5); !strings.Contains(text, "ignoring SIGTERM") {
-			return errors.New("not started")
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	waitLogged(t, p, "ignoring SIGTERM")
 
 	b := stopBounds{grace: 200 * time.Millisecond, command: 300 * time.Millisecond, tasks: time.Second,
 		drain: time.Second, host: time.Second, slow: 100 * time.Millisecond}
 	// Everything overrunning: the tasks step, the process (grace, SIGKILL
 	// wait) and the host step, each plus stepSlack.
 	bound := b.tasks + b.process() + b.host + 3*stepSlack
-	var progress syncBuffer
+	var progress SyncBuffer
 	done := make(chan error, 1)
 	go func() { done <- stopDetached(t.Context(), dir, &progress, b) }()
 	select {

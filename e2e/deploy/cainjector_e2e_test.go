@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/confighash/confighash/e2e/controlplane"
 )
 
 // TestCAInjectorInjectsFromTheCertificate proves the cert-manager overlay's
@@ -40,10 +42,7 @@ func TestCAInjectorInjectsFromTheCertificate(t *testing.T) {
 	}
 	c := controlPlane(t)
 	installCertManagerCRDs(ctx, t)
-	admin, err := kubernetes.NewForConfig(c.RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin := adminClient(t, c)
 
 	namespaces, rest := splitNamespaces(r.Objects)
 	apply(ctx, t, namespaces, false)
@@ -56,7 +55,7 @@ func TestCAInjectorInjectsFromTheCertificate(t *testing.T) {
 	t.Cleanup(func() { deleteObjects(t, certObjs, serving.Namespace, serving.Spec.SecretName) })
 	apply(ctx, t, certObjs, false)
 
-	var log syncBuffer
+	var log controlplane.SyncBuffer
 	startCAInjector(t, c.RESTConfig(), &log)
 
 	secret, ca1, err := certificateSecret(serving, "confighash-e2e-ca-1")

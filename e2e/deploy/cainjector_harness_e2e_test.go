@@ -19,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/confighash/confighash/e2e/controlplane"
 )
 
 // cainjectorUserAgent is what the cainjector's field manager is derived
@@ -36,7 +38,7 @@ const cainjectorUserAgent = "cert-manager-cainjector/v1.21.2 (confighash e2e har
 // data source, which is what `cert-manager.io/inject-ca-from` needs.
 //
 // It stops when the test ends; log holds what the injector logged.
-func startCAInjector(t *testing.T, admin *rest.Config, log *syncBuffer) {
+func startCAInjector(t *testing.T, admin *rest.Config, log *controlplane.SyncBuffer) {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, admissionregistrationv1.AddToScheme, cmapi.AddToScheme} {

@@ -4,13 +4,8 @@ package deploy
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -31,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/confighash/confighash/certs"
+	"github.com/confighash/confighash/e2e/controlplane"
 )
 
 // TestCARotationOnARealAPIServer runs a self-managed CA rotation (package
@@ -162,53 +158,32 @@ func TestCARotationOnARealAPIServer(t *testing.T) {
 func nearExpiryCertSecret(t *testing.T, key types.NamespacedName) (*x509.Certificate, *corev1.Secret) {
 	t.Helper()
 	now := time.Now()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "old-ca"},
+	ca, err := controlplane.Issue(&x509.Certificate{
+		Subject:   pkix.Name{CommonName: "old-ca"},
 		NotBefore: now.Add(-9 * 365 * 24 * time.Hour), NotAfter: now.Add(365 * 24 * time.Hour),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true, IsCA: true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leafTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
+	leaf, err := controlplane.Issue(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: "127.0.0.1"},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
 		NotBefore:   now.Add(-time.Hour), NotAfter: now.Add(300 * 24 * time.Hour),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &leafKey.PublicKey, caKey)
+	}, ca)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pkcs8 := func(k *ecdsa.PrivateKey) []byte {
-		der, err := x509.MarshalPKCS8PrivateKey(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
-	}
-	return ca, &corev1.Secret{
+	return ca.Cert, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
 		Type:       corev1.SecretTypeTLS,
 		Data: map[string][]byte{
-			certs.SecretCACertKey: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-			certs.SecretCAKeyKey:  pkcs8(caKey),
-			certs.SecretCertKey:   pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leafDER}),
-			certs.SecretKeyKey:    pkcs8(leafKey),
+			certs.SecretCACertKey: ca.CertPEM,
+			certs.SecretCAKeyKey:  ca.KeyPEM,
+			certs.SecretCertKey:   leaf.CertPEM,
+			certs.SecretKeyKey:    leaf.KeyPEM,
 		},
 	}
 }
@@ -219,13 +194,9 @@ func readServedCert(t *testing.T, dir string) *x509.Certificate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	block, _ := pem.Decode(b)
-	if block == nil {
-		t.Fatal("no PEM in the served certificate")
-	}
-	cert, err := x509.ParseCertificate(block.Bytes)
+	cert, err := leafOf(b)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the served certificate: %v", err)
 	}
 	return cert
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/confighash/confighash/e2e/controlplane"
 	"github.com/confighash/confighash/e2e/framework"
 )
 
@@ -89,7 +90,7 @@ func TestCertManagerControllerIssuesAndRenews(t *testing.T) {
 	if serving == nil || r.MWC == nil || r.Service == nil {
 		t.Fatal("the cert-manager overlay renders no serving Certificate, webhook configuration or Service")
 	}
-	var cmLog, injLog syncBuffer
+	var cmLog, injLog controlplane.SyncBuffer
 	startCertManagerController(t, env.Kubeconfig, &cmLog)
 	startCAInjector(t, env.Config, &injLog)
 

@@ -27,6 +27,8 @@ import (
 	_ "github.com/cert-manager/cert-manager/pkg/issuer/selfsigned"
 	logf "github.com/cert-manager/cert-manager/pkg/logs"
 	"github.com/go-logr/logr/funcr"
+
+	"github.com/confighash/confighash/e2e/controlplane"
 )
 
 // certManagerControllers are the controllers of cert-manager's controller
@@ -65,7 +67,7 @@ const certManagerWorkers = 5
 // cert-manager objects, which the overlay spells out in full.
 //
 // It stops when the test ends; log holds what the controllers logged.
-func startCertManagerController(t *testing.T, kubeconfig string, log *syncBuffer) {
+func startCertManagerController(t *testing.T, kubeconfig string, log *controlplane.SyncBuffer) {
 	t.Helper()
 	logger := funcr.New(func(prefix, args string) {
 		fmt.Fprintf(log, "%s %s\n", prefix, args)

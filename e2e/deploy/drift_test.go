@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -58,12 +59,12 @@ func TestNormaliseKeepsWhatMatters(t *testing.T) {
 // normalised.
 func sameObjects(t *testing.T, what string, k, h map[string]*unstructured.Unstructured) {
 	t.Helper()
-	for _, key := range sortedKeys(k) {
+	for _, key := range slices.Sorted(maps.Keys(k)) {
 		if _, ok := h[key]; !ok {
 			t.Errorf("%s: in the kustomize %s, missing from the chart", key, what)
 		}
 	}
-	for _, key := range sortedKeys(h) {
+	for _, key := range slices.Sorted(maps.Keys(h)) {
 		kobj, ok := k[key]
 		if !ok {
 			t.Errorf("%s: in the chart, missing from the kustomize %s", key, what)
@@ -86,13 +87,4 @@ func index(t *testing.T, objs []*unstructured.Unstructured) map[string]*unstruct
 		m[key] = u
 	}
 	return m
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

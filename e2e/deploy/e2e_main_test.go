@@ -40,12 +40,7 @@ func controlPlane(t *testing.T) *controlplane.ControlPlane {
 	cpOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
-		root, err := controlplane.RepoRoot()
-		if err != nil {
-			cpErr = err
-			return
-		}
-		bins, err := controlplane.EnsureBinaries(ctx, root, os.Stderr)
+		_, bins, err := controlplane.EnsureRepoBinaries(ctx, os.Stderr)
 		if err != nil {
 			cpErr = err
 			return

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,28 +27,9 @@ const monitoringDoc = "docs/monitoring.md"
 // RunbookBase is where every alert's runbook_url points, plus #anchor.
 const RunbookBase = "https://github.com/confighash/confighash/blob/main/" + monitoringDoc
 
-type monitoringCache struct {
-	once    sync.Once
-	renders []Render
-	err     error
-}
+var monitoringOnce renderCache
 
-var monitoringOnce = &monitoringCache{}
-
-func monitoringRenders(t *testing.T) []Render {
-	t.Helper()
-	_, p := allRenders(t)
-	c := monitoringOnce
-	c.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		c.renders, c.err = RenderMonitoring(ctx, p)
-	})
-	if c.err != nil {
-		t.Fatal(c.err)
-	}
-	return c.renders
-}
+func monitoringRenders(t *testing.T) []Render { return monitoringOnce.get(t, RenderMonitoring) }
 
 // rules is a Prometheus rule file.
 type rules struct {

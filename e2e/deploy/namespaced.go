@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,22 +25,36 @@ func (p Paths) Component(name string) string {
 // overlay with the component components/namespaced, as a user's overlay
 // would include it, and the chart with watchNamespaces=ExampleNamespaces.
 func RenderNamespaced(ctx context.Context, p Paths) ([]Render, error) {
+	renders, err := renderComponent(ctx, p, "namespaced", map[string]any{"watchNamespaces": toAny(ExampleNamespaces)})
+	if err != nil {
+		return nil, err
+	}
+	for i := range renders {
+		renders[i].Namespaces = ExampleNamespaces
+	}
+	return renders, nil
+}
+
+// renderComponent renders, for each cert mode, the overlay with the
+// component components/<component> as kustomize/<overlay>+<component>, and
+// the chart with values as helm/<chartMode>+<component>.
+func renderComponent(ctx context.Context, p Paths, component string, values map[string]any) ([]Render, error) {
 	var renders []Render
 	for _, m := range CertModes {
-		objs, err := kustomizeWithComponent(ctx, p, p.Overlay(m.Overlay), p.Component("namespaced"))
+		objs, err := kustomizeWithComponent(ctx, p, p.Overlay(m.Overlay), p.Component(component))
 		if err != nil {
 			return nil, err
 		}
-		renders = append(renders, Render{Name: "kustomize/" + m.Overlay + "+namespaced", Mode: m, Objects: objs, Namespaces: ExampleNamespaces})
+		renders = append(renders, Render{Name: "kustomize/" + m.Overlay + "+" + component, Mode: m, Objects: objs})
 	}
 	for _, m := range CertModes {
-		objs, err := HelmTemplate(p.Chart(), Namespace, map[string]any{
-			"certMode": m.ChartMode, "createNamespace": true, "watchNamespaces": toAny(ExampleNamespaces),
-		})
+		v := maps.Clone(values)
+		v["certMode"], v["createNamespace"] = m.ChartMode, true
+		objs, err := HelmTemplate(p.Chart(), Namespace, v)
 		if err != nil {
 			return nil, err
 		}
-		renders = append(renders, Render{Name: "helm/" + m.ChartMode + "+namespaced", Mode: m, Objects: objs, Namespaces: ExampleNamespaces})
+		renders = append(renders, Render{Name: "helm/" + m.ChartMode + "+" + component, Mode: m, Objects: objs})
 	}
 	return renders, nil
 }

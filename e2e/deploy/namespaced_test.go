@@ -1,11 +1,8 @@
 package deploy
 
 import (
-	"context"
 	"slices"
-	"sync"
 	"testing"
-	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 )
@@ -13,41 +10,14 @@ import (
 // namespacedRenders are the namespaced-mode renders, shared by the tests
 // like allRenders' (decodedRenders includes them, so every check of the
 // manifests holds for namespaced mode too).
-type namespacedCache struct {
-	once    sync.Once
-	renders []Render
-	err     error
-}
+var namespacedOnce renderCache
 
-func namespacedRenders(t *testing.T) []Render {
-	t.Helper()
-	_, p := allRenders(t)
-	c := namespacedOnce
-	c.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		c.renders, c.err = RenderNamespaced(ctx, p)
-	})
-	if c.err != nil {
-		t.Fatal(c.err)
-	}
-	return c.renders
-}
-
-var namespacedOnce = &namespacedCache{}
+func namespacedRenders(t *testing.T) []Render { return namespacedOnce.get(t, RenderNamespaced) }
 
 // TestNamespacedChartMatchesKustomize: the chart with watchNamespaces and
 // an overlay with the namespaced component render the same objects.
 func TestNamespacedChartMatchesKustomize(t *testing.T) {
-	byName := map[string]Render{}
-	for _, r := range namespacedRenders(t) {
-		byName[r.Name] = r
-	}
-	for _, m := range CertModes {
-		t.Run(m.Overlay, func(t *testing.T) {
-			sameObjects(t, "component", index(t, byName["kustomize/"+m.Overlay+"+namespaced"].Objects), index(t, byName["helm/"+m.ChartMode+"+namespaced"].Objects))
-		})
-	}
+	chartMatchesKustomize(t, namespacedRenders(t), "namespaced")
 }
 
 // TestNamespacedRendersServeTheirList: the Deployment's --namespaces is the

@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -30,7 +31,7 @@ func TestNetworkPolicyAdmitsOnlyTheServedPorts(t *testing.T) {
 			webhookPort, _ := containerPort(r.Container, r.Service.Spec.Ports[0].TargetPort)
 			metricsPort := portNamed(r.Container, "metrics")
 			if len(rules) != 2 || rules[webhookPort] == nil || rules[metricsPort] == nil {
-				t.Fatalf("rules open ports %v, want exactly the webhook port %d and the metrics port %d", keys(rules), webhookPort, metricsPort)
+				t.Fatalf("rules open ports %v, want exactly the webhook port %d and the metrics port %d", slices.Sorted(maps.Keys(rules)), webhookPort, metricsPort)
 			}
 			// The apiserver cannot be selected portably: the default admits
 			// any source on the webhook port (docs/operations.md, NetworkPolicy).
@@ -139,13 +140,4 @@ func selectorText(s *metav1.LabelSelector) string {
 		return err.Error()
 	}
 	return sel.String()
-}
-
-func keys[V any](m map[int32]V) []int32 {
-	out := make([]int32, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

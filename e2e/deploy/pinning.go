@@ -15,21 +15,13 @@ var ExamplePinNamespaces = []string{"team-a", "team-b"}
 // the chart with pinning.enabled and pinning.namespaces; and the chart in
 // namespaced mode with pinning, which kustomize composes only by hand.
 func RenderPinning(ctx context.Context, p Paths) ([]Render, error) {
-	var renders []Render
-	for _, m := range CertModes {
-		objs, err := kustomizeWithComponent(ctx, p, p.Overlay(m.Overlay), p.Component("pinning"))
-		if err != nil {
-			return nil, err
-		}
-		renders = append(renders, Render{Name: "kustomize/" + m.Overlay + "+pinning", Mode: m, Objects: objs, PinNamespaces: ExamplePinNamespaces})
-	}
 	pinning := map[string]any{"enabled": true, "namespaces": toAny(ExamplePinNamespaces)}
-	for _, m := range CertModes {
-		objs, err := HelmTemplate(p.Chart(), Namespace, map[string]any{"certMode": m.ChartMode, "createNamespace": true, "pinning": pinning})
-		if err != nil {
-			return nil, err
-		}
-		renders = append(renders, Render{Name: "helm/" + m.ChartMode + "+pinning", Mode: m, Objects: objs, PinNamespaces: ExamplePinNamespaces})
+	renders, err := renderComponent(ctx, p, "pinning", map[string]any{"pinning": pinning})
+	if err != nil {
+		return nil, err
+	}
+	for i := range renders {
+		renders[i].PinNamespaces = ExamplePinNamespaces
 	}
 	objs, err := HelmTemplate(p.Chart(), Namespace, map[string]any{
 		"certMode": "self", "createNamespace": true, "pinning": pinning, "watchNamespaces": toAny(ExampleNamespaces),

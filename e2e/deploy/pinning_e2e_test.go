@@ -50,10 +50,7 @@ func TestPinningPolicyAtRunTime(t *testing.T) {
 	r := renderNamed(t, pinningRenders(t), "kustomize/self-managed+pinning")
 	bin, _ := confighashBinary(t)
 	c := controlPlane(t)
-	admin, err := kubernetes.NewForConfig(c.RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin := adminClient(t, c)
 	// team-a and team-b are the component's example bindings; team-c is
 	// labelled but binds nothing. Another spec may have made team-a and
 	// team-b already.
@@ -65,10 +62,7 @@ func TestPinningPolicyAtRunTime(t *testing.T) {
 	for ns, l := range labels {
 		ensureNamespace(ctx, t, admin, ns, l)
 	}
-	namespaces, others := splitNamespaces(r.Objects)
-	apply(ctx, t, namespaces, false)
-	apply(ctx, t, others, false)
-	dec := decode(t, r)
+	dec := install(ctx, t, r)
 	t.Cleanup(func() {
 		ctx := context.Background()
 		for _, p := range dec.Policies {
@@ -79,10 +73,7 @@ func TestPinningPolicyAtRunTime(t *testing.T) {
 		}
 	})
 
-	kubeconfig := serviceAccountKubeconfig(ctx, t, admin, c.RESTConfig().Host, c.RESTConfig().CAData, dec.SA)
-	l := localArgs(t, dec, kubeconfig)
-	proc := startBinary(t, bin, l.args)
-	waitReady(ctx, t, proc, l.healthURL)
+	proc, _ := runAsServiceAccount(ctx, t, c, admin, bin, dec)
 	// Ready means the caBundle is injected: into the pod webhook's entry
 	// as well as the first.
 	mwc, err := admin.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, dec.MWC.Name, metav1.GetOptions{})

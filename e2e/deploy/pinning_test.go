@@ -1,11 +1,8 @@
 package deploy
 
 import (
-	"context"
 	"slices"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -16,40 +13,15 @@ import (
 
 // pinningRenders are the pinning renders, shared by the tests like
 // namespacedRenders' (decodedRenders includes them).
-func pinningRenders(t *testing.T) []Render {
-	t.Helper()
-	_, p := allRenders(t)
-	c := pinningOnce
-	c.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		c.renders, c.err = RenderPinning(ctx, p)
-	})
-	if c.err != nil {
-		t.Fatal(c.err)
-	}
-	return c.renders
-}
+func pinningRenders(t *testing.T) []Render { return pinningOnce.get(t, RenderPinning) }
 
-var pinningOnce = &struct {
-	once    sync.Once
-	renders []Render
-	err     error
-}{}
+var pinningOnce renderCache
 
 // TestPinningChartMatchesKustomize: the chart with pinning.enabled and
 // pinning.namespaces and an overlay with the pinning component render the
 // same objects.
 func TestPinningChartMatchesKustomize(t *testing.T) {
-	byName := map[string]Render{}
-	for _, r := range pinningRenders(t) {
-		byName[r.Name] = r
-	}
-	for _, m := range CertModes {
-		t.Run(m.Overlay, func(t *testing.T) {
-			sameObjects(t, "component", index(t, byName["kustomize/"+m.Overlay+"+pinning"].Objects), index(t, byName["helm/"+m.ChartMode+"+pinning"].Objects))
-		})
-	}
+	chartMatchesKustomize(t, pinningRenders(t), "pinning")
 }
 
 // TestPinningRendersArePinning: a render has --pinning exactly when it

@@ -3,16 +3,10 @@
 package deploy
 
 import (
-	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -25,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,6 +29,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
+	"github.com/confighash/confighash/e2e/controlplane"
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/hashkey"
 )
@@ -56,29 +50,16 @@ func TestRBACSufficesAtRunTime(t *testing.T) {
 	bin, _ := confighashBinary(t)
 	c := controlPlane(t)
 	installCertManagerCRDs(ctx, t)
-	admin, err := kubernetes.NewForConfig(c.RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin := adminClient(t, c)
 	for _, r := range rs {
 		if !strings.HasPrefix(r.Name, "kustomize/") {
 			continue // the chart renders the same objects (TestChartMatchesKustomize)
 		}
 		t.Run(r.Name, func(t *testing.T) {
-			namespaces, rest := splitNamespaces(r.Objects)
-			apply(ctx, t, namespaces, false)
-			apply(ctx, t, rest, false)
-			dec := decode(t, r)
+			dec := install(ctx, t, r)
 			flags := flagsOf(t, dec)
 
-			kubeconfig := serviceAccountKubeconfig(ctx, t, admin, c.RESTConfig().Host, c.RESTConfig().CAData, dec.SA)
-			l := localArgs(t, dec, kubeconfig)
-			if r.Mode.Flag == "external" {
-				// cert-manager would have put these files into the mount.
-				writeSelfSignedPair(t, l.certDir, servingCert(t, dec).Spec.DNSNames)
-			}
-			proc := startBinary(t, bin, l.args)
-			waitReady(ctx, t, proc, l.healthURL)
+			proc, l := runAsServiceAccount(ctx, t, c, admin, bin, dec)
 			// Liveness: a TLS handshake with the binary's own webhook server.
 			waitReady(ctx, t, proc, strings.TrimSuffix(l.healthURL, "/readyz")+"/healthz")
 
@@ -107,10 +88,7 @@ func TestRBACSufficesAtRunTime(t *testing.T) {
 
 			restampWorkload(ctx, t, admin, proc, "rbac-"+r.Mode.Overlay)
 			checkMetricsAccess(ctx, t, admin, dec, l.metricsURL, metricsRoots(ctx, t, admin, dec, l.certDir))
-			proc.stop(t)
-			if log := proc.log(); strings.Contains(strings.ToLower(log), "forbidden") {
-				t.Errorf("the binary was denied something:\n%s", grep(log, "forbidden"))
-			}
+			stopNeverForbidden(t, proc)
 		})
 	}
 }
@@ -198,35 +176,22 @@ func freePorts(t *testing.T, n int) []int {
 // certificate into dir, as the kubelet would mount it.
 func writeSelfSignedPair(t *testing.T, dir string, dnsNames []string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "confighash-webhook"},
-		DNSNames:     dnsNames,
-		NotBefore:    time.Now().Add(-time.Minute),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	pair, err := controlplane.Issue(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: "confighash-webhook"},
+		DNSNames:    dnsNames,
+		NotBefore:   time.Now().Add(-time.Minute),
+		NotAfter:    time.Now().Add(time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for name, block := range map[string]*pem.Block{
-		"tls.crt": {Type: "CERTIFICATE", Bytes: der},
-		"tls.key": {Type: "PRIVATE KEY", Bytes: keyDER},
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(block), 0o600); err != nil {
+	for name, data := range map[string][]byte{"tls.crt": pair.CertPEM, "tls.key": pair.KeyPEM} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -235,31 +200,14 @@ func writeSelfSignedPair(t *testing.T, dir string, dnsNames []string) {
 // process is the running binary.
 type process struct {
 	cmd    *exec.Cmd
-	out    *syncBuffer
+	out    *controlplane.SyncBuffer
 	exited chan struct{}
 	once   sync.Once
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func startBinary(t *testing.T, bin string, args []string) *process {
 	t.Helper()
-	p := &process{out: &syncBuffer{}, exited: make(chan struct{})}
+	p := &process{out: &controlplane.SyncBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	// Dies with the test binary.
@@ -333,34 +281,10 @@ func restampWorkload(ctx context.Context, t *testing.T, admin kubernetes.Interfa
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	cm, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "app-config"}, Data: map[string]string{"n": "0"},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	labels := map[string]string{"app": "app"}
 	// The webhook is not reachable from the API server here (no pod backs
 	// the Service); with failurePolicy Ignore the create goes through
 	// unstamped, and the hook stamps it on the first config change.
-	_, err = admin.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "app"},
-		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{
-					Name: "app", Image: "registry.invalid/app:1",
-					EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{
-						LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name},
-					}}},
-				}}},
-			},
-		},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cm := createReader(ctx, t, admin, ns)
 	// Change the ConfigMap until the hook stamps: its informer may see the
 	// Deployment only after the first change.
 	n := 0

@@ -65,11 +65,7 @@ func Setup(ctx context.Context, progress io.Writer) (*Env, error) {
 	if kc := os.Getenv(KubeconfigEnv); kc != "" {
 		return external(ctx, kc)
 	}
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		return nil, err
-	}
-	bins, err := controlplane.EnsureBinaries(ctx, root, progress)
+	root, bins, err := controlplane.EnsureRepoBinaries(ctx, progress)
 	if err != nil {
 		return nil, err
 	}

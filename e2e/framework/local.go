@@ -3,14 +3,11 @@ package framework
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/confighash/confighash/e2e/controlplane"
@@ -30,10 +27,9 @@ func buildConfighash(ctx context.Context, root, out string) error {
 // localRunner runs the confighash binary out-of-cluster, registered by URL,
 // as a child process that dies with the test binary.
 type localRunner struct {
-	bin, kubeconfig, logPath string
-	webhookPort, healthPort  int
-	cmd                      *exec.Cmd
-	exited                   chan struct{}
+	bin, kubeconfig         string
+	webhookPort, healthPort int
+	proc                    child
 }
 
 func newLocalRunner(bin, kubeconfig, dir string) (*localRunner, error) {
@@ -41,8 +37,8 @@ func newLocalRunner(bin, kubeconfig, dir string) (*localRunner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &localRunner{bin: bin, kubeconfig: kubeconfig, logPath: filepath.Join(dir, "confighash.log"),
-		webhookPort: ports[0], healthPort: ports[1]}, nil
+	return &localRunner{bin: bin, kubeconfig: kubeconfig, webhookPort: ports[0], healthPort: ports[1],
+		proc: child{name: "confighash", logPath: filepath.Join(dir, "confighash.log")}}, nil
 }
 
 func (r *localRunner) WebhookURL() string {
@@ -50,21 +46,13 @@ func (r *localRunner) WebhookURL() string {
 }
 
 // LogPath is where the child's output goes.
-func (r *localRunner) LogPath() string { return r.logPath }
+func (r *localRunner) LogPath() string { return r.proc.logPath }
 
 func (r *localRunner) Start(ctx context.Context, extraArgs ...string) error {
-	if r.cmd != nil {
-		return errors.New("confighash already running")
-	}
-	logf, err := os.OpenFile(r.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("opening confighash log: %w", err)
-	}
-	defer logf.Close()
 	args := append([]string{
 		"--kubeconfig", r.kubeconfig,
 		"--webhook-url", "https://127.0.0.1:" + strconv.Itoa(r.webhookPort),
-		"--cert-dir", filepath.Join(filepath.Dir(r.logPath), "confighash-certs"),
+		"--cert-dir", filepath.Join(filepath.Dir(r.proc.logPath), "confighash-certs"),
 		"--metrics-bind-address", "0",
 		"--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(r.healthPort),
 		"--namespace", Namespace,
@@ -76,39 +64,16 @@ func (r *localRunner) Start(ctx context.Context, extraArgs ...string) error {
 		// runs with the shipped defaults, waves on.
 		"--max-wave-size=0",
 	}, extraArgs...)
-	cmd := exec.Command(r.bin, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting confighash: %w", err)
-	}
-	r.cmd, r.exited = cmd, make(chan struct{})
-	go func() { _ = cmd.Wait(); close(r.exited) }()
-	return r.waitReady(ctx)
-}
-
-func (r *localRunner) waitReady(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	err := pollReady(ctx, "http://127.0.0.1:"+strconv.Itoa(r.healthPort)+"/readyz", r.exited)
-	switch {
-	case errors.Is(err, errExited):
-		r.cmd = nil
-		return fmt.Errorf("confighash %w; see %s", err, r.logPath)
-	case err != nil:
-		return fmt.Errorf("confighash not ready: %w; see %s", err, r.logPath)
-	}
-	return nil
+	return r.proc.start(ctx, "http://127.0.0.1:"+strconv.Itoa(r.healthPort)+"/readyz", r.bin, args...)
 }
 
 func (r *localRunner) Stop(ctx context.Context) error {
-	if r.cmd == nil {
+	if r.proc.cmd == nil {
 		return nil
 	}
-	defer func() { r.cmd = nil }()
 	// An ended ctx cuts the 15 s grace short.
-	if err := controlplane.StopGroup(ctx, controlplane.Group{PGID: r.cmd.Process.Pid, Gone: controlplane.Reaped(r.exited)}, 15*time.Second); err != nil {
-		return fmt.Errorf("stopping confighash: %w", err)
+	if err := r.proc.stop(ctx, 15*time.Second); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -130,9 +95,4 @@ func waitPortClosed(port int) error {
 }
 
 // PID is the running confighash process, or 0.
-func (r *localRunner) PID() int {
-	if r.cmd == nil {
-		return 0
-	}
-	return r.cmd.Process.Pid
-}
+func (r *localRunner) PID() int { return r.proc.pid() }

@@ -67,11 +67,7 @@ func SetupNodeWith(ctx context.Context, progress io.Writer, o NodeOptions) (*Nod
 	if os.Getenv(KubeconfigEnv) != "" {
 		return nil, fmt.Errorf("the node specs run on their own local cluster; unset %s", KubeconfigEnv)
 	}
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		return nil, err
-	}
-	bins, err := controlplane.EnsureBinaries(ctx, root, progress)
+	root, bins, err := controlplane.EnsureRepoBinaries(ctx, progress)
 	if err != nil {
 		return nil, err
 	}

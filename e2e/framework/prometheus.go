@@ -9,10 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/confighash/confighash/e2e/controlplane"
@@ -25,8 +23,7 @@ type Prometheus struct {
 	// URL is its HTTP API, http://127.0.0.1:PORT.
 	URL     string
 	LogPath string
-	cmd     *exec.Cmd
-	exited  chan struct{}
+	proc    child
 }
 
 // StartPrometheus runs Prometheus with config (prometheus.yml) in dir,
@@ -45,50 +42,18 @@ func StartPrometheus(ctx context.Context, dir string, config []byte, progress io
 		return nil, fmt.Errorf("writing %s: %w", cfg, err)
 	}
 	p := &Prometheus{URL: "http://127.0.0.1:" + strconv.Itoa(ports[0]), LogPath: filepath.Join(dir, "prometheus.log")}
-	logf, err := os.Create(p.LogPath)
-	if err != nil {
-		return nil, fmt.Errorf("creating %s: %w", p.LogPath, err)
-	}
-	defer logf.Close()
-	cmd := exec.Command(server, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+	p.proc = child{name: "prometheus", logPath: p.LogPath}
+	err = p.proc.start(ctx, p.URL+"/-/ready", server, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address=127.0.0.1:"+strconv.Itoa(ports[0]), "--log.level=warn")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting prometheus: %w", err)
-	}
-	p.cmd, p.exited = cmd, make(chan struct{})
-	go func() { _ = cmd.Wait(); close(p.exited) }()
-	if err := p.waitReady(ctx); err != nil {
+	if err != nil {
 		return nil, errors.Join(err, p.Stop(context.Background()))
 	}
 	return p, nil
 }
 
-func (p *Prometheus) waitReady(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	err := pollReady(ctx, p.URL+"/-/ready", p.exited)
-	switch {
-	case errors.Is(err, errExited):
-		text, _ := controlplane.TailFile(p.LogPath, 30)
-		return fmt.Errorf("prometheus %w:\n%s", err, text)
-	case err != nil:
-		return fmt.Errorf("prometheus not ready: %w; see %s", err, p.LogPath)
-	}
-	return nil
-}
-
 // Stop stops it and returns once it is gone.
 func (p *Prometheus) Stop(ctx context.Context) error {
-	if p.cmd == nil {
-		return nil
-	}
-	defer func() { p.cmd = nil }()
-	if err := controlplane.StopGroup(ctx, controlplane.Group{PGID: p.cmd.Process.Pid, Gone: controlplane.Reaped(p.exited)}, 10*time.Second); err != nil {
-		return fmt.Errorf("stopping prometheus: %w", err)
-	}
-	return nil
+	return p.proc.stop(ctx, 10*time.Second)
 }
 
 // Get calls the HTTP API at path (e.g. /api/v1/targets) with query and

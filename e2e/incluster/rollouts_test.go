@@ -37,8 +37,22 @@ const progressDeadline = 20 * time.Second
 // installed while confighash runs: it notices them and watches Rollouts
 // without a restart, which the first step waits for.
 func TestRolloutsCanaryOnNode(t *testing.T) {
-	// The first run builds the controller (about 5 minutes on 2 cores):
-	// longer than a spec's context.
+	rolloutsController(t)
+	t.Run("promote", testCanaryPromote)
+	t.Run("abort", testCanaryAbort)
+	t.Run("revert", testCanaryRevert)
+	t.Run("wavesWaitForHealthy", testWavesWaitForHealthy)
+	t.Run("wavesHaltOnAbort", testWavesHaltOnAbort)
+	t.Run("wavesHaltOnDegraded", testWavesHaltOnDegraded)
+	t.Run("failingReaderBefore", testFailingReaderBeforeARollout)
+	t.Run("pinnedAbort", testPinnedAbort)
+}
+
+// rolloutsController starts the Argo Rollouts controller for one spec (the
+// first run builds it, about 5 minutes on 2 cores: longer than a spec's
+// context) and waits until the hook watches Rollouts.
+func rolloutsController(t *testing.T) {
+	t.Helper()
 	buildCtx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	r, err := controlplane.EnsureRollouts(buildCtx, os.Stderr)
@@ -63,13 +77,6 @@ func TestRolloutsCanaryOnNode(t *testing.T) {
 		}
 	})
 	waitHookWatchesRollouts(t)
-	t.Run("promote", testCanaryPromote)
-	t.Run("abort", testCanaryAbort)
-	t.Run("revert", testCanaryRevert)
-	t.Run("wavesWaitForHealthy", testWavesWaitForHealthy)
-	t.Run("wavesHaltOnAbort", testWavesHaltOnAbort)
-	t.Run("wavesHaltOnDegraded", testWavesHaltOnDegraded)
-	t.Run("failingReaderBefore", testFailingReaderBeforeARollout)
 }
 
 // waitHookWatchesRollouts waits until the hook re-stamps a Rollout, so

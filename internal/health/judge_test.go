@@ -1,6 +1,7 @@
 package health
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,10 +22,26 @@ type judgeCase struct {
 	kind   workload.Kind
 	obj    client.Object
 	pods   []corev1.Pod
-	stamp  string // newStamp when ""
+	stamp  string // newStamp when "", none when "-"
 	since  time.Time
 	state  State
 	reason string
+}
+
+// judgeCases are every table of cases.
+func judgeCases() []judgeCase {
+	return slices.Concat(deploymentCases(), waitingCases(), statefulSetAndDaemonSetCases(), otherKindCases())
+}
+
+// templateStamp is the stamp the case's rollout is judged against.
+func (c judgeCase) templateStamp() string {
+	switch c.stamp {
+	case "":
+		return newStamp
+	case "-":
+		return ""
+	}
+	return c.stamp
 }
 
 func deploy(edit func(*appsv1.Deployment)) *appsv1.Deployment {
@@ -307,19 +324,9 @@ func readyStatus(s string) map[string]any {
 }
 
 func TestJudge(t *testing.T) {
-	var cases []judgeCase
-	for _, cs := range [][]judgeCase{deploymentCases(), waitingCases(), statefulSetAndDaemonSetCases(), otherKindCases()} {
-		cases = append(cases, cs...)
-	}
-	for _, c := range cases {
+	for _, c := range judgeCases() {
 		t.Run(c.name, func(t *testing.T) {
-			stamp := c.stamp
-			switch stamp {
-			case "":
-				stamp = newStamp
-			case "-":
-				stamp = ""
-			}
+			stamp := c.templateStamp()
 			before := c.obj.DeepCopyObject()
 			v := Judge(Input{Kind: c.kind, Object: c.obj, Stamp: stamp, Pods: c.pods, Now: t0(), Soak: soakFor, Since: c.since})
 			if v.State != c.state || v.Reason != c.reason {

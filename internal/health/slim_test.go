@@ -18,22 +18,12 @@ import (
 // and NothingToRun are those of the whole objects: nothing the judge reads
 // is lost to the slimming.
 func TestJudgeOnSlimCopies(t *testing.T) {
-	var cases []judgeCase
-	for _, cs := range [][]judgeCase{deploymentCases(), waitingCases(), statefulSetAndDaemonSetCases(), otherKindCases()} {
-		cases = append(cases, cs...)
-	}
-	for _, c := range cases {
+	for _, c := range judgeCases() {
 		if !c.kind.Mutable {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {
-			stamp := c.stamp
-			switch stamp {
-			case "":
-				stamp = newStamp
-			case "-":
-				stamp = ""
-			}
+			stamp := c.templateStamp()
 			slim := c.kind.SlimObject(c.obj.DeepCopyObject().(client.Object))
 			var pods []corev1.Pod
 			for i := range c.pods {

@@ -1,23 +1,16 @@
 package injection
 
 import (
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
 // namespacedCases hold the policy of a confighash started with
 // --namespaces=team-a,team-b: a label alone serves nothing outside the list.
-var namespacedCases = map[string]struct {
-	ns     string
-	labels map[string]string
-	serves bool
-	reason string
-}{
+var namespacedCases = map[string]policyCase{
 	"listed and labelled":       {ns: "team-a", labels: enabled, serves: true, reason: "is labelled"},
 	"listed, unlabelled":        {ns: "team-b", reason: "not labelled"},
 	"labelled, not listed":      {ns: "shop", labels: enabled, reason: "--namespaces=team-a,team-b"},
@@ -29,38 +22,6 @@ var namespacedCases = map[string]struct {
 }
 
 func namespacedPolicy() Policy { return New(own, "team-a", "team-b") }
-
-func TestDecideNamespaced(t *testing.T) {
-	p := namespacedPolicy()
-	for name, tc := range namespacedCases {
-		t.Run(name, func(t *testing.T) {
-			d := p.Decide(tc.ns, tc.labels)
-			if d.Serves != tc.serves || !strings.Contains(d.Reason, tc.reason) {
-				t.Errorf("Decide(%s, %v) = %+v, want serves=%v and a reason with %q", tc.ns, tc.labels, d, tc.serves, tc.reason)
-			}
-		})
-	}
-}
-
-// TestSelectorAgreesWithDecideNamespaced: the apiserver calls the webhook
-// for exactly the listed, labelled namespaces.
-func TestSelectorAgreesWithDecideNamespaced(t *testing.T) {
-	sel, err := metav1.LabelSelectorAsSelector(namespacedPolicy().NamespaceSelector())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, tc := range namespacedCases {
-		t.Run(name, func(t *testing.T) {
-			set := labels.Set{NameLabel: tc.ns}
-			for k, v := range tc.labels {
-				set[k] = v
-			}
-			if got := sel.Matches(set); got != tc.serves {
-				t.Errorf("selector %s matches %v: %v, Decide serves: %v", sel, set, got, tc.serves)
-			}
-		})
-	}
-}
 
 // TestCheckNamespacedReadsNothingOutside: a namespace outside the list is
 // answered by name, with no read, since confighash may not even be allowed

@@ -19,14 +19,16 @@ const own = "confighash-system"
 
 var enabled = map[string]string{contract.InjectionLabel: contract.InjectionEnabled}
 
-// policyCases is shared by the tests below, so that Decide, the selector
-// and Check are held to the same table.
-var policyCases = map[string]struct {
+type policyCase struct {
 	ns     string
 	labels map[string]string
 	serves bool
 	reason string // a part of the reason
-}{
+}
+
+// policyCases is shared by the tests below, so that Decide, the selector
+// and Check are held to the same table.
+var policyCases = map[string]policyCase{
 	"labelled":                      {ns: "shop", labels: enabled, serves: true, reason: "is labelled"},
 	"unlabelled":                    {ns: "shop", reason: "not labelled"},
 	"other label value":             {ns: "shop", labels: map[string]string{contract.InjectionLabel: "true"}, reason: "not labelled"},
@@ -39,38 +41,55 @@ var policyCases = map[string]struct {
 	"name like kube-system, served": {ns: "kube-system-x", labels: enabled, serves: true, reason: "is labelled"},
 }
 
+// policyTable is a policy and the table it is held to.
+type policyTable struct {
+	p     Policy
+	cases map[string]policyCase
+}
+
+// policyTables are the policies Decide and the selector are held to:
+// cluster-wide, and namespaced (see namespacedCases).
+func policyTables() map[string]policyTable {
+	return map[string]policyTable{
+		"cluster-wide": {New(own), policyCases},
+		"namespaced":   {namespacedPolicy(), namespacedCases},
+	}
+}
+
 func TestDecide(t *testing.T) {
-	p := New(own)
-	for name, tc := range policyCases {
-		t.Run(name, func(t *testing.T) {
-			d := p.Decide(tc.ns, tc.labels)
-			if d.Serves != tc.serves || !strings.Contains(d.Reason, tc.reason) {
-				t.Errorf("Decide(%s, %v) = %+v, want serves=%v and a reason with %q", tc.ns, tc.labels, d, tc.serves, tc.reason)
-			}
-		})
+	for policy, pt := range policyTables() {
+		for name, tc := range pt.cases {
+			t.Run(policy+"/"+name, func(t *testing.T) {
+				d := pt.p.Decide(tc.ns, tc.labels)
+				if d.Serves != tc.serves || !strings.Contains(d.Reason, tc.reason) {
+					t.Errorf("Decide(%s, %v) = %+v, want serves=%v and a reason with %q", tc.ns, tc.labels, d, tc.serves, tc.reason)
+				}
+			})
+		}
 	}
 }
 
 // TestSelectorAgreesWithDecide is what makes the webhook configuration and
 // the handler one policy: the apiserver calls the webhook for exactly the
-// namespaces the handler serves.
+// namespaces the handler serves (namespaced: the listed, labelled ones).
 func TestSelectorAgreesWithDecide(t *testing.T) {
-	p := New(own)
-	sel, err := metav1.LabelSelectorAsSelector(p.NamespaceSelector())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, tc := range policyCases {
-		t.Run(name, func(t *testing.T) {
-			// The apiserver labels every namespace with its name.
-			set := labels.Set{NameLabel: tc.ns}
-			for k, v := range tc.labels {
-				set[k] = v
-			}
-			if got := sel.Matches(set); got != tc.serves {
-				t.Errorf("selector %s matches %v: %v, Decide serves: %v", sel, set, got, tc.serves)
-			}
-		})
+	for policy, pt := range policyTables() {
+		sel, err := metav1.LabelSelectorAsSelector(pt.p.NamespaceSelector())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, tc := range pt.cases {
+			t.Run(policy+"/"+name, func(t *testing.T) {
+				// The apiserver labels every namespace with its name.
+				set := labels.Set{NameLabel: tc.ns}
+				for k, v := range tc.labels {
+					set[k] = v
+				}
+				if got := sel.Matches(set); got != tc.serves {
+					t.Errorf("selector %s matches %v: %v, Decide serves: %v", sel, set, got, tc.serves)
+				}
+			})
+		}
 	}
 }
 

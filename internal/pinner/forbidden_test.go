@@ -13,8 +13,10 @@ import (
 
 // TestForbiddenIsItsOwnReason: a refused write (no RoleBinding of
 // confighash-pinner, or the admission policy) or read says forbidden, not
-// write-failed or read-failed, so the operator looks at the binding; any
-// other failure keeps its reason.
+// write-failed or read-failed, so the operator looks at the binding; a
+// create refused by a ResourceQuota, also a 403, says quota-exceeded, so
+// the operator looks at the quota instead; any other failure keeps its
+// reason.
 func TestForbiddenIsItsOwnReason(t *testing.T) {
 	forbidden := apierrors.NewForbidden(corev1.Resource("configmaps"), "", errors.New("no RoleBinding"))
 	for name, tc := range map[string]struct {
@@ -30,6 +32,11 @@ func TestForbiddenIsItsOwnReason(t *testing.T) {
 			}
 			return c.Get(ctx, key, obj, opts...)
 		}}, Forbidden},
+		"create over a quota": {interceptor.Funcs{Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
+			// The ResourceQuota admission plugin's refusal, a 403 too.
+			return apierrors.NewForbidden(corev1.Resource("configmaps"), obj.GetName(),
+				errors.New("exceeded quota: configmaps, requested: count/configmaps=1, used: count/configmaps=3, limited: count/configmaps=3"))
+		}}, QuotaExceeded},
 		"create failed otherwise": {interceptor.Funcs{Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
 			return apierrors.NewServiceUnavailable("etcd is away")
 		}}, WriteFailed},

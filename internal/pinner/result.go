@@ -1,6 +1,8 @@
 package pinner
 
 import (
+	"strings"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -33,8 +35,11 @@ const (
 	TooManyStamps Reason = "too-many-stamps"
 	// DryRun: a dry run writes no snapshot.
 	DryRun Reason = "dry-run"
-	// WriteFailed: a snapshot could not be written (a quota, RBAC).
+	// WriteFailed: a snapshot could not be written.
 	WriteFailed Reason = "write-failed"
+	// QuotaExceeded: a ResourceQuota (count/configmaps, count/secrets)
+	// refused a snapshot's create.
+	QuotaExceeded Reason = "quota-exceeded"
 	// ReadFailed: the revision, a source or the snapshots could not be read.
 	ReadFailed Reason = "read-failed"
 	// NotCovered: the pod reads more of a pinned source than its template
@@ -50,7 +55,7 @@ const (
 // from the start.
 func Reasons() []Reason {
 	return []Reason{Pinned, NotStamped, NoRevision, OptedOut, NothingToPin, ContentMovedOn, LookAlike,
-		TooManyStamps, DryRun, WriteFailed, ReadFailed, NotCovered, Forbidden}
+		TooManyStamps, DryRun, WriteFailed, QuotaExceeded, ReadFailed, NotCovered, Forbidden}
 }
 
 // Result is what Pin decided for one pod.
@@ -79,10 +84,18 @@ func notPinned(r Reason, detail string) Result {
 
 // failed is r, a read or write failure caused by err, or Forbidden when the
 // apiserver refused it: an operator fixes that with a RoleBinding, not by
-// looking at the apiserver's health.
+// looking at the apiserver's health. A ResourceQuota refuses with a 403 too,
+// fixed by raising the quota: QuotaExceeded.
 func failed(r Reason, err error) Reason {
-	if apierrors.IsForbidden(err) {
+	switch {
+	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), quotaRefusal):
+		return QuotaExceeded
+	case apierrors.IsForbidden(err):
 		return Forbidden
 	}
 	return r
 }
+
+// quotaRefusal is in the message of every refusal of the ResourceQuota
+// admission plugin for a quota used up; the Status carries no other mark.
+const quotaRefusal = "exceeded quota"

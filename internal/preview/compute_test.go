@@ -128,6 +128,24 @@ type rolled struct {
 	keys   string
 }
 
+// computed is Compute's report on f under testKey.
+func computed(t *testing.T, f *Facts, maxWaveSize int) *Report {
+	t.Helper()
+	rep, err := Compute(f, testKey, maxWaveSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// expectRolling checks the readers rep rolls, in order.
+func expectRolling(t *testing.T, rep *Report, want []rolled) {
+	t.Helper()
+	if got := rollingOf(rep); !reflect.DeepEqual(got, want) {
+		t.Errorf("rolling:\n got %v\nwant %v", got, want)
+	}
+}
+
 func rollingOf(rep *Report) []rolled {
 	var out []rolled
 	for _, r := range rep.Rolling {
@@ -161,10 +179,7 @@ func TestComputeReaders(t *testing.T) {
 		deployment("other-cm", nil, envFrom("other")),
 	)
 	f.Others[hasher.Source{Kind: hasher.Secret, Name: "gone"}] = Other{Found: false}
-	rep, err := Compute(f, testKey, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := computed(t, f, 8)
 	want := []rolled{
 		{"deployment/at-once", 0, true, "added: e"},
 		{"deployment/key-d", 1, false, "removed: d"},
@@ -172,9 +187,7 @@ func TestComputeReaders(t *testing.T) {
 		{"deployment/vol-b", 2, false, "changed: b"},
 		{"deployment/with-db", 3, false, "changed: b"},
 	}
-	if got := rollingOf(rep); !reflect.DeepEqual(got, want) {
-		t.Errorf("rolling:\n got %v\nwant %v", got, want)
-	}
+	expectRolling(t, rep, want)
 	wantWhy := map[string]Why{
 		"deployment/key-a":      WhyUnchanged,
 		"deployment/needs-gone": WhyMissingSource,
@@ -227,10 +240,7 @@ func TestComputeWholeChange(t *testing.T) {
 		"immutable":    {facts(t, &immutable, next, nil, readers...), WhyImmutable},
 	} {
 		t.Run(name, func(t *testing.T) {
-			rep, err := Compute(c.f, testKey, 8)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := computed(t, c.f, 8)
 			if len(rep.Rolling) != 0 || len(rep.Notes) == 0 {
 				t.Errorf("rolling %v, notes %v; want none rolling and a note", rep.Rolling, rep.Notes)
 			}
@@ -246,10 +256,7 @@ func TestComputeCreate(t *testing.T) {
 	f := facts(t, nil, next, nil,
 		deployment("all", nil, envFrom("app")),
 		deployment("key-b", nil, envKey("b")))
-	rep, err := Compute(f, testKey, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := computed(t, f, 8)
 	want := []rolled{{"deployment/all", 1, false, "added: a"}, {"deployment/key-b", 2, false, "none"}}
 	if got := rollingOf(rep); !rep.Create || !reflect.DeepEqual(got, want) {
 		t.Errorf("create %v, rolling %v; want %v", rep.Create, got, want)
@@ -263,10 +270,7 @@ func TestComputeWaves(t *testing.T) {
 	for _, n := range []string{"e", "d", "c", "b", "a"} {
 		objs = append(objs, deployment(n, nil, envFrom("app")))
 	}
-	rep, err := Compute(facts(t, &live, next, nil, objs...), testKey, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := computed(t, facts(t, &live, next, nil, objs...), 2)
 	var got []string
 	for _, r := range rep.Rolling {
 		got = append(got, r.Name+string(rune('0'+r.Wave)))
@@ -277,10 +281,7 @@ func TestComputeWaves(t *testing.T) {
 
 	// waves=off on the input: every reader at once.
 	offNext := cmState(t, map[string]string{"a": "2"}, map[string]string{contract.WavesAnnotation: contract.WavesOff})
-	rep, err = Compute(facts(t, &live, offNext, nil, objs...), testKey, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep = computed(t, facts(t, &live, offNext, nil, objs...), 2)
 	for _, r := range rep.Rolling {
 		if !r.AtOnce || r.Wave != 0 {
 			t.Errorf("%s: wave %d, at once %v; want at once", r.Ref, r.Wave, r.AtOnce)
@@ -291,10 +292,7 @@ func TestComputeWaves(t *testing.T) {
 	}
 
 	// --max-wave-size=0, the hook without waves: every reader at once too.
-	rep, err = Compute(facts(t, &live, next, nil, objs...), testKey, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep = computed(t, facts(t, &live, next, nil, objs...), 0)
 	for _, r := range rep.Rolling {
 		if !r.AtOnce || r.Wave != 0 {
 			t.Errorf("--max-wave-size=0: %s: wave %d, at once %v; want at once", r.Ref, r.Wave, r.AtOnce)
@@ -311,10 +309,7 @@ func TestRenderNoValues(t *testing.T) {
 	const liveValue, newValue = "live-value-e5f1", "new-value-9c2d"
 	live := cmState(t, map[string]string{"a": liveValue}, nil)
 	next := cmState(t, map[string]string{"a": newValue, "b": newValue}, nil)
-	rep, err := Compute(facts(t, &live, next, nil, deployment("all", nil, envFrom("app")), deployment("key-c", nil, envKey("c"))), testKey, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := computed(t, facts(t, &live, next, nil, deployment("all", nil, envFrom("app")), deployment("key-c", nil, envKey("c"))), 8)
 	var table, js bytes.Buffer
 	if err := WriteTable(&table, rep); err != nil {
 		t.Fatal(err)
@@ -350,18 +345,12 @@ func TestComputeBinaryData(t *testing.T) {
 	live, next := state("1", []byte{1}), state("2", []byte{2})
 	binOnly := state("1", []byte{2})
 	objs := []*appsv1.Deployment{deployment("env", nil, envFrom("app")), deployment("vol", nil, corev1.Container{}, volumeItems("app"))}
-	rep, err := Compute(facts(t, &live, next, nil, objs...), testKey, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := computed(t, facts(t, &live, next, nil, objs...), 8)
 	want := []rolled{{"deployment/env", 1, false, "changed: a"}, {"deployment/vol", 2, false, "changed: a, z"}}
 	if got := rollingOf(rep); !reflect.DeepEqual(got, want) {
 		t.Errorf("rolling %v, want %v", got, want)
 	}
-	rep, err = Compute(facts(t, &live, binOnly, nil, objs...), testKey, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep = computed(t, facts(t, &live, binOnly, nil, objs...), 8)
 	if got := rollingOf(rep); !reflect.DeepEqual(got, []rolled{{"deployment/vol", 1, false, "changed: z"}}) ||
 		whyOf(rep)["deployment/env"] != WhyUnchanged {
 		t.Errorf("binaryData-only change: rolling %v, not rolling %v; want vol only", got, whyOf(rep))
@@ -379,10 +368,7 @@ func TestComputeUnstamped(t *testing.T) {
 		withStamp(deployment("legacy", nil, envKey("b")), "v1:"+strings.Repeat("0", 64)),
 		deployment("current", nil, envKey("b")),
 	}
-	rep, err := Compute(facts(t, &live, next, nil, objs...), testKey, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := computed(t, facts(t, &live, next, nil, objs...), 8)
 	if got := rollingOf(rep); !reflect.DeepEqual(got, []rolled{{"deployment/legacy", 1, false, "none"}, {"deployment/none", 2, false, "none"}}) {
 		t.Errorf("rolling %v, want legacy and none", got)
 	}
@@ -395,10 +381,7 @@ func TestComputeUnstamped(t *testing.T) {
 		t.Errorf("not rolling %v", got)
 	}
 	// Content that does not change brings the hook to no reader.
-	rep, err = Compute(facts(t, &live, live, nil, objs...), testKey, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep = computed(t, facts(t, &live, live, nil, objs...), 8)
 	if len(rep.Rolling) != 0 {
 		t.Errorf("an unchanged source rolls %v", rollingOf(rep))
 	}
@@ -414,19 +397,14 @@ func TestComputeReadersThatStartNoPod(t *testing.T) {
 	paused := deployment("b-paused", nil, envKey("a"))
 	paused.Spec.Paused = true
 	f := facts(t, &live, next, nil, idle, paused, deployment("c-web", nil, envKey("a")), deployment("d-api", nil, envKey("a")))
-	rep, err := Compute(f, testKey, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := computed(t, f, 8)
 	want := []rolled{
 		{"deployment/a-idle", 0, true, "changed: a"},
 		{"deployment/b-paused", 0, true, "changed: a"},
 		{"deployment/c-web", 1, false, "changed: a"},
 		{"deployment/d-api", 2, false, "changed: a"},
 	}
-	if got := rollingOf(rep); !reflect.DeepEqual(got, want) {
-		t.Errorf("rolling:\n got %v\nwant %v", got, want)
-	}
+	expectRolling(t, rep, want)
 	if rep.Rolling[0].NoPod != "NoReplicas" || rep.Rolling[1].NoPod != "Paused" {
 		t.Errorf("noPod = %q, %q; want NoReplicas, Paused", rep.Rolling[0].NoPod, rep.Rolling[1].NoPod)
 	}
@@ -463,10 +441,7 @@ func TestComputeHeldAndHaltedReaders(t *testing.T) {
 		deployment("f-unsealed-hold", map[string]string{contract.HoldAnnotation: contract.Hold{Since: since, Quiet: time.Minute}.String()}, envKey("a")),
 		deployment("g-unsealed-halt", map[string]string{contract.HaltAnnotation: unsealedHalt("secret/db")}, envKey("a")),
 		deployment("h-bad-halt", map[string]string{contract.HaltAnnotation: sealed("v9 nonsense")}, envKey("a")))
-	rep, err := Compute(f, testKey, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := computed(t, f, 8)
 	waits := map[string]string{}
 	for _, r := range rep.Rolling {
 		waits[r.Ref] = r.Waits

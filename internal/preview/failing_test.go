@@ -2,7 +2,6 @@ package preview
 
 import (
 	"context"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -25,18 +24,13 @@ func TestComputeFailingReader(t *testing.T) {
 	}
 	f := facts(t, &live, next, nil, broken, deployment("b-web", nil, envKey("a")), deployment("c-api", nil, envKey("a")))
 	f.Readers[0].Failing = "ProgressDeadlineExceeded"
-	rep, err := Compute(f, testKey, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := computed(t, f, 8)
 	want := []rolled{
 		{"deployment/a-broken", 0, true, "changed: a"},
 		{"deployment/b-web", 1, false, "changed: a"},
 		{"deployment/c-api", 2, false, "changed: a"},
 	}
-	if got := rollingOf(rep); !reflect.DeepEqual(got, want) {
-		t.Errorf("rolling:\n got %v\nwant %v", got, want)
-	}
+	expectRolling(t, rep, want)
 	var out strings.Builder
 	if err := WriteTable(&out, rep); err != nil {
 		t.Fatal(err)

@@ -89,10 +89,7 @@ func TestGather(t *testing.T) {
 		t.Errorf("others %+v, want secret/db found", f.Others)
 	}
 
-	rep, err := Compute(f, testKey, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := computed(t, f, 8)
 	if got := rollingOf(rep); !reflect.DeepEqual(got, []rolled{{"deployment/whole", 1, false, "changed: a"}, {"deployment/with-db", 2, false, "changed: a"}}) {
 		t.Errorf("rolling %v", got)
 	}

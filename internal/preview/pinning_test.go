@@ -27,10 +27,7 @@ func TestComputePinning(t *testing.T) {
 		deployment("a-web", nil, envKey("a")),
 		deployment("b-off", map[string]string{pinning.PinAnnotation: pinning.PinOff}, envKey("a")))
 	f.NamespacePins, f.SourcePin = true, pinning.Pinned
-	rep, err := Compute(f, testKey, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := computed(t, f, 8)
 	pinned := map[string]bool{}
 	for _, r := range rep.Rolling {
 		pinned[r.Ref] = r.Pinned
@@ -47,9 +44,7 @@ func TestComputePinning(t *testing.T) {
 	}
 
 	f.SourcePin = pinning.SkipNever
-	if rep, err = Compute(f, testKey, 8); err != nil {
-		t.Fatal(err)
-	}
+	rep = computed(t, f, 8)
 	for _, r := range rep.Rolling {
 		if r.Pinned {
 			t.Errorf("%s is pinned, but the source is not", r.Ref)
@@ -60,9 +55,7 @@ func TestComputePinning(t *testing.T) {
 	}
 
 	f.NamespacePins = false
-	if rep, err = Compute(f, testKey, 8); err != nil {
-		t.Fatal(err)
-	}
+	rep = computed(t, f, 8)
 	for _, n := range rep.Notes {
 		if strings.Contains(n, "pin") {
 			t.Errorf("a namespace that does not pin has the note %q", n)

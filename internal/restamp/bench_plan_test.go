@@ -51,28 +51,14 @@ func BenchmarkPlanChange(b *testing.B) {
 // every read of a ConfigMap in reads, and returns the change to plan.
 func planBenchReconciler(b testing.TB, n int, reads *atomic.Int64) (*reconciler, contract.Change) {
 	b.Helper()
-	spec := envFromCM("app")
-	refs, err := hasher.References(&spec, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	v1 := &corev1.ConfigMap{Data: map[string]string{"k": "v1"}}
-	res, err := hasher.Checksum(hookKey, "ns", refs, func(hasher.Source) (hasher.Content, bool, error) {
-		return hasher.ConfigMapContent(v1), true, nil
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: map[string]string{"k": "v2"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	objs := []client.Object{cm.(client.Object)}
+	old := wantSum(b, map[string]string{"k": "v1"})
+	cm := slimCM(b, "ns", "app", map[string]string{"k": "v2"})
+	objs := []client.Object{cm}
 	for i := range n {
 		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("d%04d", i), Namespace: "ns", Generation: 1}}
 		d.Spec.Replicas = ptr.To(int32(1))
 		d.Spec.Template.Spec = envFromCM("app")
-		d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: res.Checksum}
+		d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: old}
 		objs = append(objs, d)
 	}
 	c := withReadersIndex(fake.NewClientBuilder()).WithObjects(objs...).WithInterceptorFuncs(interceptor.Funcs{
@@ -90,6 +76,11 @@ func planBenchReconciler(b testing.TB, n int, reads *atomic.Int64) (*reconciler,
 	r := &reconciler{client: c, readers: c, key: hookKey, kinds: newWatched(workload.Kinds().Mutable()...),
 		changes: newChanges(), events: events.NewFakeRecorder(10), metrics: m, now: time.Now}
 	r.rollouts = rolloutOptions{timeout: 15 * time.Minute, poll: rolloutPoll}
+	spec := envFromCM("app")
+	refs, err := hasher.References(&spec, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
 	ids, err := r.contentIDs("ns", refs, sources.Reader{Cache: c}.Lookup(context.Background(), "ns"))
 	if err != nil {
 		b.Fatal(err)

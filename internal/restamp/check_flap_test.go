@@ -5,18 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/confighash/confighash/internal/contract"
 )
 
 // t0 has a fraction of a second, as the clock has: the hold annotation
 // keeps whole seconds, and a test at a whole second cannot tell.
 var t0 = time.Date(2030, 1, 2, 3, 4, 5, 123456789, time.UTC)
-
-func req(name string) Request {
-	return Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
-}
 
 // at is a time offset from t0.
 func at(d time.Duration) time.Time { return t0.Add(d) }
@@ -201,7 +195,7 @@ func TestFlapGuardKeyedByWorkload(t *testing.T) {
 		"same workload":           {second: req("a"), wantOK: false},
 		"other name":              {second: req("b"), wantOK: true},
 		"other kind":              {second: Request{KindName: "StatefulSet", NamespacedName: req("a").NamespacedName}, wantOK: true},
-		"other namespace":         {second: Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "other", Name: "a"}}, wantOK: true},
+		"other namespace":         {second: reqIn("other", "a"), wantOK: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -7,19 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/sources"
 )
 
 const flapQuiet = time.Minute
@@ -39,7 +35,6 @@ func withHold(v string) func(*appsv1.Deployment) {
 func TestReconcileHoldEnds(t *testing.T) {
 	data := map[string]string{"k": "v2"}
 	current := wantSum(t, data)
-	webReq := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 	stored := sealedOn(t, "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s")
 	tests := map[string]struct {
 		stamp      string
@@ -59,19 +54,15 @@ func TestReconcileHoldEnds(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			ctx := log.IntoContext(context.Background(), logr.Discard())
-			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-				Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
-			cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: data})
-			if err != nil {
-				t.Fatal(err)
-			}
+			ctx := quietCtx()
+			ns := servedNS()
+			cm := slimCM(t, "ns", "app", data)
 			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", ResourceVersion: "999",
 				Annotations: map[string]string{contract.HoldAnnotation: stored, "deployment.kubernetes.io/revision": "7"}}}
 			d.Spec.Template.Spec = envFromCM("app")
 			d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: tc.stamp}
 			var writes []string
-			c := fake.NewClientBuilder().WithObjects(ns, cm.(client.Object), d).
+			c := fake.NewClientBuilder().WithObjects(ns, cm, d).
 				WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
 					b, err := p.Data(obj)
 					if err != nil {
@@ -129,19 +120,15 @@ func TestReconcileHoldEnds(t *testing.T) {
 // ran before the hold was asked about. Each source is read once, by the
 // checksum.
 func TestReconcileHeldSkipsTheToggleCheck(t *testing.T) {
-	ctx := log.IntoContext(context.Background(), logr.Discard())
+	ctx := quietCtx()
 	const n = 8
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
+	ns := servedNS()
 	objs := []client.Object{ns}
 	var spec corev1.PodSpec
 	for i := range n {
 		name := fmt.Sprint("cm-", i)
-		cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}, Data: map[string]string{"k": "v"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		objs = append(objs, cm.(client.Object))
+		cm := slimCM(t, "ns", name, map[string]string{"k": "v"})
+		objs = append(objs, cm)
 		spec.Containers = append(spec.Containers, envFromCM(name).Containers...)
 	}
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns",
@@ -159,7 +146,7 @@ func TestReconcileHeldSkipsTheToggleCheck(t *testing.T) {
 			return c.Get(ctx, key, obj, opts...)
 		}}).Build()
 	r, _ := testReconciler(t, c, newFlapGuard(testFlapOptions(), 100), func() time.Time { return t0 })
-	res, err := r.Reconcile(ctx, Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}})
+	res, err := r.Reconcile(ctx, req("web"))
 	if err != nil || res.RequeueAfter != flapQuiet {
 		t.Fatalf("Reconcile = %+v, %v; want held for %v", res, err, flapQuiet)
 	}

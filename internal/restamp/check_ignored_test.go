@@ -1,24 +1,19 @@
 package restamp
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/sources"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -45,28 +40,19 @@ func readsAppAndClock() corev1.PodSpec {
 
 func stampFor(t *testing.T, app, clock *corev1.ConfigMap) string {
 	t.Helper()
-	spec := readsAppAndClock()
-	refs, err := hasher.References(&spec, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := hasher.Checksum(hookKey, "ns", refs, func(s hasher.Source) (hasher.Content, bool, error) {
+	return stampOf(t, hookKey, "ns", readsAppAndClock(), nil, func(s hasher.Source) (hasher.Content, bool) {
 		if s.Name == "app" {
-			return hasher.ConfigMapContent(app), true, nil
+			return hasher.ConfigMapContent(app), true
 		}
-		return hasher.ConfigMapContent(clock), true, nil
+		return hasher.ConfigMapContent(clock), true
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Checksum
 }
 
 // TestReconcileIgnoreAnnotation: adding or removing the ignore annotation
 // rolls nothing by itself, and neither does an ignored source's content;
 // a live change to a source that counts still does.
 func TestReconcileIgnoreAnnotation(t *testing.T) {
-	live := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	live := req("web")
 	replay := live
 	replay.Recheck = true
 	tests := map[string]struct {
@@ -109,24 +95,17 @@ func TestReconcileIgnoreAnnotation(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			ctx := log.IntoContext(context.Background(), logr.Discard())
+			ctx := quietCtx()
 			stored := stampFor(t, tc.stampedApp, tc.stampedClock)
 			want := stampFor(t, tc.nowApp, tc.nowClock)
 			if !tc.wantRestamp {
 				want = stored
 			}
-			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
-			d.Spec.Template.Spec = readsAppAndClock()
-			d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: stored}
-			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-				Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
+			d := stampedWeb(readsAppAndClock(), stored)
+			ns := servedNS()
 			objs := []client.Object{ns, d}
 			for _, cm := range []*corev1.ConfigMap{tc.nowApp, tc.nowClock} {
-				slim, err := sources.Slim(cm.DeepCopy())
-				if err != nil {
-					t.Fatal(err)
-				}
-				objs = append(objs, slim.(client.Object))
+				objs = append(objs, slimmed(t, cm.DeepCopy()))
 			}
 			c := fake.NewClientBuilder().WithObjects(objs...).Build()
 			r, _ := testReconciler(t, c, newFlapGuard(Options{FlapLimit: 100, FlapWindow: time.Hour, FlapQuiet: time.Minute, FlapMaxQuiet: time.Minute}, 1), time.Now)
@@ -158,11 +137,7 @@ func TestReconcileIgnoreAnnotation(t *testing.T) {
 // toggling the annotation, queue no reader.
 func TestHandlerSkipsIgnoredSources(t *testing.T) {
 	slim := func(cm *corev1.ConfigMap) *corev1.ConfigMap {
-		o, err := sources.Slim(cm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return o.(*corev1.ConfigMap)
+		return slimmed(t, cm)
 	}
 	app := func(v string, ignore bool) *corev1.ConfigMap {
 		cm := appCMWith(v)
@@ -187,7 +162,7 @@ func TestHandlerSkipsIgnoredSources(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			ctx := log.IntoContext(context.Background(), logr.Discard())
+			ctx := quietCtx()
 			e := &enqueuer{cache: readers(t, nil), kinds: newWatched(workload.Kinds().Mutable()...), window: time.Second, changes: newChanges(),
 				toggles: newToggles(10)}
 			q := &recordingQueue{}

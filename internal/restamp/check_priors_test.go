@@ -1,17 +1,12 @@
 package restamp
 
 import (
-	"context"
 	"testing"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/confighash/confighash/hasher"
-	"github.com/confighash/confighash/internal/sources"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -19,13 +14,9 @@ import (
 // stamp under another key against is the content from before the first
 // change since its last look.
 func TestSourceEventsRecordContentBefore(t *testing.T) {
-	ctx := log.IntoContext(context.Background(), logr.Discard())
+	ctx := quietCtx()
 	slim := func(v string) *corev1.ConfigMap {
-		out, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: map[string]string{"k": v}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out.(*corev1.ConfigMap)
+		return slimCM(t, "ns", "app", map[string]string{"k": v})
 	}
 	v1, v2, v3 := slim("1"), slim("2"), slim("3")
 	web := Request{KindName: "Deployment"}

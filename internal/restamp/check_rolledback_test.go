@@ -30,9 +30,7 @@ func (f *wavesFixture) rollBack(t *testing.T) {
 		d.Annotations = map[string]string{}
 	}
 	d.Annotations[contract.HaltAnnotation] = h.Sealed(hookKey, subjectOf("Deployment", d))
-	if err := f.c.Update(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
+	f.put(t, d)
 }
 
 // TestRolledBackReaderStays: a reader rolled back (its stamp names older
@@ -78,9 +76,7 @@ func TestRolledBackReaderStays(t *testing.T) {
 				f := newFixture(t)
 				d := f.get(t, "d0")
 				d.Annotations[contract.HaltAnnotation] = contract.HaltReleased
-				if err := f.c.Update(context.Background(), d); err != nil {
-					t.Fatal(err)
-				}
+				f.put(t, d)
 				if _, err := f.r.Reconcile(context.Background(), recheck); err != nil {
 					t.Fatal(err)
 				}
@@ -92,9 +88,7 @@ func TestRolledBackReaderStays(t *testing.T) {
 				f := newFixture(t)
 				d := f.get(t, "d0")
 				d.Spec.Template.Annotations[contract.ChecksumAnnotation] = f.cur
-				if err := f.c.Update(context.Background(), d); err != nil {
-					t.Fatal(err)
-				}
+				f.put(t, d)
 				if _, err := f.r.Reconcile(context.Background(), recheck); err != nil {
 					t.Fatal(err)
 				}

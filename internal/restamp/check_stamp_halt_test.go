@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/sources"
 )
 
 // TestHaltFromRecheckLetsTheNextChangeThrough: a lone reader re-stamped by
@@ -70,11 +69,7 @@ func (f *wavesFixture) setData(t *testing.T, data map[string]string) {
 	}
 	fresh := &corev1.ConfigMap{ObjectMeta: cm.ObjectMeta, Data: data}
 	fresh.Annotations = nil
-	slim, err := sources.Slim(fresh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.c.Update(context.Background(), slim.(client.Object)); err != nil {
+	if err := f.c.Update(context.Background(), slimmed(t, fresh)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -82,18 +77,13 @@ func (f *wavesFixture) setData(t *testing.T, data map[string]string) {
 // addSecretReader makes secret/NAME and has reader read it too.
 func (f *wavesFixture) addSecretReader(t *testing.T, reader, name string) {
 	t.Helper()
-	slim, err := sources.Slim(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
+	slim := slimmed(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
 		Data: map[string][]byte{"p": []byte("x")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.c.Create(context.Background(), slim.(client.Object)); err != nil {
+	if err := f.c.Create(context.Background(), slim); err != nil {
 		t.Fatal(err)
 	}
 	d := f.get(t, reader)
 	c := &d.Spec.Template.Spec.Containers[0]
 	c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}})
-	if err := f.c.Update(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
+	f.put(t, d)
 }

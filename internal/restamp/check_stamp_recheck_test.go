@@ -1,21 +1,17 @@
 package restamp
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/sources"
 )
 
 // TestRecheckConfirmsLive: a re-check that would re-stamp first reads the
@@ -30,24 +26,16 @@ func TestRecheckConfirmsLive(t *testing.T) {
 	oldSum, newSum := wantSum(t, oldData), wantSum(t, newData)
 	name := types.NamespacedName{Namespace: "ns", Name: "web"}
 	ns := func() client.Object {
-		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-			Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
+		return servedNS()
 	}
 	app := func(data map[string]string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: data}
 	}
 	slim := func(data map[string]string) client.Object {
-		out, err := sources.Slim(app(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out.(client.Object)
+		return slimmed(t, app(data))
 	}
 	web := func(stamp string) client.Object {
-		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
-		d.Spec.Template.Spec = envFromCM("app")
-		d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: stamp}
-		return d
+		return stampedWeb(envFromCM("app"), stamp)
 	}
 
 	tests := map[string]struct {
@@ -69,7 +57,7 @@ func TestRecheckConfirmsLive(t *testing.T) {
 	}
 	for tname, tc := range tests {
 		t.Run(tname, func(t *testing.T) {
-			ctx := log.IntoContext(context.Background(), logr.Discard())
+			ctx := quietCtx()
 			c := fake.NewClientBuilder().WithObjects(ns(), slim(tc.cached), web(tc.stored)).Build()
 			r, _ := testReconciler(t, c, newFlapGuard(testFlapOptions(), 100), func() time.Time { return t0 })
 			r.live = fake.NewClientBuilder().WithObjects(app(tc.live)).Build()

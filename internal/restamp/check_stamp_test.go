@@ -6,44 +6,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/sources"
 )
 
 // legacyV1 is the v1 stamp (releases before v2) of a workload reading
 // configmap/app whole with {k: v2} under hookKey, as LegacyChecksumV1 of
 // 35034ec computed it: a v1 stamp that still matches the content.
 const legacyV1 = "v1:6d2d36fc613261017f61949728d8dc07b9c2e6fc0a80f091d33ee2f2852dfeb0"
-
-// checksumOf computes the stamp of a workload in ns reading configmap/app
-// whole with data, under key.
-func checksumOf(t *testing.T, key []byte, ns string, data map[string]string) string {
-	t.Helper()
-	spec := envFromCM("app")
-	refs, err := hasher.References(&spec, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lookup := func(hasher.Source) (hasher.Content, bool, error) {
-		return hasher.ConfigMapContent(&corev1.ConfigMap{Data: data}), true, nil
-	}
-	cur, err := hasher.Checksum(key, ns, refs, lookup)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cur.Checksum
-}
 
 // TestReconcileKeepsStampsOnlyConfighashChanged: a new HMAC key changes the
 // stamp the content gives, but no pod would read anything new, so nothing
@@ -54,9 +29,9 @@ func checksumOf(t *testing.T, key []byte, ns string, data map[string]string) str
 func TestReconcileKeepsStampsOnlyConfighashChanged(t *testing.T) {
 	data := map[string]string{"k": "v2"}
 	otherKey := []byte("another-key-another-key-another!")
-	current := checksumOf(t, hookKey, "ns", data)
-	otherKeyStamp := checksumOf(t, otherKey, "ns", data)
-	live := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	current := wantSum(t, data)
+	otherKeyStamp := stampOf(t, otherKey, "ns", envFromCM("app"), nil, holding(data))
+	live := req("web")
 	replay := live
 	replay.Recheck = true
 
@@ -104,18 +79,12 @@ func TestReconcileKeepsStampsOnlyConfighashChanged(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			ctx := log.IntoContext(context.Background(), logr.Discard())
-			cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: data})
-			if err != nil {
-				t.Fatal(err)
-			}
-			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
-			d.Spec.Template.Spec = envFromCM("app")
-			d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: tc.stamp}
-			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-				Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
+			ctx := quietCtx()
+			cm := slimCM(t, "ns", "app", data)
+			d := stampedWeb(envFromCM("app"), tc.stamp)
+			ns := servedNS()
 			var patches int
-			c := interceptor.NewClient(fake.NewClientBuilder().WithObjects(ns, cm.(client.Object), d).Build(), interceptor.Funcs{
+			c := interceptor.NewClient(fake.NewClientBuilder().WithObjects(ns, cm, d).Build(), interceptor.Funcs{
 				Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
 					patches++
 					return c.Patch(ctx, obj, p, opts...)
@@ -125,11 +94,8 @@ func TestReconcileKeepsStampsOnlyConfighashChanged(t *testing.T) {
 			metrics := r.metrics
 			r.changes.add(tc.req, "configmap/app")
 			if tc.before != nil {
-				old, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: tc.before})
-				if err != nil {
-					t.Fatal(err)
-				}
-				r.changes.addBefore(tc.req, hasher.Source{Kind: hasher.ConfigMap, Name: "app"}, priorOf(old.(client.Object)))
+				old := slimCM(t, "ns", "app", tc.before)
+				r.changes.addBefore(tc.req, hasher.Source{Kind: hasher.ConfigMap, Name: "app"}, priorOf(old))
 			}
 			if _, err := r.Reconcile(ctx, tc.req); err != nil {
 				t.Fatalf("Reconcile: %v", err)

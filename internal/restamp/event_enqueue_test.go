@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -21,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
@@ -171,7 +169,7 @@ func TestHandlerEnqueuesReaders(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := &enqueuer{cache: readers(t, tc.funcs), kinds: newWatched(workload.Kinds().Mutable()...), window: window, changes: newChanges()}
 			q := &recordingQueue{}
-			tc.fire(log.IntoContext(context.Background(), logr.Discard()), e, q)
+			tc.fire(quietCtx(), e, q)
 			slices.Sort(q.added)
 			if !slices.Equal(q.added, tc.want) {
 				t.Errorf("enqueued\n  %s\nwant\n  %s", strings.Join(q.added, "\n  "), strings.Join(tc.want, "\n  "))
@@ -295,10 +293,7 @@ func BenchmarkTemplateChangedStatusWrite(b *testing.B) {
 	}
 	written := d.DeepCopy()
 	written.Status.ReadyReplicas = 1
-	deploy, ok := workload.Kinds().Of(appsv1.SchemeGroupVersion.WithKind("Deployment"))
-	if !ok {
-		b.Fatal("no Deployment kind")
-	}
+	deploy := deploymentKind(b)
 	rollout, ok := workload.Kinds().Of(schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Rollout"})
 	if !ok {
 		b.Fatal("no Rollout kind")
@@ -329,7 +324,7 @@ func BenchmarkTemplateChangedStatusWrite(b *testing.B) {
 	})
 }
 
-func deploymentKind(t *testing.T) workload.Kind {
+func deploymentKind(t testing.TB) workload.Kind {
 	t.Helper()
 	k, ok := workload.Kinds().Of(appsv1.SchemeGroupVersion.WithKind("Deployment"))
 	if !ok {

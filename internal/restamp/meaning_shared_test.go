@@ -265,8 +265,7 @@ func cliObjects(t *testing.T, m *meaningFixture, data string) []client.Object {
 			live.Annotations[k] = v
 		}
 	}
-	objs := []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}, live}
+	objs := []client.Object{servedNS(), live}
 	for _, name := range []string{"d0", "d1", "d2"} {
 		d := m.get(t, name)
 		d.ResourceVersion = ""

@@ -68,42 +68,33 @@ type Metrics struct {
 // registration on the same reg fails: each caller brings its own registry.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
-		Restamps: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "confighash_hook_restamps_total",
-			Help: "Workload pod templates re-stamped by the config-update hook, by kind, the workload's namespace, and reason: changed, first_stamp, recheck.",
-		}, []string{"kind", "namespace", "reason"}),
-		Holds: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "confighash_hook_flap_holds_total",
-			Help: "Re-stamps withheld because the workload was re-stamped too often (flap hold), by kind.",
-		}, []string{"kind"}),
+		Restamps: counterVec("confighash_hook_restamps_total",
+			"Workload pod templates re-stamped by the config-update hook, by kind, the workload's namespace, and reason: changed, first_stamp, recheck.",
+			"kind", "namespace", "reason"),
+		Holds: counterVec("confighash_hook_flap_holds_total",
+			"Re-stamps withheld because the workload was re-stamped too often (flap hold), by kind.",
+			"kind"),
 		Checksums: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "confighash_hook_checksum_computations_total",
 			Help: "Checksums computed by the config-update hook.",
 		}),
-		Missing: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "confighash_hook_missing_source_total",
-			Help: "Re-checks that found a required source missing and kept the stamp, by kind.",
-		}, []string{"kind"}),
-		Kept: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "confighash_hook_stamps_kept_total",
-			Help: "Re-checks that kept a stamp made under another HMAC key (other_key), from content newer than this replica's cache (cache_behind), or because of the ignore annotation (ignore_toggled: only an annotation changed; ignored_source: a re-check of a workload that reads an ignored source), instead of rolling, by kind and reason.",
-		}, []string{"kind", "reason"}),
+		Missing: counterVec("confighash_hook_missing_source_total",
+			"Re-checks that found a required source missing and kept the stamp, by kind.",
+			"kind"),
+		Kept: counterVec("confighash_hook_stamps_kept_total",
+			"Re-checks that kept a stamp made under another HMAC key (other_key), from content newer than this replica's cache (cache_behind), or because of the ignore annotation (ignore_toggled: only an annotation changed; ignored_source: a re-check of a workload that reads an ignored source), instead of rolling, by kind and reason.",
+			"kind", "reason"),
 		KindRefused: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "confighash_hook_workload_kind_refused",
 			Help: "1 for a custom workload kind the hook refuses to watch because its template path is not in its CRD's schema (its objects are stamped but never re-stamped), 0 for one it watches or waits for; by kind.",
 		}, []string{"kind"}),
-		Halted: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "confighash_hook_rollouts_halted_total",
-			Help: "Config-triggered rollouts that failed (a new pod crash-looping or unable to start, the progress deadline, --rollout-timeout) and halted their change's waves, by kind.",
-		}, []string{"kind"}),
-		HaltedChanges: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "confighash_hook_halted_changes",
-			Help: "Source changes whose waves are halted now, on this replica (the leader).",
-		}),
-		InFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "confighash_hook_rollouts_in_flight",
-			Help: "Config-triggered rollouts in progress, which --max-concurrent-rollouts bounds, on this replica (the leader).",
-		}),
+		Halted: counterVec("confighash_hook_rollouts_halted_total",
+			"Config-triggered rollouts that failed (a new pod crash-looping or unable to start, the progress deadline, --rollout-timeout) and halted their change's waves, by kind.",
+			"kind"),
+		HaltedChanges: gauge("confighash_hook_halted_changes",
+			"Source changes whose waves are halted now, on this replica (the leader)."),
+		InFlight: gauge("confighash_hook_rollouts_in_flight",
+			"Config-triggered rollouts in progress, which --max-concurrent-rollouts bounds, on this replica (the leader)."),
 	}
 	m.Budget = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "confighash_hook_write_budget_available",
@@ -120,6 +111,14 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		return nil, fmt.Errorf("registering hook metrics: %w", err)
 	}
 	return m, nil
+}
+
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+func gauge(name, help string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
 }
 
 // setBudget is the limiter Budget reports on.

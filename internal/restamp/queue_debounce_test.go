@@ -6,15 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/confighash/confighash/hasher"
@@ -112,7 +109,7 @@ func TestBurstSettlesIntoOneRecheck(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			ctx := log.IntoContext(context.Background(), logr.Discard())
+			ctx := quietCtx()
 			web := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
 			web.Spec.Template.Spec = envFromCM("app")
 			if tc.annotation != "" {
@@ -129,7 +126,7 @@ func TestBurstSettlesIntoOneRecheck(t *testing.T) {
 			next := &countingReconciler{}
 			s := &settler{next: next, changes: ch, cache: cache, kinds: newWatched(workload.Kinds().Mutable()...),
 				window: window, coalesceMax: tc.coalesceMax, events: events.NewFakeRecorder(10), now: clock}
-			req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+			req := req("web")
 			h := handlerFor[*corev1.ConfigMap](e, hasher.ConfigMap)
 
 			// The queue hands the workload out once per AddAfter delay
@@ -176,7 +173,7 @@ func TestSettlerWarnsOnBadWindow(t *testing.T) {
 				Annotations: map[string]string{contract.CoalesceWindowAnnotation: tc.annotation}}}
 			rec := events.NewFakeRecorder(10)
 			ch := newChanges()
-			req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+			req := req("web")
 			now := time.Now()
 			ch.touch(req, now.Add(-time.Minute), time.Second, 10*time.Second)
 			s := &settler{next: &countingReconciler{}, changes: ch, cache: fake.NewClientBuilder().WithObjects(web).Build(),

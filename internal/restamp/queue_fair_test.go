@@ -6,15 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 )
-
-func nsReq(ns, name string) Request {
-	return Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}
-}
 
 // take takes n requests out of q, marking each done.
 func take(q workqueue.TypedInterface[Request], n int) []string {
@@ -49,9 +44,9 @@ func testQueues(t *testing.T) map[string]workqueue.TypedRateLimitingInterface[Re
 // namespace "flood".
 func waitsBehind(q workqueue.TypedInterface[Request], n int) int {
 	for i := range n {
-		q.Add(nsReq("flood", fmt.Sprint("w-", i)))
+		q.Add(reqIn("flood", fmt.Sprint("w-", i)))
 	}
-	q.Add(nsReq("quiet", "web"))
+	q.Add(reqIn("quiet", "web"))
 	return slices.Index(take(q, n+1), "quiet/web")
 }
 
@@ -76,12 +71,12 @@ func TestFairQueueFloodDoesNotDelayAnotherNamespace(t *testing.T) {
 func TestFairQueueRoundRobin(t *testing.T) {
 	q := newFairQueue("", workqueue.DefaultTypedControllerRateLimiter[Request]())
 	defer q.ShutDown()
-	for _, r := range []Request{nsReq("a", "1"), nsReq("a", "2"), nsReq("a", "3"), nsReq("b", "1"), nsReq("c", "1"), nsReq("c", "2")} {
+	for _, r := range []Request{reqIn("a", "1"), reqIn("a", "2"), reqIn("a", "3"), reqIn("b", "1"), reqIn("c", "1"), reqIn("c", "2")} {
 		q.Add(r)
 	}
 	got := take(q, 3)      // a/1 b/1 c/1
-	q.Add(nsReq("b", "2")) // b left the ring; back behind a and c
-	q.Add(nsReq("d", "1")) // a new namespace joins at the back
+	q.Add(reqIn("b", "2")) // b left the ring; back behind a and c
+	q.Add(reqIn("d", "1")) // a new namespace joins at the back
 	got = append(got, take(q, q.Len())...)
 	want := []string{"a/1", "b/1", "c/1", "a/2", "c/2", "b/2", "d/1", "a/3"}
 	if !slices.Equal(got, want) {
@@ -97,11 +92,11 @@ func TestFairQueueLiveBeforeRecheck(t *testing.T) {
 	q := newFairQueue("", workqueue.DefaultTypedControllerRateLimiter[Request]())
 	defer q.ShutDown()
 	for i := range 3 {
-		r := nsReq("a", fmt.Sprint("replay-", i))
+		r := reqIn("a", fmt.Sprint("replay-", i))
 		r.Recheck = true
 		q.Add(r)
 	}
-	q.Add(nsReq("a", "changed"))
+	q.Add(reqIn("a", "changed"))
 	if got := take(q, 4); !slices.Equal(got, []string{"a/changed", "a/replay-0", "a/replay-1", "a/replay-2"}) {
 		t.Errorf("order %v, want the live change first, then the replay in order", got)
 	}
@@ -113,7 +108,7 @@ func TestFairQueueLiveBeforeRecheck(t *testing.T) {
 func TestFairQueueSemantics(t *testing.T) {
 	q := newFairQueue("", workqueue.DefaultTypedControllerRateLimiter[Request]())
 	defer q.ShutDown()
-	web, other := nsReq("a", "web"), nsReq("b", "other")
+	web, other := reqIn("a", "web"), reqIn("b", "other")
 	q.Add(web)
 	q.Add(web)
 	q.Add(other)
@@ -153,10 +148,10 @@ func TestFairQueueDelays(t *testing.T) {
 	rl := workqueue.NewTypedItemExponentialFailureRateLimiter[Request](time.Second, time.Minute)
 	q := newFairQueueWithClock("", rl, clk)
 	defer q.ShutDown()
-	web := nsReq("a", "web")
+	web := reqIn("a", "web")
 	q.AddAfter(web, time.Hour)
 	q.AddAfter(web, time.Second)
-	q.AddRateLimited(nsReq("b", "retry")) // due after 1 s
+	q.AddRateLimited(reqIn("b", "retry")) // due after 1 s
 	if q.Len() != 0 {
 		t.Fatalf("Len = %d before anything is due, want 0", q.Len())
 	}
@@ -167,14 +162,14 @@ func TestFairQueueDelays(t *testing.T) {
 		got[r] = true
 		q.Done(r)
 	}
-	if !got[web] || !got[nsReq("b", "retry")] {
+	if !got[web] || !got[reqIn("b", "retry")] {
 		t.Errorf("due after 1 s: %v, want web and retry", got)
 	}
-	if n := q.NumRequeues(nsReq("b", "retry")); n != 1 {
+	if n := q.NumRequeues(reqIn("b", "retry")); n != 1 {
 		t.Errorf("NumRequeues = %d, want 1", n)
 	}
-	q.Forget(nsReq("b", "retry"))
-	if n := q.NumRequeues(nsReq("b", "retry")); n != 0 {
+	q.Forget(reqIn("b", "retry"))
+	if n := q.NumRequeues(reqIn("b", "retry")); n != 0 {
 		t.Errorf("NumRequeues after Forget = %d, want 0", n)
 	}
 }

@@ -13,7 +13,7 @@ func TestRequestString(t *testing.T) {
 		want string
 	}{
 		"deployment": {
-			r:    Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}},
+			r:    req("web"),
 			want: "Deployment ns/web",
 		},
 		"startup is not shown": {

@@ -1,21 +1,16 @@
 package restamp
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/sources"
 )
 
 // TestReconcileIncludedSourceMissing: a source the include annotation names
@@ -23,42 +18,34 @@ import (
 // them starting: it must not freeze the re-stamp when the ConfigMap they do
 // read changes (issue 13 section 10). It is hashed as absent.
 func TestReconcileIncludedSourceMissing(t *testing.T) {
-	ctx := log.IntoContext(context.Background(), logr.Discard())
+	ctx := quietCtx()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: map[string]string{"k": "v2"}}
-	slim, err := sources.Slim(cm)
-	if err != nil {
-		t.Fatal(err)
-	}
+	slim := slimmed(t, cm)
 	include := map[string]string{contract.IncludeAnnotation: "secret/missing"}
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Annotations: include}}
 	d.Spec.Template.Spec = envFromCM("app")
 	d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v2:stale"}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
-	c := fake.NewClientBuilder().WithObjects(ns, slim.(*corev1.ConfigMap), d).Build()
+	ns := servedNS()
+	c := fake.NewClientBuilder().WithObjects(ns, slim, d).Build()
 	r, rec := testReconciler(t, c, newFlapGuard(testFlapOptions(), 100), func() time.Time { return t0 })
-	req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	req := req("web")
 	r.changes.add(req, "configmap/app")
 
 	if _, err := r.Reconcile(ctx, req); err != nil {
 		t.Fatalf("Reconcile: %v", err)
 	}
-	refs, _ := hasher.References(&d.Spec.Template.Spec, include)
-	want, err := hasher.Checksum(hookKey, "ns", refs, func(src hasher.Source) (hasher.Content, bool, error) {
+	want := stampOf(t, hookKey, "ns", d.Spec.Template.Spec, include, func(src hasher.Source) (hasher.Content, bool) {
 		if src.Kind == hasher.ConfigMap {
-			return hasher.ConfigMapContent(cm), true, nil
+			return hasher.ConfigMapContent(cm), true
 		}
-		return hasher.Content{}, false, nil
+		return hasher.Content{}, false
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := &appsv1.Deployment{}
 	if err := c.Get(ctx, req.NamespacedName, got); err != nil {
 		t.Fatal(err)
 	}
-	if stamp := got.Spec.Template.Annotations[contract.ChecksumAnnotation]; stamp != want.Checksum {
-		t.Errorf("stamp = %q, want %q: the missing included Secret froze the re-stamp", stamp, want.Checksum)
+	if stamp := got.Spec.Template.Annotations[contract.ChecksumAnnotation]; stamp != want {
+		t.Errorf("stamp = %q, want %q: the missing included Secret froze the re-stamp", stamp, want)
 	}
 	expectOneEvent(t, rec, "Normal ConfigChanged")
 	if got := counterValue(t, r.metrics.Missing.WithLabelValues("Deployment")); got != 0 {

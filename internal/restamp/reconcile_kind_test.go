@@ -1,21 +1,18 @@
 package restamp
 
 import (
-	"context"
 	"errors"
 	"testing"
 
-	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // A request for a kind the reconciler does not know is a terminal error, not
 // a panic on a zero Kind, and drops its pending change.
 func TestReconcileUnknownKind(t *testing.T) {
-	ctx := log.IntoContext(context.Background(), logr.Discard())
+	ctx := quietCtx()
 	r := &reconciler{client: fake.NewClientBuilder().Build(), kinds: newWatched(), changes: newChanges()}
 	req := Request{KindName: "Rollout", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 	r.changes.add(req, "configmap/app")

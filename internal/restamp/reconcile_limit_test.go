@@ -5,27 +5,22 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/sources"
 	"github.com/confighash/confighash/internal/workload"
 )
 
 // The hook honours the webhook's source limit: a template reading more is
 // never re-stamped, and none of its sources is even looked up.
 func TestReconcileSourceLimit(t *testing.T) {
-	ctx := log.IntoContext(context.Background(), logr.Discard())
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
+	ctx := quietCtx()
+	ns := servedNS()
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
 	d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v1:old"}
 	objs := []client.Object{ns}
@@ -33,11 +28,8 @@ func TestReconcileSourceLimit(t *testing.T) {
 		name := fmt.Sprint("cm-", i)
 		d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{Name: name,
 			EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}}})
-		cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}, Data: map[string]string{"k": "v"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		objs = append(objs, cm.(client.Object))
+		cm := slimCM(t, "ns", name, map[string]string{"k": "v"})
+		objs = append(objs, cm)
 	}
 	objs = append(objs, d)
 	var sourceGets, writes int
@@ -56,7 +48,7 @@ func TestReconcileSourceLimit(t *testing.T) {
 	kinds := newWatched(workload.Kinds().Mutable()...)
 	// Only what the limit path needs: past it, a nil field would panic.
 	r := &reconciler{client: c, key: hookKey, kinds: kinds, changes: newChanges()}
-	req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	req := req("web")
 	r.changes.add(req, "configmap/cm-0")
 
 	if _, err := r.Reconcile(ctx, req); err != nil {

@@ -7,19 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/sources"
 )
 
 // recordChange records for r what a live change to configmap/app does: its
@@ -53,16 +49,9 @@ func checkPending(t *testing.T, c *changes, r Request, kept bool) {
 // the change for the retry, but for those whose retry does not need it (the
 // workload could not be read, nor its namespace).
 func TestReconcileKeepsPendingOnlyForARetry(t *testing.T) {
-	webReq := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
-	cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: map[string]string{"k": "v2"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	web := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
-	web.Spec.Template.Spec = envFromCM("app")
-	web.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v1:stale"}
+	ns := servedNS()
+	cm := slimCM(t, "ns", "app", map[string]string{"k": "v2"})
+	web := stampedWeb(envFromCM("app"), "v1:stale")
 	boom := errors.New("boom")
 
 	tests := map[string]struct {
@@ -103,8 +92,8 @@ func TestReconcileKeepsPendingOnlyForARetry(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			ctx := log.IntoContext(context.Background(), logr.Discard())
-			c := fake.NewClientBuilder().WithObjects(ns, cm.(client.Object), web.DeepCopy()).WithInterceptorFuncs(tc.funcs).Build()
+			ctx := quietCtx()
+			c := fake.NewClientBuilder().WithObjects(ns, cm, web.DeepCopy()).WithInterceptorFuncs(tc.funcs).Build()
 			r, _ := testReconciler(t, c, newFlapGuard(testFlapOptions(), 100), func() time.Time { return t0 })
 			recordChange(r.changes, webReq, t0)
 			if _, err := r.Reconcile(ctx, webReq); !errors.Is(err, boom) {
@@ -121,16 +110,11 @@ func TestReconcileKeepsPendingOnlyForARetry(t *testing.T) {
 // too: the reconcile the change queued finds the stamp current and says
 // nothing, so no Event would name it otherwise.
 func TestReconcileNamesChangesRecordedWhileItRuns(t *testing.T) {
-	webReq := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
+	ns := servedNS()
 	var objs []client.Object
 	for _, name := range []string{"app", "app2"} {
-		cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}, Data: map[string]string{"k": "v2"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		objs = append(objs, cm.(client.Object))
+		cm := slimCM(t, "ns", name, map[string]string{"k": "v2"})
+		objs = append(objs, cm)
 	}
 	web := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
 	web.Spec.Template.Spec = envFromCM("app")
@@ -149,7 +133,7 @@ func TestReconcileNamesChangesRecordedWhileItRuns(t *testing.T) {
 	}).Build()
 	r, rec := testReconciler(t, c, newFlapGuard(testFlapOptions(), 100), func() time.Time { return t0 })
 	recordChange(r.changes, webReq, t0)
-	ctx := log.IntoContext(context.Background(), logr.Discard())
+	ctx := quietCtx()
 	if _, err := r.Reconcile(ctx, webReq); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +146,6 @@ func TestReconcileNamesChangesRecordedWhileItRuns(t *testing.T) {
 // TestReconcilePanicKeepsPending: a reconcile that panics (controller-runtime
 // recovers it and retries) keeps the change for the retry, as an error does.
 func TestReconcilePanicKeepsPending(t *testing.T) {
-	webReq := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
 		Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
 			panic("boom")
@@ -176,7 +159,7 @@ func TestReconcilePanicKeepsPending(t *testing.T) {
 				t.Fatal("Reconcile did not panic")
 			}
 		}()
-		_, _ = r.Reconcile(log.IntoContext(context.Background(), logr.Discard()), webReq)
+		_, _ = r.Reconcile(quietCtx(), webReq)
 	}()
 	checkPending(t, r.changes, webReq, true)
 }

@@ -5,18 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/injection"
-	"github.com/confighash/confighash/internal/sources"
 )
 
 // TestReconcileHonoursNamespacePolicy: a reader whose config changed, with
@@ -38,18 +34,15 @@ func TestReconcileHonoursNamespacePolicy(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			ctx := log.IntoContext(context.Background(), logr.Discard())
-			cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: tc.ns}, Data: map[string]string{"k": "v2"}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			ctx := quietCtx()
+			cm := slimCM(t, tc.ns, "app", map[string]string{"k": "v2"})
 			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "coredns", Namespace: tc.ns}}
 			d.Spec.Template.Spec = envFromCM("app")
 			d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v1:stale"}
 			c := fake.NewClientBuilder().WithObjects(
-				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tc.ns, Labels: tc.labels}}, cm.(client.Object), d).Build()
+				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tc.ns, Labels: tc.labels}}, cm, d).Build()
 			r := policyTestReconciler(t, c, injection.New(own))
-			req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: tc.ns, Name: "coredns"}}
+			req := reqIn(tc.ns, "coredns")
 			r.changes.add(req, "configmap/app")
 
 			panicked := reconcilePastPolicy(ctx, t, r, req)

@@ -18,8 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/sources"
-	"github.com/confighash/confighash/internal/workload"
 )
 
 // TestRestampFromSlimCopy: the hook reads workloads from a cache of slim
@@ -29,11 +27,8 @@ import (
 // annotations, its containers, the workload's foreign annotations.
 func TestRestampFromSlimCopy(t *testing.T) {
 	data := map[string]string{"k": "v2"}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
-	cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: data})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ns := servedNS()
+	cm := slimCM(t, "ns", "app", data)
 	whole := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "w", ResourceVersion: "5", Generation: 2,
 		Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": strings.Repeat("{}", 1000), "team": "a",
 			// Not sealed: ignored, and dropped by the re-stamp.
@@ -44,11 +39,10 @@ func TestRestampFromSlimCopy(t *testing.T) {
 	whole.Spec.Template.Spec = envFromCM("app")
 	whole.Spec.Template.Spec.Containers[0].Image = "img:1"
 	whole.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "BIG", Value: strings.Repeat("x", 64<<10)}}
-	kind, _ := workload.Kinds().Of(appsv1.SchemeGroupVersion.WithKind("Deployment"))
-	cached := kind.SlimObject(whole.DeepCopy())
+	cached := deploymentKind(t).SlimObject(whole.DeepCopy())
 
 	var patched *appsv1.Deployment
-	c := interceptor.NewClient(fake.NewClientBuilder().WithObjects(ns, cm.(client.Object), cached).Build(), interceptor.Funcs{
+	c := interceptor.NewClient(fake.NewClientBuilder().WithObjects(ns, cm, cached).Build(), interceptor.Funcs{
 		Patch: func(_ context.Context, _ client.WithWatch, obj client.Object, p client.Patch, _ ...client.PatchOption) error {
 			body, err := p.Data(obj)
 			if err != nil {
@@ -70,7 +64,7 @@ func TestRestampFromSlimCopy(t *testing.T) {
 		},
 	})
 	r, _ := testReconciler(t, c, newFlapGuard(DefaultOptions(), MaxFlapEntries), time.Now)
-	req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	req := req("web")
 	if _, err := r.Reconcile(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}

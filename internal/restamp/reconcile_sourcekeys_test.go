@@ -7,15 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/sources"
@@ -42,9 +39,8 @@ func TestReconcileSourceNotHeld(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			ctx := log.IntoContext(context.Background(), logr.Discard())
-			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-				Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
+			ctx := quietCtx()
+			ns := servedNS()
 			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
 			d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v2:old"}
 			d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c",
@@ -61,7 +57,7 @@ func TestReconcileSourceNotHeld(t *testing.T) {
 				},
 			})
 			r, rec := testReconciler(t, c, nil, time.Now)
-			req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+			req := req("web")
 			r.changes.add(req, "configmap/big")
 			_, err = r.Reconcile(ctx, req)
 			var notHeld *sources.NotHeldError

@@ -1,24 +1,18 @@
 package restamp
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/sources"
 )
 
 var hookKey = []byte("0123456789abcdef0123456789abcdef")
@@ -32,47 +26,15 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 	return m.GetCounter().GetValue()
 }
 
-// wantSum is the stamp of a workload reading configmap/app whole, when the
-// ConfigMap holds data.
-func wantSum(t *testing.T, data map[string]string) string {
-	t.Helper()
-	spec := envFromCM("app")
-	refs, err := hasher.References(&spec, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cm := &corev1.ConfigMap{Data: data}
-	res, err := hasher.Checksum(hookKey, "ns", refs, func(hasher.Source) (hasher.Content, bool, error) {
-		return hasher.ConfigMapContent(cm), true, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Checksum
-}
-
 func TestReconcile(t *testing.T) {
 	data := map[string]string{"k": "v2"}
 	current := wantSum(t, data)
-	webReq := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 
-	enabledNS := func() *corev1.Namespace {
-		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-			Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
-	}
 	appCM := func() client.Object {
-		out, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: data})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out.(client.Object)
+		return slimCM(t, "ns", "app", data)
 	}
 	web := func(stamp string, mutate ...func(*appsv1.Deployment)) *appsv1.Deployment {
-		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
-		d.Spec.Template.Spec = envFromCM("app")
-		if stamp != "" {
-			d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: stamp}
-		}
+		d := stampedWeb(envFromCM("app"), stamp)
 		for _, m := range mutate {
 			m(d)
 		}
@@ -93,32 +55,32 @@ func TestReconcile(t *testing.T) {
 		wantPending  bool // the recorded change is kept for a later try
 	}{
 		"stale stamp is replaced": {
-			objects:      []client.Object{enabledNS(), appCM(), web("v1:stale")},
+			objects:      []client.Object{servedNS(), appCM(), web("v1:stale")},
 			req:          webReq,
 			wantStamp:    current,
 			wantEvent:    "Normal ConfigChanged config changed (configmap/app); re-stamped pod template",
 			wantRestamps: map[string]float64{restampChanged: 1},
 		},
 		"first stamp": {
-			objects:      []client.Object{enabledNS(), appCM(), web("")},
+			objects:      []client.Object{servedNS(), appCM(), web("")},
 			req:          webReq,
 			wantStamp:    current,
 			wantEvent:    "Normal ConfigChanged",
 			wantRestamps: map[string]float64{restampFirstStamp: 1},
 		},
 		"start-up replay catches up": {
-			objects:      []client.Object{enabledNS(), appCM(), web("v1:stale")},
+			objects:      []client.Object{servedNS(), appCM(), web("v1:stale")},
 			req:          Request{KindName: "Deployment", NamespacedName: webReq.NamespacedName, Recheck: true},
 			wantStamp:    current,
 			wantEvent:    "Normal ConfigChanged",
 			wantRestamps: map[string]float64{restampRecheck: 1},
 		},
 		"startup leaves unstamped workloads alone": {
-			objects: []client.Object{enabledNS(), appCM(), web("")},
+			objects: []client.Object{servedNS(), appCM(), web("")},
 			req:     Request{KindName: "Deployment", NamespacedName: webReq.NamespacedName, Recheck: true},
 		},
 		"current stamp is left alone": {
-			objects:   []client.Object{enabledNS(), appCM(), web(current)},
+			objects:   []client.Object{servedNS(), appCM(), web(current)},
 			req:       webReq,
 			wantStamp: current,
 		},
@@ -133,14 +95,14 @@ func TestReconcile(t *testing.T) {
 			wantStamp: "v1:stale",
 		},
 		"opted out": {
-			objects: []client.Object{enabledNS(), appCM(), web("v1:stale", func(d *appsv1.Deployment) {
+			objects: []client.Object{servedNS(), appCM(), web("v1:stale", func(d *appsv1.Deployment) {
 				d.Annotations = map[string]string{contract.InjectionAnnotation: contract.InjectionDisabled}
 			})},
 			req:       webReq,
 			wantStamp: "v1:stale",
 		},
 		"workload being deleted": {
-			objects: []client.Object{enabledNS(), appCM(), web("v1:stale", func(d *appsv1.Deployment) {
+			objects: []client.Object{servedNS(), appCM(), web("v1:stale", func(d *appsv1.Deployment) {
 				now := metav1.Now()
 				d.DeletionTimestamp = &now
 				d.Finalizers = []string{"example.com/hold"}
@@ -149,18 +111,18 @@ func TestReconcile(t *testing.T) {
 			wantStamp: "v1:stale",
 		},
 		"workload gone": {
-			objects: []client.Object{enabledNS(), appCM()},
+			objects: []client.Object{servedNS(), appCM()},
 			req:     webReq,
 		},
 		"missing source keeps the stamp": {
-			objects:     []client.Object{enabledNS(), web("v1:stale")},
+			objects:     []client.Object{servedNS(), web("v1:stale")},
 			req:         webReq,
 			wantStamp:   "v1:stale",
 			wantEvent:   "Warning SourceMissing required configmap/app missing; not rolling until it exists",
 			wantMissing: 1,
 		},
 		"below the flap limit": {
-			objects:      []client.Object{enabledNS(), appCM(), web("v1:stale")},
+			objects:      []client.Object{servedNS(), appCM(), web("v1:stale")},
 			req:          webReq,
 			flapsBefore:  2,
 			wantStamp:    current,
@@ -168,7 +130,7 @@ func TestReconcile(t *testing.T) {
 			wantRestamps: map[string]float64{restampChanged: 1},
 		},
 		"flap hold": {
-			objects:     []client.Object{enabledNS(), appCM(), web("v1:stale")},
+			objects:     []client.Object{servedNS(), appCM(), web("v1:stale")},
 			req:         webReq,
 			flapsBefore: 3,
 			wantStamp:   "v1:stale",
@@ -179,7 +141,7 @@ func TestReconcile(t *testing.T) {
 			wantHold:    "v1 since=2030-01-02T03:04:05Z level=0 quiet=1m0s",
 		},
 		"flap hold: a re-check shares the workload's limit": {
-			objects:     []client.Object{enabledNS(), appCM(), web("v1:stale")},
+			objects:     []client.Object{servedNS(), appCM(), web("v1:stale")},
 			req:         Request{KindName: "Deployment", NamespacedName: webReq.NamespacedName, Recheck: true},
 			flapsBefore: 3,
 			wantStamp:   "v1:stale",
@@ -190,7 +152,7 @@ func TestReconcile(t *testing.T) {
 			wantHold:    "v1 since=2030-01-02T03:04:05Z level=0 quiet=1m0s",
 		},
 		"held by a former leader": {
-			objects:     []client.Object{enabledNS(), appCM(), web("v1:stale", withHold(sealedOn(t, "v1 since=2030-01-02T02:00:00Z level=2 quiet=4m0s")))},
+			objects:     []client.Object{servedNS(), appCM(), web("v1:stale", withHold(sealedOn(t, "v1 since=2030-01-02T02:00:00Z level=2 quiet=4m0s")))},
 			req:         webReq,
 			wantStamp:   "v1:stale",
 			wantRequeue: 4 * time.Minute,
@@ -199,7 +161,7 @@ func TestReconcile(t *testing.T) {
 			wantHold:    "v1 since=2030-01-02T02:00:00Z level=2 quiet=4m0s",
 		},
 		"held by a former leader, stamp current: the hold runs its course": {
-			objects:     []client.Object{enabledNS(), appCM(), web(current, withHold(sealedOn(t, "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s")))},
+			objects:     []client.Object{servedNS(), appCM(), web(current, withHold(sealedOn(t, "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s")))},
 			req:         webReq,
 			wantStamp:   current,
 			wantRequeue: flapQuiet,
@@ -207,7 +169,7 @@ func TestReconcile(t *testing.T) {
 			wantHold:    "v1 since=2030-01-02T02:00:00Z level=0 quiet=1m0s",
 		},
 		"a hold confighash did not seal (by hand, before the upgrade): ignored, with a warning": {
-			objects:   []client.Object{enabledNS(), appCM(), web(current, withHold("someone's note"))},
+			objects:   []client.Object{servedNS(), appCM(), web(current, withHold("someone's note"))},
 			req:       webReq,
 			wantStamp: current,
 			wantEvent: "Warning InvalidAnnotation confighash.dev/hold is not sealed by confighash",
@@ -216,7 +178,7 @@ func TestReconcile(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			ctx := log.IntoContext(context.Background(), logr.Discard())
+			ctx := quietCtx()
 			now := t0
 			c := fake.NewClientBuilder().WithObjects(tc.objects...).Build()
 			r, rec := testReconciler(t, c, newFlapGuard(testFlapOptions(), 100), func() time.Time { return now })

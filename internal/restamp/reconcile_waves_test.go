@@ -11,14 +11,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/sources"
 )
 
 // wavesFixture: three Deployments of one replica read configmap/app, which
@@ -39,13 +37,9 @@ func newWavesFixture(t *testing.T, readers int) *wavesFixture {
 func newWavesFixtureOf(t *testing.T, readers int, replicas int32) *wavesFixture {
 	t.Helper()
 	f := &wavesFixture{old: wantSum(t, map[string]string{"k": "v1"}), cur: wantSum(t, map[string]string{"k": "v2"})}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
-	cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: map[string]string{"k": "v2"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs := []client.Object{ns, cm.(client.Object)}
+	ns := servedNS()
+	cm := slimCM(t, "ns", "app", map[string]string{"k": "v2"})
+	objs := []client.Object{ns, cm}
 	for i := range readers {
 		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("d%d", i), Namespace: "ns", Generation: 1}}
 		d.Spec.Replicas = ptr.To(replicas)
@@ -57,14 +51,14 @@ func newWavesFixtureOf(t *testing.T, readers int, replicas int32) *wavesFixture 
 	}
 	f.c = withReadersIndex(fake.NewClientBuilder()).WithObjects(objs...).Build()
 	f.r, f.events = testReconciler(t, f.c, newFlapGuard(DefaultOptions(), 100), time.Now)
-	f.r.planner = newPlanner(8, 0, func(r Request) { f.woken = append(f.woken, r.Name) })
+	f.newLeader()
 	f.r.rollouts = rolloutOptions{timeout: 15 * time.Minute, poll: rolloutPoll}
 	return f
 }
 
 func (f *wavesFixture) reconcile(t *testing.T, name string) {
 	t.Helper()
-	req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
+	req := req(name)
 	if _, err := f.r.Reconcile(context.Background(), req); err != nil {
 		t.Fatalf("reconcile %s: %v", name, err)
 	}
@@ -78,6 +72,24 @@ func (f *wavesFixture) get(t *testing.T, name string) *appsv1.Deployment {
 	}
 	return d
 }
+
+// newLeader gives the reconciler a planner that knows nothing, as a new
+// leader's, and forgets who was woken.
+func (f *wavesFixture) newLeader() {
+	f.woken = nil
+	f.r.planner = newPlanner(8, 0, func(r Request) { f.woken = append(f.woken, r.Name) })
+}
+
+// put writes d, changed by the test, back to the cluster.
+func (f *wavesFixture) put(t *testing.T, d *appsv1.Deployment) {
+	t.Helper()
+	if err := f.c.Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// drained empties the recorder and returns the events that mention reason.
+func (f *wavesFixture) drained(reason string) []string { return drainEvents(f.events, reason) }
 
 // restamped lists the readers whose stamp is the new content's.
 func (f *wavesFixture) restamped(t *testing.T, n int) []string {
@@ -162,17 +174,7 @@ func TestReconcileWavesHaltAtTheDeadline(t *testing.T) {
 	if got := f.restamped(t, 3); !slices.Equal(got, []string{"d0"}) {
 		t.Fatalf("re-stamped %v after the halt, want the canary only", got)
 	}
-	var halted []string
-	for drained := false; !drained; {
-		select {
-		case e := <-f.events.Events:
-			if strings.Contains(e, contract.ReasonRolloutHalted) {
-				halted = append(halted, e)
-			}
-		default:
-			drained = true
-		}
-	}
+	halted := f.drained(contract.ReasonRolloutHalted)
 	// One on the workload, one on the ConfigMap; neither names a value.
 	if len(halted) != 2 {
 		t.Fatalf("RolloutHalted events %q, want 2", halted)
@@ -185,9 +187,7 @@ func TestReconcileWavesHaltAtTheDeadline(t *testing.T) {
 	// A user releases the halt: the waves go on.
 	d := f.get(t, "d0")
 	d.Annotations[contract.HaltAnnotation] = contract.HaltReleased
-	if err := f.c.Update(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
+	f.put(t, d)
 	f.reconcile(t, "d0")
 	if !slices.Equal(f.woken, []string{"d1", "d2"}) {
 		t.Fatalf("the release woke %v, want the second wave", f.woken)
@@ -263,9 +263,7 @@ func (f *wavesFixture) scale(t *testing.T, name string, replicas int32) {
 	t.Helper()
 	d := f.get(t, name)
 	d.Spec.Replicas = ptr.To(replicas)
-	if err := f.c.Update(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
+	f.put(t, d)
 }
 
 // TestReconcileWavesCanaryNoLongerServed: the canary's namespace stops

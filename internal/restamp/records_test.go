@@ -6,17 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/sources"
 )
 
 // webSubject is the Subject of the test Deployment "web" in "ns", whose
@@ -41,33 +36,18 @@ func sealedOn(t *testing.T, v string) string {
 // the hold annotation hold; a new leader (an empty flap guard) looks at it.
 func holdFixture(t *testing.T, stamp, hold string) (client.Client, *reconciler, func() []string) {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
-	cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: map[string]string{"k": "v2"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ns := servedNS()
+	cm := slimCM(t, "ns", "app", map[string]string{"k": "v2"})
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "uid-web",
 		Annotations: map[string]string{contract.HoldAnnotation: hold}}}
 	d.Spec.Template.Spec = envFromCM("app")
 	d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: stamp}
-	c := fake.NewClientBuilder().WithObjects(ns, cm.(client.Object), d).Build()
+	c := fake.NewClientBuilder().WithObjects(ns, cm, d).Build()
 	r, rec := testReconciler(t, c, newFlapGuard(testFlapOptions(), 100), func() time.Time { return t0 })
-	drain := func() []string {
-		var got []string
-		for {
-			select {
-			case e := <-rec.Events:
-				got = append(got, e)
-			default:
-				return got
-			}
-		}
-	}
-	return c, r, drain
+	return c, r, func() []string { return drainEvents(rec, "") }
 }
 
-var webReq = Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+var webReq = req("web")
 
 // TestHoldRecordNotTheHooks: a hold the hook did not seal for this
 // workload (written by hand, or before records were sealed; copied from
@@ -87,7 +67,7 @@ func TestHoldRecordNotTheHooks(t *testing.T) {
 		"not a hold at all": {"someone's note", "is not sealed"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			ctx := log.IntoContext(context.Background(), logr.Discard())
+			ctx := quietCtx()
 			c, r, drain := holdFixture(t, "v1:stale", tc.hold)
 			r.changes.add(webReq, "configmap/app")
 			res, err := r.Reconcile(ctx, webReq)
@@ -117,7 +97,7 @@ func TestHoldRecordNotTheHooks(t *testing.T) {
 // honoured by a new leader, its quiet time capped at --flap-quiet-max
 // whatever it says; and a hold the hook writes is sealed.
 func TestHoldRecordSealed(t *testing.T) {
-	ctx := log.IntoContext(context.Background(), logr.Discard())
+	ctx := quietCtx()
 	h := contract.Hold{Since: t0.Add(-time.Hour).Truncate(time.Second), Level: 1, Quiet: 100000 * time.Hour}
 	c, r, drain := holdFixture(t, "v1:stale", sealedHold(h))
 	got := r.holdRecord(ctx, "Deployment", getWeb(t, c))
@@ -141,7 +121,7 @@ func TestHoldRecordSealed(t *testing.T) {
 // TestRecordWarnedOnce: a bad record is reported once, not on every
 // reconcile that reads it; a new value is reported again.
 func TestRecordWarnedOnce(t *testing.T) {
-	ctx := log.IntoContext(context.Background(), logr.Discard())
+	ctx := quietCtx()
 	c, r, drain := holdFixture(t, wantSum(t, map[string]string{"k": "v2"}), "forged 1")
 	for range 5 {
 		if _, err := r.Reconcile(ctx, Request{KindName: webReq.KindName, NamespacedName: webReq.NamespacedName, Recheck: true}); err != nil {
@@ -168,7 +148,7 @@ func TestRecordWarnedOnce(t *testing.T) {
 // sealed; a halt the hook did not seal (unsealed, or copied from another
 // workload) holds nothing back and goes with the re-stamp, never sealed.
 func TestRolloutRecordWrittenSealed(t *testing.T) {
-	ctx := log.IntoContext(context.Background(), logr.Discard())
+	ctx := quietCtx()
 	a := contract.Change{Source: "configmap/a", Content: "0123456789abcdef"}
 	b := contract.Change{Source: "configmap/b", Content: "0123456789abcdef"}
 	b2 := contract.Change{Source: "configmap/b", Content: "1123456789abcdef"}

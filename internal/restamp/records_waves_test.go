@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/confighash/confighash/internal/contract"
@@ -18,10 +17,6 @@ import (
 // canarySubject is the Subject of the fixture's canary, Deployment d0,
 // which has no UID.
 var canarySubject = contract.Subject{Kind: "Deployment", Namespace: "ns", Name: "d0"}
-
-func reqOf(name string) Request {
-	return Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
-}
 
 // TestForgedRolloutRecordsPutNoReaderInFlight: a new leader rebuilds its
 // flights from the readers' rollout records; a record the hook did not
@@ -48,20 +43,17 @@ func TestForgedRolloutRecordsPutNoReaderInFlight(t *testing.T) {
 			d.Annotations = map[string]string{}
 		}
 		d.Annotations[contract.RolloutAnnotation] = v
-		if err := f.c.Update(context.Background(), d); err != nil {
-			t.Fatal(err)
-		}
+		f.put(t, d)
 	}
 	// A new leader: it knows nothing but the objects.
-	f.woken = nil
-	f.r.planner = newPlanner(8, 0, func(r Request) { f.woken = append(f.woken, r.Name) })
+	f.newLeader()
 	f.reconcile(t, "d1")
 	for _, name := range []string{"d1", "d2", "d3"} {
-		if _, in := f.r.planner.inFlight(reqOf(name)); in {
+		if _, in := f.r.planner.inFlight(req(name)); in {
 			t.Errorf("%s is in flight on a record the hook did not seal for it", name)
 		}
 	}
-	if _, in := f.r.planner.inFlight(reqOf("d0")); !in || !slices.Equal(f.woken, []string{"d0"}) {
+	if _, in := f.r.planner.inFlight(req("d0")); !in || !slices.Equal(f.woken, []string{"d0"}) {
 		t.Errorf("the canary in flight %v, woken %v; want the canary alone, by its own record", in, f.woken)
 	}
 	if got := f.restamped(t, 4); !slices.Equal(got, []string{"d0"}) {
@@ -87,9 +79,7 @@ func TestFutureRolloutRecordHidesNoCrash(t *testing.T) {
 	}
 	rec.Since = now.Add(24 * time.Hour)
 	d.Annotations[contract.RolloutAnnotation] = rec.String()
-	if err := f.c.Update(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
+	f.put(t, d)
 	// The new revision's pod exited non-zero after the re-stamp and was
 	// restarted.
 	started := metav1.NewTime(restampedAt.Add(2 * time.Second))
@@ -111,7 +101,7 @@ func TestFutureRolloutRecordHidesNoCrash(t *testing.T) {
 	if err != nil || h.Reason != "NonZeroExit" {
 		t.Fatalf("halt %q: %+v, %v; want the crash to halt the change, in a sealed record", v, h, err)
 	}
-	if _, in := f.r.planner.inFlight(reqOf("d0")); in {
+	if _, in := f.r.planner.inFlight(req("d0")); in {
 		t.Error("still in flight after the crash")
 	}
 }
@@ -142,12 +132,9 @@ func TestUnverifiedHaltHaltsNoOne(t *testing.T) {
 			f.setStatus(t, true, false)
 			d := f.get(t, "d1")
 			d.Annotations = map[string]string{contract.HaltAnnotation: v}
-			if err := f.c.Update(context.Background(), d); err != nil {
-				t.Fatal(err)
-			}
+			f.put(t, d)
 			// A new leader: it knows nothing but the objects.
-			f.woken = nil
-			f.r.planner = newPlanner(8, 0, func(r Request) { f.woken = append(f.woken, r.Name) })
+			f.newLeader()
 			f.reconcile(t, "d1")
 			f.reconcile(t, "d0")
 			for _, name := range []string{"d1", "d2", "d3"} {
@@ -159,17 +146,7 @@ func TestUnverifiedHaltHaltsNoOne(t *testing.T) {
 			if v, ok := f.get(t, "d1").Annotations[contract.HaltAnnotation]; ok {
 				t.Errorf("d1's halt %q left after its re-stamp", v)
 			}
-			var warnings []string
-			for drained := false; !drained; {
-				select {
-				case e := <-f.events.Events:
-					if strings.Contains(e, contract.ReasonInvalidAnnotation) {
-						warnings = append(warnings, e)
-					}
-				default:
-					drained = true
-				}
-			}
+			warnings := f.drained(contract.ReasonInvalidAnnotation)
 			if len(warnings) != 1 || !strings.Contains(warnings[0], contract.HaltAnnotation) || !strings.HasSuffix(warnings[0], "it is ignored") {
 				t.Errorf("warnings %q; want one, for the halt", warnings)
 			}
@@ -190,11 +167,8 @@ func TestReleasedHaltNeedsNoSeal(t *testing.T) {
 		t.Fatalf("the canary's halt: %v", err)
 	}
 	d.Annotations[contract.HaltAnnotation] = contract.HaltReleased
-	if err := f.c.Update(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
-	f.woken = nil
-	f.r.planner = newPlanner(8, 0, func(r Request) { f.woken = append(f.woken, r.Name) })
+	f.put(t, d)
+	f.newLeader()
 	f.reconcile(t, "d1")
 	f.reconcile(t, "d2")
 	if got := f.restamped(t, 3); len(got) != 3 {
@@ -218,13 +192,10 @@ func TestHaltFromBeforeSealingDropped(t *testing.T) {
 	}
 	d.Annotations[contract.RolloutAnnotation] = rec.String()
 	d.Annotations[contract.HaltAnnotation] = contract.Halt{Since: rec.Since, Changes: rec.Changes, Reason: "CrashLoopBackOff"}.String()
-	if err := f.c.Update(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
-	f.woken = nil
-	f.r.planner = newPlanner(8, 0, func(r Request) { f.woken = append(f.woken, r.Name) })
+	f.put(t, d)
+	f.newLeader()
 	for _, name := range []string{"d0", "d1", "d2", "d3"} {
-		req := reqOf(name)
+		req := req(name)
 		req.Recheck = true
 		if _, err := f.r.Reconcile(context.Background(), req); err != nil {
 			t.Fatalf("replay %s: %v", name, err)
@@ -252,7 +223,7 @@ func TestHaltAcrossKeyRotation(t *testing.T) {
 	f.r.key = []byte("a rotated key, 32 bytes long....")
 	f.r.planner = newPlanner(8, 0, func(Request) {})
 	for _, name := range []string{"d0", "d1", "d2"} {
-		req := reqOf(name)
+		req := req(name)
 		req.Recheck = true
 		if _, err := f.r.Reconcile(context.Background(), req); err != nil {
 			t.Fatalf("replay %s: %v", name, err)
@@ -263,18 +234,7 @@ func TestHaltAcrossKeyRotation(t *testing.T) {
 			t.Errorf("%s stamped %q after the rotation; want its stamp kept", name, got)
 		}
 	}
-	kept := 0
-	for drained := false; !drained; {
-		select {
-		case e := <-f.events.Events:
-			if strings.Contains(e, contract.ReasonKeyChanged) {
-				kept++
-			}
-		default:
-			drained = true
-		}
-	}
-	if kept != 3 {
+	if kept := len(f.drained(contract.ReasonKeyChanged)); kept != 3 {
 		t.Errorf("%d KeyChanged warnings; want one for each reader, its stamp kept", kept)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -64,7 +63,7 @@ func TestCustomWatcherRound(t *testing.T) {
 	}
 
 	served["Later.e.io"] = true
-	c.pending = c.round(log.IntoContext(context.Background(), logr.Discard()), reported)
+	c.pending = c.round(quietCtx(), reported)
 	if len(started) != 2 || started[1] != "Later.e.io" || len(c.pending) != 2 {
 		t.Errorf("after Later is served: started %v, %d pending", started, len(c.pending))
 	}
@@ -98,7 +97,7 @@ func TestCustomWatcherRefusalIsLoud(t *testing.T) {
 		start:   func(context.Context, workload.Kind) error { return nil },
 		events:  rec, self: self, metrics: m,
 	}
-	ctx := log.IntoContext(context.Background(), logr.Discard())
+	ctx := quietCtx()
 	reported := map[string]string{}
 	gauge := func(k string) float64 { return testutil.ToFloat64(m.KindRefused.WithLabelValues(k)) }
 

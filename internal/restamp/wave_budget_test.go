@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/confighash/confighash/internal/contract"
@@ -47,15 +46,13 @@ func TestUncheckedCurrentMemberIsSettled(t *testing.T) {
 	last := "d9" // last of d0..d19 in the waves' order, by name
 	d := f.get(t, last)
 	d.Spec.Template.Annotations[contract.ChecksumAnnotation] = f.cur
-	if err := f.c.Update(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
+	f.put(t, d)
 	f.reconcile(t, "d0")
 	pl, ok := f.r.planner.state.plans[planKey{namespace: "ns", source: "configmap/app"}]
 	if !ok {
 		t.Fatal("no plan")
 	}
-	lr := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: last}}
+	lr := req(last)
 	if _, ok := pl.unchecked[lr]; !ok {
 		t.Fatalf("%s is not an unchecked member", last)
 	}
@@ -77,10 +74,10 @@ func TestWaitingReaderWakesUncheckedMembers(t *testing.T) {
 	}
 	pl := p.install(shared, change1, ms, wavesT0, 0)
 	for i := range 4 {
-		p.settled(reader(fmt.Sprintf("r%02d", i)))
+		p.settled(req(fmt.Sprintf("r%02d", i)))
 	}
 	woken = nil
-	r7 := reader("r07")
+	r7 := req("r07")
 	if v, _, _ := p.admit(r7, r7, []*plan{pl}, "s", wavesT0, false); v != waitWave {
 		t.Fatalf("r07: %v, want waitWave", v)
 	}
@@ -101,7 +98,7 @@ func TestWaitingReaderWakesUncheckedMembers(t *testing.T) {
 		t.Fatalf("woke %v again at once", woken)
 	}
 	for _, name := range names {
-		p.settled(reader(name))
+		p.settled(req(name))
 	}
 	if v, _, _ := p.admit(r7, r7, []*plan{pl}, "s", wavesT0, false); v != admitted {
 		t.Fatalf("r07 once the unchecked ones settled: %v", v)
@@ -117,9 +114,7 @@ func TestIdleReaderPastTheChecksGoesAtOnce(t *testing.T) {
 	last := "d9" // last of d0..d19 in the waves' order, by name
 	d := f.get(t, last)
 	d.Spec.Replicas = ptr.To[int32](0)
-	if err := f.c.Update(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
+	f.put(t, d)
 	f.reconcile(t, "d0")
 	f.reconcile(t, last)
 	if got := f.get(t, last).Spec.Template.Annotations[contract.ChecksumAnnotation]; got != f.cur {

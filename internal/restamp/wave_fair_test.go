@@ -6,14 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/confighash/confighash/internal/contract"
 )
-
-func readerIn(namespace, name string) Request {
-	return Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}}
-}
 
 // onePlan installs a plan of its own for r, read from source src, and
 // returns it.
@@ -28,7 +22,7 @@ func onePlan(p *planner, r Request, src, content string) *plan {
 func TestReadmitNeedsASlot(t *testing.T) {
 	p := newPlanner(8, 1, nil)
 	p.now = func() time.Time { return wavesT0 }
-	t0, v0 := readerIn("tenant", "t0"), readerIn("victim", "v0")
+	t0, v0 := reqIn("tenant", "t0"), reqIn("victim", "v0")
 	if v, _, _ := p.admit(t0, t0, []*plan{onePlan(p, t0, "configmap/t", "0000000000000001")}, "s1", wavesT0, false); v != admitted {
 		t.Fatalf("the tenant's canary: %v", v)
 	}
@@ -48,7 +42,7 @@ func TestReadmitNeedsASlot(t *testing.T) {
 // timeout counts from the first.
 func TestReadmitKeepsTheClock(t *testing.T) {
 	p := newPlanner(8, 10, nil)
-	t0 := readerIn("tenant", "t0")
+	t0 := reqIn("tenant", "t0")
 	for i, at := range []time.Duration{0, 10 * time.Minute, 20 * time.Minute} {
 		pl := onePlan(p, t0, "configmap/t", fmt.Sprintf("%016d", i+1))
 		if v, _, f := p.admit(t0, t0, []*plan{pl}, "s", wavesT0.Add(at), false); v != admitted || !f.since.Equal(wavesT0) {
@@ -65,11 +59,11 @@ func TestFreeSlotGoesToTheNamespaceHoldingFewest(t *testing.T) {
 	p.now = func() time.Time { return wavesT0 }
 	var tenant []Request
 	for i := range 24 {
-		r := readerIn("tenant", fmt.Sprintf("t%02d", i))
+		r := reqIn("tenant", fmt.Sprintf("t%02d", i))
 		tenant = append(tenant, r)
 		p.admit(r, r, []*plan{onePlan(p, r, "configmap/"+r.Name, "0000000000000001")}, "s", wavesT0, false)
 	}
-	v0 := readerIn("victim", "v0")
+	v0 := reqIn("victim", "v0")
 	if v, _, _ := p.admit(v0, v0, []*plan{onePlan(p, v0, "configmap/v", "0000000000000001")}, "s", wavesT0, false); v != waitBound {
 		t.Fatalf("the victim: %v, want waitBound", v)
 	}
@@ -96,7 +90,7 @@ func TestKeptSlotLapses(t *testing.T) {
 	now := wavesT0
 	p := newPlanner(8, 1, func(r Request) { woken = append(woken, r.Name) })
 	p.now = func() time.Time { return now }
-	a, b, c := readerIn("a", "a0"), readerIn("b", "b0"), readerIn("c", "c0")
+	a, b, c := reqIn("a", "a0"), reqIn("b", "b0"), reqIn("c", "c0")
 	for _, r := range []Request{a, b, c} {
 		p.admit(r, r, []*plan{onePlan(p, r, "configmap/"+r.Name, "0000000000000001")}, "s", now, false)
 	}
@@ -138,9 +132,8 @@ func TestInstallKeepsTheBound(t *testing.T) {
 // A halt released by hand ends no other rollout of the reader: one in
 // flight for another change is still to be judged.
 func TestReleaseEndsNoOtherRollout(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	x := p.install(shared, change1, members(2), wavesT0, 0)
-	r0 := reader("r00")
+	p, x := sharedPlan(2)
+	r0 := req("r00")
 	p.admit(r0, r0, []*plan{x}, "s1", wavesT0, false)
 	p.failed(r0, "NonZeroExit")
 	cy := contract.Change{Source: "configmap/y", Content: "0000000000000009"}
@@ -152,7 +145,7 @@ func TestReleaseEndsNoOtherRollout(t *testing.T) {
 	if _, ok := p.inFlight(r0); !ok {
 		t.Fatal("releasing X's halt ended r00's rollout for Y unjudged")
 	}
-	r1 := reader("r01")
+	r1 := req("r01")
 	if v, _, _ := p.admit(r1, r1, []*plan{y}, "s", wavesT0, false); v != waitWave {
 		t.Fatalf("Y's second wave: %v while its canary still rolls, want waitWave", v)
 	}
@@ -163,14 +156,14 @@ func TestReleaseEndsNoOtherRollout(t *testing.T) {
 func TestAdoptTakesASlot(t *testing.T) {
 	p := newPlanner(8, 1, nil)
 	p.now = func() time.Time { return wavesT0 }
-	t0 := readerIn("tenant", "t0")
+	t0 := reqIn("tenant", "t0")
 	p.admit(t0, t0, []*plan{onePlan(p, t0, "configmap/t", "0000000000000001")}, "s", wavesT0, false)
 	pl := p.install(shared, change1, members(2), wavesT0, 0)
-	if p.adopt(reader("r00"), "s", wavesT0) {
+	if p.adopt(req("r00"), "s", wavesT0) {
 		t.Fatal("adopted past the bound")
 	}
-	p.settled(reader("r00"))
-	if !pl.done[reader("r00")] {
+	p.settled(req("r00"))
+	if !pl.done[req("r00")] {
 		t.Fatal("the reader not adopted was not settled")
 	}
 }

@@ -14,9 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/sources"
 )
 
 // A tenant holds every slot of --max-concurrent-rollouts (10) with ten
@@ -30,25 +28,10 @@ func TestVictimNamespaceWaitsAtMostOneTimeout(t *testing.T) {
 	now := wavesT0
 	clock := func() time.Time { return now }
 	stamp := func(ns, cm, v string) string {
-		spec := envFromCM(cm)
-		refs, err := hasher.References(&spec, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := hasher.Checksum(hookKey, ns, refs, func(hasher.Source) (hasher.Content, bool, error) {
-			return hasher.ConfigMapContent(&corev1.ConfigMap{Data: map[string]string{"k": v}}), true, nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.Checksum
+		return stampOf(t, hookKey, ns, envFromCM(cm), nil, holding(map[string]string{"k": v}))
 	}
 	slim := func(ns, name, v string) client.Object {
-		o, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{"k": v}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return o.(client.Object)
+		return slimCM(t, ns, name, map[string]string{"k": v})
 	}
 	var objs []client.Object
 	var readers []Request
@@ -61,7 +44,7 @@ func TestVictimNamespaceWaitsAtMostOneTimeout(t *testing.T) {
 		d.Spec.Template.Spec = envFromCM(cm)
 		d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: stamp(ns, cm, "v0")}
 		objs = append(objs, d)
-		readers = append(readers, readerIn(ns, name))
+		readers = append(readers, reqIn(ns, name))
 	}
 	for _, ns := range []string{"tenant", "victim"} {
 		objs = append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,

@@ -19,9 +19,8 @@ import (
 // the halt and ending "the" flight would end the admit's flight in
 // between.
 func TestReleaseRacingAnAdmitEndsNoRollout(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	x := p.install(shared, change1, members(2), wavesT0, 0)
-	r0, r1 := reader("r00"), reader("r01")
+	p, x := sharedPlan(2)
+	r0, r1 := req("r00"), req("r01")
 	p.admit(r0, r0, []*plan{x}, "s1", wavesT0, false)
 	p.failed(r0, "NonZeroExit")
 	recheck := r0

@@ -6,14 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/confighash/confighash/internal/contract"
 )
-
-func reader(name string) Request {
-	return Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
-}
 
 var (
 	wavesT0 = time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
@@ -26,9 +20,16 @@ var (
 func members(n int) []member {
 	ms := make([]member, n)
 	for i := range ms {
-		ms[i] = member{req: reader(fmt.Sprintf("r%02d", i))}
+		ms[i] = member{req: req(fmt.Sprintf("r%02d", i))}
 	}
 	return ms
+}
+
+// sharedPlan is a planner without wakes and its plan of change1 to
+// configmap/shared for n readers, r00 on.
+func sharedPlan(n int) (*planner, *plan) {
+	p := newPlanner(8, 0, nil)
+	return p, p.install(shared, change1, members(n), wavesT0, 0)
 }
 
 // admitAll asks for every member not re-stamped nor settled, as their reconciles
@@ -36,7 +37,7 @@ func members(n int) []member {
 func admitAll(p *planner, pl *plan, n int) []string {
 	var got []string
 	for i := range n {
-		r := reader(fmt.Sprintf("r%02d", i))
+		r := req(fmt.Sprintf("r%02d", i))
 		if pl.gone[r] || pl.done[r] {
 			continue
 		}
@@ -62,7 +63,7 @@ func TestWavesGoOneTwoFour(t *testing.T) {
 		}
 		woken = nil
 		for j, name := range wave {
-			p.succeeded(reader(name))
+			p.succeeded(req(name))
 			if j < len(wave)-1 && len(woken) != 0 {
 				t.Fatalf("wave %d: %v woken before the whole wave succeeded", i, woken)
 			}
@@ -74,16 +75,15 @@ func TestWavesGoOneTwoFour(t *testing.T) {
 }
 
 func TestHaltStopsTheWaves(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	pl := p.install(shared, change1, members(6), wavesT0, 0)
+	p, pl := sharedPlan(6)
 	if got := admitAll(p, pl, 6); !slices.Equal(got, []string{"r00"}) {
 		t.Fatalf("admitted %v, want the canary only", got)
 	}
-	if halted := p.failed(reader("r00"), "CrashLoopBackOff"); len(halted) != 1 || halted[0] != pl {
+	if halted := p.failed(req("r00"), "CrashLoopBackOff"); len(halted) != 1 || halted[0] != pl {
 		t.Fatalf("failed halted %v, want the plan", halted)
 	}
 	for i := 1; i < 6; i++ {
-		r := reader(fmt.Sprintf("r%02d", i))
+		r := req(fmt.Sprintf("r%02d", i))
 		if v, by, _ := p.admit(r, r, []*plan{pl}, "stamp", wavesT0, false); v != waitHalt || by != pl {
 			t.Fatalf("%s: %v, want waitHalt", r.Name, v)
 		}
@@ -107,12 +107,12 @@ func TestReleaseLetsTheWavesGoOn(t *testing.T) {
 	p := newPlanner(8, 0, func(r Request) { woken = append(woken, r.Name) })
 	pl := p.install(shared, change1, members(4), wavesT0, 0)
 	admitAll(p, pl, 4)
-	p.failed(reader("r00"), "CrashLoopBackOff")
+	p.failed(req("r00"), "CrashLoopBackOff")
 	for i := 1; i < 4; i++ {
-		r := reader(fmt.Sprintf("r%02d", i))
+		r := req(fmt.Sprintf("r%02d", i))
 		p.admit(r, r, []*plan{pl}, "stamp", wavesT0, false)
 	}
-	p.release(reader("r00"))
+	p.release(req("r00"))
 	if !slices.Equal(woken, []string{"r01", "r02"}) {
 		t.Fatalf("release woke %v, want the second wave", woken)
 	}
@@ -136,19 +136,19 @@ func TestNewLeaderRebuildsFromObjects(t *testing.T) {
 		t.Fatalf("the rebuild woke %v, want the three gone readers", woken)
 	}
 	for i := range 3 {
-		if _, ok := p.inFlight(reader(fmt.Sprintf("r%02d", i))); !ok {
+		if _, ok := p.inFlight(req(fmt.Sprintf("r%02d", i))); !ok {
 			t.Fatalf("r%02d not in flight after the rebuild", i)
 		}
 	}
 	if got := admitAll(p, pl, 7); len(got) != 0 {
 		t.Fatalf("admitted %v before the rebuilt flights were judged", got)
 	}
-	p.succeeded(reader("r00"))
+	p.succeeded(req("r00"))
 	if got := admitAll(p, pl, 7); len(got) != 0 {
 		t.Fatalf("admitted %v while the second wave still rolls", got)
 	}
-	p.succeeded(reader("r01"))
-	p.succeeded(reader("r02"))
+	p.succeeded(req("r01"))
+	p.succeeded(req("r02"))
 	if got := admitAll(p, pl, 7); !slices.Equal(got, []string{"r03", "r04", "r05", "r06"}) {
 		t.Fatalf("admitted %v, want the third wave and no one twice", got)
 	}
@@ -168,11 +168,11 @@ func TestBoundAcrossChanges(t *testing.T) {
 	for i := range 5 {
 		c := contract.Change{Source: fmt.Sprintf("configmap/c%d", i), Content: "0000000000000001"}
 		plans = append(plans, p.install(planKey{namespace: "ns", source: c.Source}, c,
-			[]member{{req: reader(fmt.Sprintf("r%02d", i))}}, wavesT0, 0))
+			[]member{{req: req(fmt.Sprintf("r%02d", i))}}, wavesT0, 0))
 	}
 	var admittedN int
 	for i, pl := range plans {
-		r := reader(fmt.Sprintf("r%02d", i))
+		r := req(fmt.Sprintf("r%02d", i))
 		v, _, _ := p.admit(r, r, []*plan{pl}, "stamp", wavesT0, false)
 		if v == admitted {
 			admittedN++
@@ -184,11 +184,11 @@ func TestBoundAcrossChanges(t *testing.T) {
 		t.Fatalf("admitted %d canaries of 5 changes, want the bound, 3", admittedN)
 	}
 	// One slot frees: one blocked reader is woken, not all of them.
-	p.succeeded(reader("r00"))
+	p.succeeded(req("r00"))
 	if len(woken) != 1 || (woken[0] != "r03" && woken[0] != "r04") {
 		t.Fatalf("a free slot woke %v, want one of the blocked readers", woken)
 	}
-	p.succeeded(reader("r01"))
+	p.succeeded(req("r01"))
 	slices.Sort(woken)
 	if !slices.Equal(woken, []string{"r03", "r04"}) {
 		t.Fatalf("two free slots woke %v, want both blocked readers", woken)
@@ -196,11 +196,10 @@ func TestBoundAcrossChanges(t *testing.T) {
 }
 
 func TestSupersededRolloutHaltsNothing(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	pl1 := p.install(shared, change1, members(3), wavesT0, 0)
+	p, pl1 := sharedPlan(3)
 	admitAll(p, pl1, 3)
 	pl2 := p.install(shared, change2, members(3), wavesT0, 0)
-	if halted := p.failed(reader("r00"), "CrashLoopBackOff"); len(halted) != 0 {
+	if halted := p.failed(req("r00"), "CrashLoopBackOff"); len(halted) != 0 {
 		t.Fatalf("a failure of the superseded change halted %v", halted)
 	}
 	if got := admitAll(p, pl2, 3); !slices.Equal(got, []string{"r00"}) {
@@ -215,7 +214,7 @@ func TestRebuildTrustsOldRolloutsDone(t *testing.T) {
 	// Re-stamped longer ago than the rollout timeout: it has long ended,
 	// and is not judged again.
 	pl := p.install(shared, change1, ms, wavesT0.Add(time.Hour), 15*time.Minute)
-	if _, ok := p.inFlight(reader("r00")); ok {
+	if _, ok := p.inFlight(req("r00")); ok {
 		t.Fatal("an old rollout was put in flight again")
 	}
 	if got := admitAll(p, pl, 3); !slices.Equal(got, []string{"r01", "r02"}) {
@@ -228,7 +227,7 @@ func TestSettledMembersHoldUpNoWave(t *testing.T) {
 	p := newPlanner(8, 0, func(r Request) { woken = append(woken, r.Name) })
 	pl := p.install(shared, change1, members(4), wavesT0, 0)
 	for i := 1; i < 4; i++ {
-		r := reader(fmt.Sprintf("r%02d", i))
+		r := req(fmt.Sprintf("r%02d", i))
 		if v, _, _ := p.admit(r, r, []*plan{pl}, "stamp", wavesT0, false); v != waitWave {
 			t.Fatalf("%s: %v before the canary went, want waitWave", r.Name, v)
 		}
@@ -236,7 +235,7 @@ func TestSettledMembersHoldUpNoWave(t *testing.T) {
 	// The canary was deleted (or opted out, or stamped by the webhook)
 	// before its turn: the second wave is due at once, and only those
 	// who asked are woken.
-	p.settled(reader("r00"))
+	p.settled(req("r00"))
 	if !slices.Equal(woken, []string{"r01", "r02"}) {
 		t.Fatalf("settling the canary woke %v, want the second wave", woken)
 	}
@@ -244,7 +243,7 @@ func TestSettledMembersHoldUpNoWave(t *testing.T) {
 		t.Fatalf("admitted %v", got)
 	}
 	// A member in flight is not settled by it: its rollout still counts.
-	p.settled(reader("r01"))
+	p.settled(req("r01"))
 	if got := admitAll(p, pl, 4); len(got) != 0 {
 		t.Fatalf("admitted %v while r01 still rolls", got)
 	}
@@ -256,7 +255,7 @@ func TestOnlyWaitersAreWoken(t *testing.T) {
 	var woken []string
 	p := newPlanner(8, 0, func(r Request) { woken = append(woken, r.Name) })
 	pl := p.install(shared, change1, members(3), wavesT0, 0)
-	r0, r2 := reader("r00"), reader("r02")
+	r0, r2 := req("r00"), req("r02")
 	p.admit(r0, r0, []*plan{pl}, "stamp", wavesT0, false)
 	p.admit(r2, r2, []*plan{pl}, "stamp", wavesT0, false)
 	p.succeeded(r0)
@@ -268,11 +267,10 @@ func TestOnlyWaitersAreWoken(t *testing.T) {
 // A canary of X re-stamped for Y while its X rollout goes: the new flight
 // keeps X's plan, so X's next wave still waits for its verdict.
 func TestRestampKeepsTheOtherPlansFlight(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	x := p.install(shared, change1, members(3), wavesT0, 0)
+	p, x := sharedPlan(3)
 	cy := contract.Change{Source: "configmap/y", Content: "0000000000000009"}
 	y := p.install(planKey{namespace: "ns", source: cy.Source}, cy, members(1), wavesT0, 0)
-	r0 := reader("r00")
+	r0 := req("r00")
 	p.admit(r0, r0, []*plan{x}, "s1", wavesT0, false)
 	if v, _, _ := p.admit(r0, r0, []*plan{y}, "s2", wavesT0, false); v != admitted {
 		t.Fatalf("Y's canary: %v", v)
@@ -290,7 +288,7 @@ func TestRestampKeepsTheOtherPlansFlight(t *testing.T) {
 func TestAbortPutsTheRunningFlightBack(t *testing.T) {
 	p := newPlanner(8, 2, nil)
 	pl := p.install(shared, change1, members(2), wavesT0, 0)
-	r0 := reader("r00")
+	r0 := req("r00")
 	p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
 	pl2 := p.install(shared, change2, members(2), wavesT0, 0)
 	_, _, second := p.admit(r0, r0, []*plan{pl2}, "s2", wavesT0, false)
@@ -311,9 +309,8 @@ func TestAbortPutsTheRunningFlightBack(t *testing.T) {
 // on an old copy of it) that is aborted leaves it done: the next wave does
 // not wait for it again.
 func TestAbortAfterSuccessKeepsTheReaderDone(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	pl := p.install(shared, change1, members(3), wavesT0, 0)
-	r0 := reader("r00")
+	p, pl := sharedPlan(3)
+	r0 := req("r00")
 	if v, _, _ := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false); v != admitted {
 		t.Fatalf("canary: %v, want admitted", v)
 	}
@@ -336,9 +333,8 @@ func TestAbortAfterSuccessKeepsTheReaderDone(t *testing.T) {
 // lock to it and is aborted. The written rollout stays in flight, to be
 // judged; the wave does not wait for it forever.
 func TestAbortOfTheLaterAdmitKeepsTheWrittenFlight(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	pl := p.install(shared, change1, members(3), wavesT0, 0)
-	r0 := reader("r00")
+	p, pl := sharedPlan(3)
+	r0 := req("r00")
 	_, _, first := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
 	_, _, second := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
 	p.written(first)
@@ -357,9 +353,8 @@ func TestAbortOfTheLaterAdmitKeepsTheWrittenFlight(t *testing.T) {
 // replaced meanwhile, is aborted. The later flight stays, and no longer
 // goes back to the aborted one if it fails to be written.
 func TestAbortOfAReplacedFlightLeavesTheLaterOne(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	pl := p.install(shared, change1, members(3), wavesT0, 0)
-	r0 := reader("r00")
+	p, pl := sharedPlan(3)
+	r0 := req("r00")
 	_, _, first := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
 	_, _, second := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
 	p.abort(r0, first)
@@ -379,8 +374,8 @@ func TestHaltOfOneSourceStallsNoOther(t *testing.T) {
 	p := newPlanner(8, 0, func(r Request) { woken = append(woken, r.Name) })
 	x := p.install(shared, change1, members(2), wavesT0, 0)
 	cy := contract.Change{Source: "configmap/y", Content: "0000000000000009"}
-	y := p.install(planKey{namespace: "ns", source: cy.Source}, cy, []member{{req: reader("r01")}, {req: reader("r02")}}, wavesT0, 0)
-	r0, r1, r2 := reader("r00"), reader("r01"), reader("r02")
+	y := p.install(planKey{namespace: "ns", source: cy.Source}, cy, []member{{req: req("r01")}, {req: req("r02")}}, wavesT0, 0)
+	r0, r1, r2 := req("r00"), req("r01"), req("r02")
 	p.admit(r0, r0, []*plan{x}, "s", wavesT0, false)
 	p.failed(r0, "NonZeroExit")
 	p.admit(r2, r2, []*plan{y}, "s", wavesT0, false) // waits for r01, Y's canary
@@ -396,15 +391,14 @@ func TestHaltOfOneSourceStallsNoOther(t *testing.T) {
 // A reader whose stamp went to the new content through the webhook (a
 // template change) is judged as if the hook had re-stamped it.
 func TestAdoptedReaderIsJudged(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	pl := p.install(shared, change1, members(3), wavesT0, 0)
-	if !p.adopt(reader("r00"), "s", wavesT0) {
+	p, pl := sharedPlan(3)
+	if !p.adopt(req("r00"), "s", wavesT0) {
 		t.Fatal("the canary was not adopted")
 	}
 	if got := admitAll(p, pl, 3); len(got) != 0 {
 		t.Fatalf("admitted %v while the adopted canary rolls", got)
 	}
-	p.succeeded(reader("r00"))
+	p.succeeded(req("r00"))
 	if got := admitAll(p, pl, 3); len(got) != 2 {
 		t.Fatalf("admitted %v after it rolled out", got)
 	}
@@ -413,9 +407,8 @@ func TestAdoptedReaderIsJudged(t *testing.T) {
 // A plan rebuilt by the same leader does not judge again a rollout it
 // judged already.
 func TestRebuildSkipsJudgedRollouts(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	pl := p.install(shared, change1, members(2), wavesT0, 0)
-	r0 := reader("r00")
+	p, pl := sharedPlan(2)
+	r0 := req("r00")
 	p.admit(r0, r0, []*plan{pl}, "s", wavesT0, false)
 	p.succeeded(r0)
 	delete(p.state.plans, shared) // forgotten, as a finished plan is
@@ -433,7 +426,7 @@ func TestWaitersWakeAnUnjudgedFlight(t *testing.T) {
 	var woken []string
 	p := newPlanner(8, 0, func(r Request) { woken = append(woken, r.Name) })
 	pl := p.install(shared, change1, members(2), wavesT0, 0)
-	r0, r1 := reader("r00"), reader("r01")
+	r0, r1 := req("r00"), req("r01")
 	p.admit(r0, r0, []*plan{pl}, "s", wavesT0, false)
 	p.admit(r1, r1, []*plan{pl}, "s", wavesT0.Add(time.Second), false)
 	p.wakeBlocked()
@@ -449,9 +442,8 @@ func TestWaitersWakeAnUnjudgedFlight(t *testing.T) {
 
 // A verdict on a flight that a newer re-stamp replaced ends nothing.
 func TestStaleVerdictEndsNoNewerFlight(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	pl := p.install(shared, change1, members(2), wavesT0, 0)
-	r0 := reader("r00")
+	p, pl := sharedPlan(2)
+	r0 := req("r00")
 	p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
 	old, _ := p.inFlight(r0)
 	pl2 := p.install(shared, change2, members(2), wavesT0, 0)
@@ -470,9 +462,8 @@ func TestStaleVerdictEndsNoNewerFlight(t *testing.T) {
 // content, so its re-stamp spreads nothing. (Whether it is then judged is
 // the gate's question: a reader failing before a change is not.)
 func TestHalterGetsItsOtherChanges(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	s := p.install(shared, change1, members(2), wavesT0, 0)
-	r0 := reader("r00")
+	p, s := sharedPlan(2)
+	r0 := req("r00")
 	p.admit(r0, r0, []*plan{s}, "s1", wavesT0, false)
 	p.failed(r0, "NonZeroExit")
 	ct := contract.Change{Source: "configmap/t", Content: "0000000000000007"}
@@ -490,18 +481,18 @@ func TestSettledBlockedReaderPassesItsSlot(t *testing.T) {
 	for i := range 3 {
 		c := contract.Change{Source: fmt.Sprintf("configmap/c%d", i), Content: "0000000000000001"}
 		plans = append(plans, p.install(planKey{namespace: "ns", source: c.Source}, c,
-			[]member{{req: reader(fmt.Sprintf("r%02d", i))}}, wavesT0, 0))
+			[]member{{req: req(fmt.Sprintf("r%02d", i))}}, wavesT0, 0))
 	}
 	for i, pl := range plans {
-		r := reader(fmt.Sprintf("r%02d", i))
+		r := req(fmt.Sprintf("r%02d", i))
 		p.admit(r, r, []*plan{pl}, "s", wavesT0, false)
 	}
-	p.succeeded(reader("r00"))
+	p.succeeded(req("r00"))
 	if len(woken) != 1 {
 		t.Fatalf("one slot woke %v", woken)
 	}
 	first := woken[0]
-	p.settled(reader(first))
+	p.settled(req(first))
 	if len(woken) != 2 || woken[1] == first {
 		t.Fatalf("the woken reader settled, and the slot went to %v", woken)
 	}
@@ -511,17 +502,16 @@ func TestSettledBlockedReaderPassesItsSlot(t *testing.T) {
 // ended) finds its wave due instead of a rebuilt plan waiting on readers
 // that settled.
 func TestFinishedPlanIsKept(t *testing.T) {
-	p := newPlanner(8, 0, nil)
-	pl := p.install(shared, change1, members(3), wavesT0, 0)
-	p.settled(reader("r00"))
-	p.settled(reader("r02"))
-	r1 := reader("r01")
+	p, pl := sharedPlan(3)
+	p.settled(req("r00"))
+	p.settled(req("r02"))
+	r1 := req("r01")
 	p.admit(r1, r1, []*plan{pl}, "s", wavesT0, false)
 	p.succeeded(r1)
 	if got, ok := p.current(shared, change1); !ok || got != pl {
 		t.Fatal("the finished plan was dropped")
 	}
-	r2 := reader("r02")
+	r2 := req("r02")
 	if v, _, _ := p.admit(r2, r2, []*plan{pl}, "s", wavesT0, false); v != admitted {
 		t.Fatalf("a late member: %v, want admitted", v)
 	}
@@ -532,8 +522,8 @@ func TestLightReaderTakesNoSlot(t *testing.T) {
 	p := newPlanner(8, 1, nil)
 	a := p.install(shared, change1, members(1), wavesT0, 0)
 	cb := contract.Change{Source: "configmap/b", Content: "0000000000000005"}
-	b := p.install(planKey{namespace: "ns", source: cb.Source}, cb, []member{{req: reader("r01")}}, wavesT0, 0)
-	r0, r1 := reader("r00"), reader("r01")
+	b := p.install(planKey{namespace: "ns", source: cb.Source}, cb, []member{{req: req("r01")}}, wavesT0, 0)
+	r0, r1 := req("r00"), req("r01")
 	p.admit(r0, r0, []*plan{a}, "s", wavesT0, false)
 	if v, _, _ := p.admit(r1, r1, []*plan{b}, "s", wavesT0, true); v != admitted {
 		t.Fatalf("a reader with nothing to run: %v with the one slot taken, want admitted", v)

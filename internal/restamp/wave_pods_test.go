@@ -12,13 +12,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/health"
-	"github.com/confighash/confighash/internal/workload"
 )
 
 // pagedPods serves pods a page at a time, as the apiserver does, and
@@ -79,8 +77,8 @@ func TestJudgePagesPods(t *testing.T) {
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{contract.ChecksumAnnotation: stamp}}}},
 		Status: appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3000, UpdatedReplicas: 3000, ReadyReplicas: 3000, AvailableReplicas: 3000,
 			Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}}}}
-	kind, _ := workload.Kinds().Of(appsv1.SchemeGroupVersion.WithKind("Deployment"))
-	req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "shop", Name: "web"}}
+	kind := deploymentKind(t)
+	req := reqIn("shop", "web")
 
 	live := &pagedPods{}
 	for i := range 3000 {

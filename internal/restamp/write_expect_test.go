@@ -5,23 +5,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/controller-runtime/pkg/log"
-
-	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/sources"
 )
 
 func TestExpectations(t *testing.T) {
-	a := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
-	b := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "b"}}
+	a := req("a")
+	b := req("b")
 	var now time.Time
 	clock := func() time.Time { return now }
 	t.Run("the copy written from lags, until another is seen", func(t *testing.T) {
@@ -87,22 +79,16 @@ func TestExpectations(t *testing.T) {
 // changes. Without expectations that reconcile patches again, from a
 // resourceVersion the write has moved past.
 func TestReconcileSkipsTheCopyItsOwnWriteReplaced(t *testing.T) {
-	ctx := log.IntoContext(context.Background(), logr.Discard())
+	ctx := quietCtx()
 	data := map[string]string{"k": "v2"}
-	cm, err := sources.Slim(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"}, Data: data})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns",
-		Labels: map[string]string{contract.InjectionLabel: contract.InjectionEnabled}}}
-	web := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
-	web.Spec.Template.Spec = envFromCM("app")
-	web.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: "v1:stale"}
-	req := Request{KindName: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	cm := slimCM(t, "ns", "app", data)
+	ns := servedNS()
+	web := stampedWeb(envFromCM("app"), "v1:stale")
+	req := req("web")
 
 	var stale *appsv1.Deployment // what the lagging cache serves; nil: the current copy
 	patches := 0
-	c := fake.NewClientBuilder().WithObjects(ns, cm.(client.Object), web).WithInterceptorFuncs(interceptor.Funcs{
+	c := fake.NewClientBuilder().WithObjects(ns, cm, web).WithInterceptorFuncs(interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			if d, ok := obj.(*appsv1.Deployment); ok && stale != nil {
 				stale.DeepCopyInto(d)

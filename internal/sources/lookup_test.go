@@ -42,13 +42,18 @@ func deleting[T client.Object](obj T) T {
 	return obj
 }
 
+// mustSlim is Slim of obj, which must succeed and keep obj's type.
 func mustSlim[T client.Object](t *testing.T, obj T) T {
 	t.Helper()
 	out, err := Slim(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out.(T)
+	slim, ok := out.(T)
+	if !ok {
+		t.Fatalf("Slim returned %T, want %T", out, obj)
+	}
+	return slim
 }
 
 // withFinalizer re-adds the finalizer Slim dropped, so the fake client

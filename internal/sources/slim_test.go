@@ -143,14 +143,7 @@ func TestSlimConfigMap(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			orig := tc.cm.DeepCopy()
-			out, err := Slim(tc.cm)
-			if err != nil {
-				t.Fatal(err)
-			}
-			slim, ok := out.(*corev1.ConfigMap)
-			if !ok {
-				t.Fatalf("Slim returned %T, want *corev1.ConfigMap", out)
-			}
+			slim := mustSlim(t, tc.cm)
 			if slim == tc.cm {
 				t.Fatal("Slim returned its input, want a new object")
 			}
@@ -229,14 +222,7 @@ func TestSlimSecret(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			orig := tc.s.DeepCopy()
-			out, err := Slim(tc.s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			slim, ok := out.(*corev1.Secret)
-			if !ok {
-				t.Fatalf("Slim returned %T, want *corev1.Secret", out)
-			}
+			slim := mustSlim(t, tc.s)
 			if slim.TypeMeta != orig.TypeMeta {
 				t.Errorf("TypeMeta = %+v, want %+v", slim.TypeMeta, orig.TypeMeta)
 			}
@@ -276,14 +262,8 @@ func TestSlimSecret(t *testing.T) {
 // object in it comes from the store, so it was slimmed on the way in. Slim
 // must hand such a tombstone back as it is.
 func TestSlimTombstone(t *testing.T) {
-	slimCM, err := Slim(&corev1.ConfigMap{ObjectMeta: fullMeta("gone", "tomb-cm-annotation"), Data: map[string]string{"k": "tomb-cm-value"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slimSecret, err := Slim(&corev1.Secret{ObjectMeta: fullMeta("gone", "tomb-secret-annotation"), Data: map[string][]byte{"k": []byte("tomb-secret-value")}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	slimCM := mustSlim(t, &corev1.ConfigMap{ObjectMeta: fullMeta("gone", "tomb-cm-annotation"), Data: map[string]string{"k": "tomb-cm-value"}})
+	slimSecret := mustSlim(t, &corev1.Secret{ObjectMeta: fullMeta("gone", "tomb-secret-annotation"), Data: map[string][]byte{"k": []byte("tomb-secret-value")}})
 	tests := map[string]struct {
 		inner  any
 		values []string

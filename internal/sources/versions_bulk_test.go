@@ -146,18 +146,25 @@ func heapPeak(f func()) uint64 {
 // a read buffer and a few names, plus the garbage collector's slack.
 const versionsHeapBound = 4 << 20
 
-// TestVersionsHeapBoundedPerItem: one LIST of pages of worst-case items
-// (500 to a page, 256 KiB of annotations and 2,000 keys of managedFields
-// each: about 150 MiB a page) holds a fixed few MiB at its peak, not a
-// page. The first names are still found current.
-func TestVersionsHeapBoundedPerItem(t *testing.T) {
+// bulkyVersions is Versions over a server of two pages of worst-case items
+// (see TestVersionsHeapBoundedPerItem); it skips in -short.
+func bulkyVersions(t *testing.T) (*bulky, *Versions) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("serves pages of 150 MiB")
 	}
 	b := newBulky(2*VersionsPageSize, 256<<10, 2000)
 	srv := httptest.NewServer(b)
-	defer srv.Close()
-	v := servedVersions(t, &rest.Config{Host: srv.URL})
+	t.Cleanup(srv.Close)
+	return b, servedVersions(t, &rest.Config{Host: srv.URL})
+}
+
+// TestVersionsHeapBoundedPerItem: one LIST of pages of worst-case items
+// (500 to a page, 256 KiB of annotations and 2,000 keys of managedFields
+// each: about 150 MiB a page) holds a fixed few MiB at its peak, not a
+// page. The first names are still found current.
+func TestVersionsHeapBoundedPerItem(t *testing.T) {
+	b, v := bulkyVersions(t)
 	first := bulkyName(0)
 	var current bool
 	peak := heapPeak(func() {
@@ -212,13 +219,7 @@ func TestReadPageHeapBoundedPerItem(t *testing.T) {
 // the names it read are current, those past it are not (they are read
 // with a GET), and no further page is asked for.
 func TestVersionsListByteBudget(t *testing.T) {
-	if testing.Short() {
-		t.Skip("serves pages of 150 MiB")
-	}
-	b := newBulky(2*VersionsPageSize, 256<<10, 2000)
-	srv := httptest.NewServer(b)
-	defer srv.Close()
-	v := servedVersions(t, &rest.Config{Host: srv.URL})
+	b, v := bulkyVersions(t)
 	ctx := context.Background()
 	first, last := bulkyName(0), bulkyName(VersionsPageSize-1)
 	if !v.Current(ctx, "ns", configMapSource(first), cachedAt(first, "100")) {

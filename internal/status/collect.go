@@ -168,16 +168,8 @@ func listWorkloads(ctx context.Context, c client.Reader, t Target, ns string, re
 			continue
 		}
 		list := k.NewList()
-		var opts []client.ListOption
-		if ns != "" {
-			opts = append(opts, client.InNamespace(ns))
-		}
-		err := c.List(ctx, list, opts...)
-		if k.Unstructured() && meta.IsNoMatchError(err) {
-			continue // the CRD is not installed: there are none
-		}
-		if err != nil {
-			return nil, fmt.Errorf("listing %s: %w", k.Resource, err)
+		if err := listKind(ctx, c, k, ns, list); err != nil {
+			return nil, err
 		}
 		items, err := itemsOf(list)
 		if err != nil {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -104,16 +103,8 @@ func indexHalts(ctx context.Context, c client.Reader, t Target, ns string, reg w
 	for _, k := range reg.Mutable() {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(k.GVK.GroupVersion().WithKind(k.GVK.Kind + "List"))
-		var opts []client.ListOption
-		if ns != "" {
-			opts = append(opts, client.InNamespace(ns))
-		}
-		err := c.List(ctx, list, opts...)
-		if k.Unstructured() && meta.IsNoMatchError(err) {
-			continue // the CRD is not installed: there are none
-		}
-		if err != nil {
-			return nil, fmt.Errorf("listing %s to find halts: %w", k.Resource, err)
+		if err := listKind(ctx, c, k, ns, list); err != nil {
+			return nil, fmt.Errorf("finding halts: %w", err)
 		}
 		for i := range list.Items {
 			x.add(k.GVK.Kind, &list.Items[i])

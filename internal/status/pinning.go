@@ -37,9 +37,19 @@ type Pinning struct {
 	// Unpinned counts the pods admitted unpinned, by reason (the pod's
 	// confighash.dev/pinned annotation: "false: REASON").
 	Unpinned map[string]int `json:"unpinned,omitempty"`
-	// Unmarked pods carry no such annotation: the pod webhook was not
-	// called (down, or the pod is older than pinning in its namespace).
-	Unmarked int `json:"unmarked,omitempty"`
+	// NotSeen pods carry a stamp but no such annotation: the pod webhook,
+	// which marks every stamped pod it answers, did not answer for them
+	// (down, timed out, or the pod is older than pinning in its
+	// namespace). They read the live ConfigMaps and Secrets.
+	NotSeen int `json:"notSeen,omitempty"`
+	// Unstamped pods carry no stamp, which the pod webhook needs to pin:
+	// made while the stamp webhook was down, or from an unstamped
+	// template. They read the live ConfigMaps and Secrets.
+	Unstamped int `json:"unstamped,omitempty"`
+	// MarkInTemplate is set when the workload's pod template itself
+	// carries the annotation: its pods start with that copy, so a pod the
+	// webhook did not see looks marked, and the counts cannot be trusted.
+	MarkInTemplate bool `json:"markInTemplate,omitempty"`
 	// OtherRevisions counts the pods whose stamp is not the workload's
 	// (an older or newer revision still running, rolled back or waiting).
 	OtherRevisions int `json:"otherRevisions,omitempty"`
@@ -82,6 +92,7 @@ func pinningOf(ctx context.Context, c client.Reader, obj client.Object, stamp st
 	}
 	p := countPinning(annotations, stamp)
 	p.Truncated = truncated
+	_, p.MarkInTemplate = templateAnnotations[pinning.PodAnnotation]
 	return &p
 }
 
@@ -100,17 +111,14 @@ func countPinning(pods []map[string]string, stamp string) Pinning {
 		if a[contract.ChecksumAnnotation] != stamp {
 			p.OtherRevisions++
 		}
-		v, ok := a[pinning.PodAnnotation]
-		switch {
-		case !ok:
-			p.Unmarked++
-		case v == "true":
+		switch kind, reason := classifyPod(a); kind {
+		case podPinned:
 			p.Pinned++
+		case podNotSeen:
+			p.NotSeen++
+		case podUnstamped:
+			p.Unstamped++
 		default:
-			reason := strings.TrimSpace(strings.TrimPrefix(v, "false:"))
-			if reason == "" || len(reason) > 64 {
-				reason = "unknown"
-			}
 			if p.Unpinned == nil {
 				p.Unpinned = map[string]int{}
 			}
@@ -118,6 +126,42 @@ func countPinning(pods []map[string]string, stamp string) Pinning {
 		}
 	}
 	return p
+}
+
+// podPin is what a pod's annotations say of its pinning.
+type podPin int
+
+const (
+	podPinned podPin = iota
+	// podUnpinned: the pod webhook admitted it unpinned, and said why.
+	podUnpinned
+	// podNotSeen: stamped, so the pod webhook would have marked it had it
+	// answered; it did not.
+	podNotSeen
+	// podUnstamped: no stamp; the pod webhook leaves such pods alone
+	// (its match condition), so their lack of a mark says nothing of it.
+	podUnstamped
+)
+
+// classifyPod classifies one pod by its annotations, and for an unpinned
+// pod gives the reason its mark names ("unknown" for one unreadable or
+// too long to show). A mark outranks the stamp: the webhook marks only
+// stamped pods, so a marked pod without one lost its stamp afterwards.
+func classifyPod(a map[string]string) (podPin, string) {
+	v, marked := a[pinning.PodAnnotation]
+	switch {
+	case marked && v == "true":
+		return podPinned, ""
+	case marked:
+		reason := strings.TrimSpace(strings.TrimPrefix(v, "false:"))
+		if reason == "" || len(reason) > 64 || !strings.HasPrefix(v, "false:") {
+			reason = "unknown"
+		}
+		return podUnpinned, reason
+	case a[contract.ChecksumAnnotation] == "":
+		return podUnstamped, ""
+	}
+	return podNotSeen, ""
 }
 
 // selectorOf is the pod selector of a Deployment, StatefulSet, DaemonSet or
@@ -161,11 +205,17 @@ func describePinning(p *Pinning) string {
 	for _, r := range slices.Sorted(maps.Keys(p.Unpinned)) {
 		s += fmt.Sprintf("; %d unpinned (%s)", p.Unpinned[r], r)
 	}
-	if p.Unmarked > 0 {
-		s += fmt.Sprintf("; %d not seen by the pod webhook", p.Unmarked)
+	if p.NotSeen > 0 {
+		s += fmt.Sprintf("; %d not seen by the pod webhook (stamped but unmarked: admitted while it was down, or before the namespace pinned)", p.NotSeen)
+	}
+	if p.Unstamped > 0 {
+		s += fmt.Sprintf("; %d unstamped (not pinnable)", p.Unstamped)
 	}
 	if p.OtherRevisions > 0 {
 		s += fmt.Sprintf("; %d of another revision", p.OtherRevisions)
+	}
+	if p.MarkInTemplate {
+		s += "; its pod template carries " + pinning.PodAnnotation + ", which its pods copy: a pod the webhook did not see looks marked, so these counts cannot be trusted; remove it from the template"
 	}
 	return s
 }

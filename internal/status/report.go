@@ -84,7 +84,7 @@ const AllKeys = "*"
 //	    "halt": {"since": "2026-…Z", "changes": ["configmap/web@0123456789abcdef"], "reason": "CrashLoopBackOff"},
 //	    "rollout": {"since": "2026-…Z", "changes": ["configmap/web@0123456789abcdef"]},
 //	    "haltedChanges": [{"source": "configmap/web", "workload": "deployment/canary", "reason": "CrashLoopBackOff", "since": "2026-…Z"}],
-//	    "pinning": {"pods": 3, "pinned": 2, "unpinned": {"write-failed": 1}},
+//	    "pinning": {"pods": 3, "pinned": 1, "unpinned": {"quota-exceeded": 1}, "notSeen": 1},
 //	    "error": "…", "notWatched": "…", "warnings": ["…"]
 //	  }],
 //	  "summary": {"current": 3, "stale": 1}

@@ -49,34 +49,35 @@ func TestParseKind(t *testing.T) {
 	}
 }
 
+// registryWith is the built-in registry plus the custom kind spec (the
+// syntax of ParseKind), and that kind.
+func registryWith(t *testing.T, spec string) (Kind, Registry) {
+	t.Helper()
+	k, err := ParseKind(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRegistry(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, r
+}
+
 // TestRegistryConfigured: Configured lists the kinds NewRegistry added to
 // the built-in ones, and never a built-in one, typed or unstructured.
 func TestRegistryConfigured(t *testing.T) {
 	if got := Kinds().Configured(); len(got) != 0 {
 		t.Errorf("the built-in kinds configure %v", got)
 	}
-	clone, err := ParseKind("group=apps.kruise.io,version=v1alpha1,kind=CloneSet,resource=clonesets,template=spec.template")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewRegistry(clone)
-	if err != nil {
-		t.Fatal(err)
-	}
+	clone, r := registryWith(t, "group=apps.kruise.io,version=v1alpha1,kind=CloneSet,resource=clonesets,template=spec.template")
 	if got := r.Configured(); len(got) != 1 || got[0].GVK != clone.GVK {
 		t.Errorf("Configured() = %v, want only %v", got, clone.GVK)
 	}
 }
 
 func TestNewRegistryRefusesRepeats(t *testing.T) {
-	clone, err := ParseKind("group=apps.kruise.io,version=v1alpha1,kind=CloneSet,resource=clonesets,template=spec.template")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewRegistry(clone)
-	if err != nil {
-		t.Fatal(err)
-	}
+	clone, r := registryWith(t, "group=apps.kruise.io,version=v1alpha1,kind=CloneSet,resource=clonesets,template=spec.template")
 	if _, ok := r.Of(clone.GVK); !ok || len(r) != len(Kinds())+1 {
 		t.Errorf("registry %v lacks the custom kind", r)
 	}

@@ -3,9 +3,7 @@ package workload
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -38,19 +36,7 @@ func (k Kind) identityObject(obj client.Object, inPlace bool) client.Object {
 	if IsSlim(obj) {
 		return obj
 	}
-	id := KeepIdentity(obj)
-	m := metav1.ObjectMeta{
-		Name:              id[0],
-		Namespace:         id[1],
-		UID:               types.UID(id[2]),
-		ResourceVersion:   id[3],
-		CreationTimestamp: obj.GetCreationTimestamp(),
-		Annotations:       markOnly[slimIdentity],
-	}
-	if t := obj.GetDeletionTimestamp(); t != nil {
-		d := *t
-		m.DeletionTimestamp = &d
-	}
+	m := identityMeta(obj, markOnly[slimIdentity])
 	if k.Unstructured() {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {

@@ -172,20 +172,8 @@ func slimMeta(obj client.Object, over bool) metav1.ObjectMeta {
 	if annotations == nil {
 		annotations = markOnly[mark]
 	}
-	id := KeepIdentity(obj)
-	m := metav1.ObjectMeta{
-		Name:              id[0],
-		Namespace:         id[1],
-		UID:               types.UID(id[2]),
-		ResourceVersion:   id[3],
-		Generation:        obj.GetGeneration(),
-		CreationTimestamp: obj.GetCreationTimestamp(),
-		Annotations:       annotations,
-	}
-	if t := obj.GetDeletionTimestamp(); t != nil {
-		d := *t
-		m.DeletionTimestamp = &d
-	}
+	m := identityMeta(obj, annotations)
+	m.Generation = obj.GetGeneration()
 	if c := metav1.GetControllerOfNoCopy(obj); c != nil {
 		m.OwnerReferences = []metav1.OwnerReference{{APIVersion: keep(c.APIVersion), Kind: keep(c.Kind), Name: keep(c.Name),
 			UID: types.UID(keep(string(c.UID))), Controller: keepBool(c.Controller), BlockOwnerDeletion: keepBool(c.BlockOwnerDeletion)}}
@@ -211,6 +199,26 @@ var markOnly = map[string]map[string]string{
 // OS. A copy made when slimming sits among the slimmed copy's own
 // allocations.
 func keep(s string) string { return strings.Clone(s) }
+
+// identityMeta is what every cached workload keeps of obj's metadata: its
+// identity (see KeepIdentity), its creation and deletion times, and
+// annotations.
+func identityMeta(obj client.Object, annotations map[string]string) metav1.ObjectMeta {
+	id := KeepIdentity(obj)
+	m := metav1.ObjectMeta{
+		Name:              id[0],
+		Namespace:         id[1],
+		UID:               types.UID(id[2]),
+		ResourceVersion:   id[3],
+		CreationTimestamp: obj.GetCreationTimestamp(),
+		Annotations:       annotations,
+	}
+	if t := obj.GetDeletionTimestamp(); t != nil {
+		d := *t
+		m.DeletionTimestamp = &d
+	}
+	return m
+}
 
 // KeepIdentity copies obj's name, namespace, UID and resourceVersion, as
 // keep does, into one allocation: a few hundred of them fill a span of the

@@ -43,14 +43,7 @@ func TestSlimObjectKeepsReadsAndChecksum(t *testing.T) {
 	for i := range 300 {
 		cases = append(cases, randomCase(rng, fmt.Sprintf("random-%d", i)))
 	}
-	custom, err := ParseKind("group=apps.kruise.io,version=v1alpha1,kind=CloneSet,resource=clonesets,template=spec.pod.template")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kinds, err := NewRegistry(custom)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, kinds := registryWith(t, "group=apps.kruise.io,version=v1alpha1,kind=CloneSet,resource=clonesets,template=spec.pod.template")
 	key := []byte("slim-key")
 	for _, k := range kinds.Mutable() {
 		for _, c := range cases {
@@ -309,11 +302,6 @@ func objectOf(t testing.TB, k Kind, c slimCase) client.Object {
 	if err := unstructured.SetNestedField(u.Object, m, k.TemplatePath...); err != nil {
 		t.Fatal(err)
 	}
-	u.SetName(meta.Name)
-	u.SetNamespace(meta.Namespace)
-	u.SetUID(meta.UID)
-	u.SetResourceVersion(meta.ResourceVersion)
-	u.SetGeneration(meta.Generation)
-	u.SetAnnotations(meta.Annotations)
+	setMeta(u, meta)
 	return u
 }

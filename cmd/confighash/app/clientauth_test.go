@@ -18,8 +18,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/spf13/pflag"
 )
 
 // testCert is a certificate and its key; ca signs it when set, else it is
@@ -160,12 +158,7 @@ func TestClientAuthFlags(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			o := DefaultOptions()
-			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-			o.bind(fs)
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
+			o := parsedServe(t, tc.args...)
 			_, err := o.validate()
 			var auth *clientAuth
 			if err == nil {

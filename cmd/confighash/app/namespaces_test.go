@@ -96,6 +96,18 @@ func TestPermissionsNamespaced(t *testing.T) {
 	}
 }
 
+// parsedServe is serve's options from args, parsed but not validated.
+func parsedServe(t *testing.T, args ...string) Options {
+	t.Helper()
+	o := DefaultOptions()
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	o.bind(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("Parse(%q): %v", args, err)
+	}
+	return o
+}
+
 // parseServe parses and validates a serve command line, as Serve does.
 func parseServe(args []string) (Options, error) {
 	o := DefaultOptions()

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/pflag"
-
 	"github.com/confighash/confighash/internal/sources"
 	"github.com/confighash/confighash/webhook"
 )
@@ -31,12 +29,7 @@ func TestRequestLimitFlags(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			o := DefaultOptions()
-			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-			o.bind(fs)
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatalf("Parse(%q): %v", tc.args, err)
-			}
+			o := parsedServe(t, tc.args...)
 			_, err := o.validate()
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -64,15 +57,10 @@ func TestRequestLimitFlags(t *testing.T) {
 // TestMaxSourceKeysFlag: the key bound defaults to the sources package's,
 // and the flag reaches the cache's transform and the live reads alike.
 func TestMaxSourceKeysFlag(t *testing.T) {
-	o := DefaultOptions()
-	if o.MaxSourceKeys != sources.DefaultMaxKeys {
-		t.Errorf("default --max-source-keys = %d, want %d", o.MaxSourceKeys, sources.DefaultMaxKeys)
+	if d := DefaultOptions().MaxSourceKeys; d != sources.DefaultMaxKeys {
+		t.Errorf("default --max-source-keys = %d, want %d", d, sources.DefaultMaxKeys)
 	}
-	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-	o.bind(fs)
-	if err := fs.Parse([]string{"--max-source-keys=5000"}); err != nil {
-		t.Fatal(err)
-	}
+	o := parsedServe(t, "--max-source-keys=5000")
 	if _, err := o.validate(); err != nil {
 		t.Fatal(err)
 	}

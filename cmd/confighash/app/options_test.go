@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/spf13/pflag"
 )
 
 func TestValidate(t *testing.T) {
@@ -282,13 +280,7 @@ func TestBind(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			o := DefaultOptions()
-			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-			o.bind(fs)
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatalf("Parse(%q): %v", tc.args, err)
-			}
-			tc.check(t, o)
+			tc.check(t, parsedServe(t, tc.args...))
 		})
 	}
 }

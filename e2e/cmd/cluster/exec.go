@@ -6,18 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"time"
 
 	"github.com/confighash/confighash/e2e/controlplane"
 	"github.com/confighash/confighash/e2e/framework"
 )
-
-// exitError carries a child's exit code through run, so that `cluster exec`
-// exits the way the command it ran did.
-type exitError struct{ code int }
-
-func (e exitError) Error() string { return fmt.Sprintf("command exited with status %d", e.code) }
 
 // execWith starts a throwaway control plane with confighash running on it
 // (or uses the cluster named by CONFIGHASH_E2E_KUBECONFIG, exactly as the e2e
@@ -30,8 +23,8 @@ func (e exitError) Error() string { return fmt.Sprintf("command exited with stat
 // for the command's duration, so that the command can hold Rollouts to
 // what it holds Deployments to.
 func execWith(ctx context.Context, argv []string, rollouts bool, stderr io.Writer) error {
-	if len(argv) == 0 {
-		return errors.New("exec: want a command after --\n" + usage)
+	if err := needCommand(argv); err != nil {
+		return err
 	}
 	start := time.Now()
 	env, err := framework.Setup(ctx, stderr)
@@ -58,27 +51,13 @@ func execWith(ctx context.Context, argv []string, rollouts bool, stderr io.Write
 			}()
 		}
 		fmt.Fprintf(stderr, "cluster: control plane and confighash ready in %s; running %q\n", time.Since(start).Round(time.Millisecond), argv)
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig, framework.KubeconfigEnv+"="+env.Kubeconfig)
-		err := cmd.Run()
-		if exitErr := (*exec.ExitError)(nil); errors.As(err, &exitErr) {
-			env.DumpLogs(stderr)
-			return exitError{code: exitErr.ExitCode()}
-		}
-		if err != nil {
-			return fmt.Errorf("running %q: %w", argv, err)
-		}
-		return nil
+		return runAgainst(ctx, argv, env.Kubeconfig, func() { env.DumpLogs(stderr) })
 	}()
+	var teardownErr error
 	if err := env.Teardown(); err != nil {
-		if runErr == nil {
-			return fmt.Errorf("tearing down: %w", err)
-		}
-		// The command's own result wins; still say what was left behind.
-		fmt.Fprintln(stderr, "cluster: tearing down:", err)
+		teardownErr = fmt.Errorf("tearing down: %w", err)
 	}
-	return runErr
+	return afterTeardown(runErr, teardownErr, stderr)
 }
 
 // startRollouts installs Argo Rollouts' CRDs and starts its controller

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -15,14 +13,14 @@ import (
 
 // execOnNode is execWith on a cluster with a node: a throwaway control plane
 // and node (framework.SetupNode, as e2e/incluster uses), confighash deployed
-// from its self-managed overlay with its shipped flags (waves on), and the
-// sample app's image imported, for suites outside the main module whose
+// from its self-managed overlay with its shipped flags (waves on) and the
+// pinning component, and the sample app's image imported, for suites outside the main module whose
 // specs need pods to run (the Argo CD controller specs). The command gets
 // KUBECONFIG and CONFIGHASH_E2E_KUBECONFIG. Teardown must leave the machine
 // as it found it: anything left behind fails the run, as in e2e/incluster.
 func execOnNode(ctx context.Context, argv []string, stderr io.Writer) error {
-	if len(argv) == 0 {
-		return errors.New("exec: want a command after --\n" + usage)
+	if err := needCommand(argv); err != nil {
+		return err
 	}
 	start := time.Now()
 	env, err := framework.SetupNode(ctx, stderr)
@@ -30,24 +28,16 @@ func execOnNode(ctx context.Context, argv []string, stderr io.Writer) error {
 		return fmt.Errorf("setting up the cluster with a node: %w", err)
 	}
 	runErr := func() error {
-		if err := env.Deploy(ctx, framework.SelfManagedOverlay); err != nil {
+		// Pinning is opt-in per namespace (confighash.dev/pinning=enabled
+		// and a RoleBinding of confighash-pinner), so only the specs that
+		// ask for it pin; the others run as without the component.
+		if err := env.Deploy(ctx, framework.SelfManagedOverlay, framework.PinningComponent); err != nil {
 			env.DumpNodeLogs(ctx, stderr)
 			return fmt.Errorf("deploying confighash: %w", err)
 		}
-		fmt.Fprintf(stderr, "cluster: control plane, node and confighash (%s) ready in %s; running %q\n",
-			framework.SelfManagedOverlay, time.Since(start).Round(time.Millisecond), argv)
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig, framework.KubeconfigEnv+"="+env.Kubeconfig)
-		err := cmd.Run()
-		if exitErr := (*exec.ExitError)(nil); errors.As(err, &exitErr) {
-			env.DumpNodeLogs(context.WithoutCancel(ctx), stderr)
-			return exitError{code: exitErr.ExitCode()}
-		}
-		if err != nil {
-			return fmt.Errorf("running %q: %w", argv, err)
-		}
-		return nil
+		fmt.Fprintf(stderr, "cluster: control plane, node and confighash (%s, %s) ready in %s; running %q\n",
+			framework.SelfManagedOverlay, framework.PinningComponent, time.Since(start).Round(time.Millisecond), argv)
+		return runAgainst(ctx, argv, env.Kubeconfig, func() { env.DumpNodeLogs(context.WithoutCancel(ctx), stderr) })
 	}()
 	var errs []error
 	if err := env.Teardown(); err != nil {
@@ -56,12 +46,5 @@ func execOnNode(ctx context.Context, argv []string, stderr io.Writer) error {
 	if left := env.ControlPlane.Leftovers(); len(left) > 0 {
 		errs = append(errs, fmt.Errorf("teardown left behind:\n  %s", strings.Join(left, "\n  ")))
 	}
-	if err := errors.Join(errs...); err != nil {
-		if runErr == nil {
-			return err
-		}
-		// The command's own result wins; still say what was left behind.
-		fmt.Fprintln(stderr, "cluster:", err)
-	}
-	return runErr
+	return afterTeardown(runErr, errors.Join(errs...), stderr)
 }

@@ -38,7 +38,8 @@ commands:
           --rollouts, also install Argo Rollouts' CRDs and run its controller
           (built on first use, ~5 min); with --node, a control plane and a
           node (root; one node per machine) with confighash deployed from its
-          self-managed overlay, as a user runs it, and the sample app's image`
+          self-managed overlay and pinning component, as a user runs it (a
+          namespace pins only when labelled for it), and the sample app's image`
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 || (args[0] != "exec" && args[0] != "image" && args[0] != "build" && len(args) != 1) {
