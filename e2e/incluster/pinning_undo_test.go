@@ -102,6 +102,13 @@ func expectPinnedValue(t *testing.T, p corev1.Pod, snapshot, value string) {
 	if got := pinnedTo(t, p); snapshot != "" && got != snapshot {
 		t.Errorf("pod %s reads %s, want %s", p.Name, got, snapshot)
 	}
+	expectPrinted(t, p, value)
+}
+
+// expectPrinted checks that pod p printed value from its environment,
+// mounted file and subPath file.
+func expectPrinted(t *testing.T, p corev1.Pod, value string) {
+	t.Helper()
 	want := []string{"env:MODE=" + value, "file:/config/mode=" + value, "file:/sub/mode=" + value}
 	got := podLog(t, p.Namespace, p.Name, len(want))
 	slices.Sort(got)
