@@ -64,16 +64,15 @@ func (h *PinHandler) Handle(ctx context.Context, req admission.Request) admissio
 	}
 	pod.Namespace = req.Namespace
 	res := h.Pinner.Pin(ctx, pod, req.DryRun != nil && *req.DryRun)
-	writes := res.Writes
 	var changed []pinning.Rewritten
 	if res.Reason == pinner.Pinned {
 		if err := pinning.Covers(&pod.Spec, res.Held); err != nil {
-			res = pinner.Result{Reason: pinner.NotCovered, Detail: err.Error()}
+			res = pinner.Result{Reason: pinner.NotCovered, Detail: err.Error(), Writes: res.Writes}
 		} else {
 			changed = pinning.Rewrite(pod.Spec.DeepCopy(), res.Snapshots)
 		}
 	}
-	h.Metrics.pinned(res.Reason, writes)
+	h.Metrics.pinned(res.Reason, res.Writes)
 	h.Unpinned.report(pod, res)
 	if res.Reason != pinner.Pinned {
 		log.FromContext(ctx).Info("pod admitted unpinned", "namespace", req.Namespace, "pod", pod.GenerateName+pod.Name, "reason", res.Reason, "detail", res.Detail)
