@@ -1,0 +1,95 @@
+//go:build e2e
+
+package incluster
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/confighash/confighash/e2e/images"
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/waves"
+)
+
+// TestUndoOfAnImageAndConfigChange: as a Helm upgrade writes them, the
+// ConfigMap changes and then the Deployment's image (the same sample app,
+// named by its digest, so that the node can run both), and the webhook
+// stamps both into one revision. `kubectl rollout undo` then goes back to
+// exactly the first ReplicaSet, with its image, and its new pod prints the
+// first value from the first snapshot, not the live ConfigMap. Without
+// pinning the undo would be re-stamped to the live content, a third
+// ReplicaSet printing the new value.
+func TestUndoOfAnImageAndConfigChange(t *testing.T) {
+	ctx := env.SpecContext(t)
+	ns := pinningNamespace(t)
+	cm := &corev1.ConfigMap{}
+	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"mode": "good"}
+	env.Create(t, cm)
+	web := pinnedReader(ns, "web", 1)
+	// The two writes of the upgrade land within this window on a loaded
+	// machine, as they would within the default one on a quiet one.
+	web.Annotations = map[string]string{contract.CoalesceWindowAnnotation: "5s"}
+	env.Create(t, web)
+	if err := env.WaitRollout(ctx, ns, web.Name, 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	image1 := web.Spec.Template.Spec.Containers[0].Image
+	rs1, stamp1 := env.CurrentReplicaSet(t, ns, web.Name), env.StampOf(t, web)
+	snapshot1 := pinnedTo(t, readyPods(t, ns, rs1, 1)[0])
+
+	idx, err := env.Registry.Index(ctx, images.SampleApp())
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest, err := idx.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	image2 := images.Domain + "/sampleapp@" + digest.String()
+	env.Update(t, cm, func() { cm.Data["mode"] = "second" })
+	env.Update(t, web, func() { web.Spec.Template.Spec.Containers[0].Image = image2 })
+	if err := env.WaitRollout(ctx, ns, web.Name, 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	rs2 := env.CurrentReplicaSet(t, ns, web.Name)
+	if n := len(env.ReplicaSets(t, ns, web.Name)); rs2 == rs1 || n != 2 {
+		t.Fatalf("after the image and config change web runs %s of %d ReplicaSets, want a second of 2 (one revision for both)", rs2, n)
+	}
+	if env.StampOf(t, web) == stamp1 {
+		t.Fatal("the image and config change kept the first stamp")
+	}
+	second := readyPods(t, ns, rs2, 1)[0]
+	expectImage(t, second, image2)
+	expectPinnedValue(t, second, "", "second")
+
+	if out, err := env.Run(ctx, "", "rollout", "undo", "deployment/"+web.Name, "-n", ns); err != nil {
+		t.Fatalf("kubectl rollout undo: %v\n%s", err, out)
+	}
+	if err := env.WaitRollout(ctx, ns, web.Name, 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got := env.StampOf(t, web); got != stamp1 {
+		t.Fatalf("after the undo the stamp is %s, want the first revision's %s", got, stamp1)
+	}
+	if got, n := env.CurrentReplicaSet(t, ns, web.Name), len(env.ReplicaSets(t, ns, web.Name)); got != rs1 || n != 2 {
+		t.Fatalf("after the undo web runs %s of %d ReplicaSets, want the first, %s, of 2", got, n, rs1)
+	}
+	back := readyPods(t, ns, rs1, 1)[0]
+	expectImage(t, back, image1)
+	expectPinnedValue(t, back, snapshot1, "good")
+	t.Logf("after the undo, %s of the first ReplicaSet runs %s and printed good, from %s", back.Name, image1, snapshot1)
+	halt, err := contract.ParseHalt(contract.Unsealed(annotationOf(t, web, contract.HaltAnnotation)))
+	if err != nil || halt.Reason != waves.RolledBack {
+		t.Fatalf("web's halt after the undo: %+v (%v), want %s", halt, err, waves.RolledBack)
+	}
+}
+
+// expectImage checks that pod p's one container runs image.
+func expectImage(t *testing.T, p corev1.Pod, image string) {
+	t.Helper()
+	if got := p.Spec.Containers[0].Image; got != image {
+		t.Fatalf("pod %s runs %s, want %s", p.Name, got, image)
+	}
+}
