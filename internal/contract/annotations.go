@@ -76,6 +76,21 @@ const (
 	WavesAnnotation = "confighash.dev/waves"
 	// WavesOff is the value of WavesAnnotation that opts out of waves.
 	WavesOff = "off"
+
+	// WindowAnnotation on a workload, a namespace or a ConfigMap or Secret
+	// is a rollout window (internal/window: "Mon-Fri 09:00-17:00
+	// Europe/Berlin"): config-triggered rollouts start only while it is
+	// open. On a workload "always" opts out of its namespace's or the
+	// cluster's window. Users set it; confighash only reads it.
+	WindowAnnotation = "confighash.dev/window"
+	// FreezeAnnotation on a namespace holds every config-triggered rollout
+	// there during its periods ("2026-12-21/2027-01-04 Europe/Berlin",
+	// several separated by ";").
+	FreezeAnnotation = "confighash.dev/freeze"
+	// UrgentAnnotation on a ConfigMap or Secret lets its changes through
+	// closed windows and freezes; its value says why (a ticket, a name).
+	// Each use is reported in an Event naming who set it.
+	UrgentAnnotation = "confighash.dev/urgent"
 )
 
 // Annotations on a source (ConfigMap or Secret).

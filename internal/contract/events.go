@@ -45,6 +45,16 @@ const (
 	// (HaltRolledBack); it is not rolled forward until a source it reads
 	// changes again or the halt is released.
 	ReasonRolledBack = "RolledBack"
+	// ReasonWaitingForWindow (Normal), on the workload: a change of its
+	// config waits for a rollout window to open or a freeze to end
+	// (WindowAnnotation, FreezeAnnotation); the message says which and
+	// when it may start. Said once per wait.
+	ReasonWaitingForWindow = "WaitingForWindow"
+	// ReasonUrgentChange (Warning), on the workload: a changed source is
+	// marked UrgentAnnotation, so its change goes through closed windows
+	// and freezes; the message names the source, the note and the field
+	// manager that set it.
+	ReasonUrgentChange = "UrgentChange"
 )
 
 // Reasons of the Events on the HMAC key Secret, and on workloads stamped
@@ -85,9 +95,9 @@ const (
 // shows them; ok is false for a reason not declared here.
 func EventOf(reason string) (eventType, on string, ok bool) {
 	switch reason {
-	case ReasonConfigChanged:
+	case ReasonConfigChanged, ReasonWaitingForWindow:
 		return eventNormal, "workload", true
-	case ReasonFlapHold, ReasonSourceMissing, ReasonSourceTooLarge, ReasonInvalidAnnotation, ReasonFailingBefore, ReasonRolledBack:
+	case ReasonFlapHold, ReasonSourceMissing, ReasonSourceTooLarge, ReasonInvalidAnnotation, ReasonFailingBefore, ReasonRolledBack, ReasonUrgentChange:
 		return eventWarning, "workload", true
 	case ReasonKeyChanged:
 		return eventWarning, "workload, key Secret", true

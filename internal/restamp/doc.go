@@ -39,15 +39,18 @@
 //	             rolled back (kept until a source changes)? held? stale,
 //	             or kept (other key, ignore toggle)? a re-check confirmed
 //	             live?
-//	gate       wave_gate.go, wave_plan.go, wave_plan_state.go,
-//	           wave_planner.go, wave_fair.go, wave_before.go
-//	             the wave gate (gate): the changes a stale reader is due,
-//	             each one's plan (built from the readers' records), and the
-//	             planner's admission: go now, or wait for an earlier wave,
-//	             a slot of the bound, or a halt. The planner is a state
-//	             machine (planState) behind one lock (planner). A reader
-//	             failing before the change (wave_before.go) is no canary:
-//	             it goes at once, unjudged
+//	gate       wave_gate.go, wave_window.go, wave_plan.go,
+//	           wave_plan_state.go, wave_planner.go, wave_fair.go,
+//	           wave_before.go
+//	             the wave gate (gate): the changes a stale reader is due;
+//	             its rollout window and freezes (wave_window.go, decided by
+//	             internal/window): wait until they allow it; each change's
+//	             plan (built from the readers' records), and the planner's
+//	             admission: go now, or wait for an earlier wave, a slot of
+//	             the bound, or a halt. The planner is a state machine
+//	             (planState) behind one lock (planner). A reader failing
+//	             before the change (wave_before.go) is no canary: it goes
+//	             at once, unjudged
 //	write      write_restamp.go, write_stamp.go, write_expect.go,
 //	           write_hold.go
 //	             the stamp writer (writeStamp): the write budget, the live

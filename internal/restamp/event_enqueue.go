@@ -71,6 +71,10 @@ func handlerFor[T client.Object](e *enqueuer, kind hasher.Kind) handler.TypedEve
 				// Waves turned off on the source: its waiting readers
 				// go now (a halted change is pushed to all).
 				e.enqueue(ctx, q, kind, ev.ObjectNew, nil, true)
+			case windowChanged(ev.ObjectOld, ev.ObjectNew) && !ignored(ev.ObjectNew):
+				// Its window, or its urgent mark: readers waiting for a
+				// window look again.
+				e.enqueue(ctx, q, kind, ev.ObjectNew, nil, true)
 			}
 		},
 		DeleteFunc: func(ctx context.Context, ev event.TypedDeleteEvent[T], q workqueue.TypedRateLimitingInterface[Request]) {
@@ -200,10 +204,15 @@ func recheckFor(kind workload.Kind, delay time.Duration, replay bool, pl *planne
 				add(ev.ObjectNew, q)
 				return
 			}
+			r := Request{KindName: kind.Name(), NamespacedName: client.ObjectKeyFromObject(ev.ObjectNew)}
+			if windowChanged(ev.ObjectOld, ev.ObjectNew) {
+				// A reader waiting for its window looks again.
+				q.Add(r)
+				return
+			}
 			if pl == nil {
 				return
 			}
-			r := Request{KindName: kind.Name(), NamespacedName: client.ObjectKeyFromObject(ev.ObjectNew)}
 			_, inFlight := pl.inFlight(r)
 			oa, na := ev.ObjectOld.GetAnnotations(), ev.ObjectNew.GetAnnotations()
 			if inFlight || oa[contract.HaltAnnotation] != na[contract.HaltAnnotation] || oa[contract.WavesAnnotation] != na[contract.WavesAnnotation] {
@@ -241,4 +250,12 @@ func templateChanged(kind workload.Kind, oldObj, newObj client.Object) bool {
 		return true
 	}
 	return ok1 && !workload.SameTemplate(ot, nt)
+}
+
+// windowChanged reports whether an update changed what decides when a
+// change may roll: the window annotation of a workload or a source, or a
+// source's urgent mark.
+func windowChanged(old, new client.Object) bool {
+	oa, na := old.GetAnnotations(), new.GetAnnotations()
+	return oa[contract.WindowAnnotation] != na[contract.WindowAnnotation] || oa[contract.UrgentAnnotation] != na[contract.UrgentAnnotation]
 }

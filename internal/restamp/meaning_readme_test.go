@@ -32,6 +32,12 @@ func affectsWaves() map[string]bool {
 		// Its failing= says a rollout is not judged, which the judge's own
 		// tests cover (wave_before_test.go).
 		contract.RolloutAnnotation: false,
+		// When a change may start, not its waves or halts: decided in one
+		// place, internal/window.Decide, whose own tests cover what each
+		// means (decide_test.go); the gate only asks it.
+		contract.WindowAnnotation: false,
+		contract.FreezeAnnotation: false,
+		contract.UrgentAnnotation: false,
 	}
 }
 

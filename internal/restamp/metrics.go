@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
@@ -62,7 +63,20 @@ type Metrics struct {
 	// limiter setBudget hands it at each scrape (0 before).
 	Budget prometheus.GaugeFunc
 	budget atomic.Pointer[rate.Limiter]
+	// Waiting is the readers whose change waits for a window or a freeze
+	// (by reason), and WaitLongest the longest such wait now, read from
+	// the tracker setWaits hands it (wave_window.go).
+	Waiting     *prometheus.GaugeVec
+	WaitLongest prometheus.GaugeFunc
+	waits       atomic.Pointer[windowWaits]
 }
+
+// Reasons a change waits, as the reason label of
+// confighash_hook_readers_waiting.
+const (
+	waitingWindow = "window"
+	waitingFreeze = "freeze"
+)
 
 // NewMetrics creates the series and registers them on reg. A second
 // registration on the same reg fails: each caller brings its own registry.
@@ -105,7 +119,18 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}
 		return 0
 	})
-	if err := errors.Join(reg.Register(m.Budget), reg.Register(m.Restamps), reg.Register(m.Holds), reg.Register(m.Checksums),
+	m.Waiting = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "confighash_hook_readers_waiting",
+		Help: "Readers whose config change waits for a rollout window to open (window) or a freeze to end (freeze), on this replica (the leader).",
+	}, []string{"reason"})
+	m.WaitLongest = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "confighash_hook_window_wait_longest_seconds",
+		Help: "How long the reader that has waited longest for a rollout window or the end of a freeze has waited, on this replica (the leader; counted from when it saw the wait).",
+	}, func() float64 {
+		_, _, longest := m.waits.Load().counts(time.Now())
+		return longest.Seconds()
+	})
+	if err := errors.Join(reg.Register(m.Budget), reg.Register(m.Waiting), reg.Register(m.WaitLongest), reg.Register(m.Restamps), reg.Register(m.Holds), reg.Register(m.Checksums),
 		reg.Register(m.Missing), reg.Register(m.Kept), reg.Register(m.KindRefused),
 		reg.Register(m.Halted), reg.Register(m.HaltedChanges), reg.Register(m.InFlight)); err != nil {
 		return nil, fmt.Errorf("registering hook metrics: %w", err)
@@ -128,6 +153,22 @@ func (m *Metrics) setBudget(l *rate.Limiter) {
 	}
 }
 
+// setWaits is the tracker Waiting and WaitLongest report on.
+func (m *Metrics) setWaits(w *windowWaits) {
+	if m != nil {
+		m.waits.Store(w)
+	}
+}
+
+// waiting sets Waiting from the tracker.
+func (m *Metrics) waiting() {
+	if m != nil {
+		windows, freezes, _ := m.waits.Load().counts(time.Now())
+		m.Waiting.WithLabelValues(waitingWindow).Set(float64(windows))
+		m.Waiting.WithLabelValues(waitingFreeze).Set(float64(freezes))
+	}
+}
+
 // zero creates every counter's child for kinds at 0 (but the re-stamps',
 // whose namespaces are not known in advance), so that each series
 // exists from the start: an alert on increase() then sees the first event
@@ -137,6 +178,8 @@ func (m *Metrics) zero(kinds []workload.Kind) {
 	if m == nil {
 		return
 	}
+	m.Waiting.WithLabelValues(waitingWindow)
+	m.Waiting.WithLabelValues(waitingFreeze)
 	for _, k := range kinds {
 		kind := k.Name()
 		for _, reason := range []string{keptOtherKey, keptCacheBehind, keptIgnoreToggled, keptIgnoredSource} {

@@ -2,11 +2,13 @@ package restamp
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/window"
 )
 
 // Options are the hook's settings, one name each: BindFlags binds each to
@@ -42,6 +44,11 @@ type Options struct {
 	MaxConcurrentRollouts int
 	RolloutTimeout        time.Duration
 	RolloutSoak           time.Duration
+	// RolloutWindow is the cluster's rollout window (--rollout-window; ""
+	// none) and Freeze its freezes (--freeze), as internal/window reads
+	// them; see wave_window.go.
+	RolloutWindow string
+	Freeze        string
 }
 
 // DefaultOptions are the flag defaults.
@@ -98,6 +105,31 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxConcurrentRollouts, "max-concurrent-rollouts", o.MaxConcurrentRollouts, "at most this many config-triggered rollouts in progress at once, across all changes; 0 is no bound")
 	fs.DurationVar(&o.RolloutTimeout, "rollout-timeout", o.RolloutTimeout, "a re-stamped reader still rolling out after this long fails, and halts its change; 0 waits forever")
 	fs.DurationVar(&o.RolloutSoak, "rollout-soak", o.RolloutSoak, "a rollout succeeds only once its new pods have run this long without a restart")
+	fs.StringVar(&o.RolloutWindow, "rollout-window", o.RolloutWindow, "config-triggered rollouts start only while this window is open, e.g. \"Mon-Fri 09:00-17:00 Europe/Berlin\" (windows separated by ;), for readers whose namespace or own "+contract.WindowAnnotation+" annotation sets none; empty: always")
+	fs.StringVar(&o.Freeze, "freeze", o.Freeze, "no config-triggered rollout starts during these periods, e.g. \"2026-12-21/2027-01-04 Europe/Berlin\" (several separated by ;), unless a changed source is marked "+contract.UrgentAnnotation)
+}
+
+// Windows reads --rollout-window and --freeze; Validate reports their
+// errors.
+func (o Options) Windows() (window.Cluster, error) {
+	var c window.Cluster
+	var errs []error
+	if o.RolloutWindow != "" {
+		s, err := window.Parse(o.RolloutWindow)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--rollout-window: %w", err))
+		} else {
+			c.Window = &s
+		}
+	}
+	if o.Freeze != "" {
+		fs, err := window.ParseFreezes(o.Freeze)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--freeze: %w", err))
+		}
+		c.Freezes = fs
+	}
+	return c, errors.Join(errs...)
 }
 
 // Validate reports every setting out of range, each error naming its flag.
@@ -141,6 +173,9 @@ func (o Options) Validate() error {
 	}
 	if o.RolloutSoak < 0 {
 		errs = append(errs, errors.New("--rollout-soak must be >= 0"))
+	}
+	if _, err := o.Windows(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

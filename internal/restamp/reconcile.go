@@ -19,6 +19,7 @@ import (
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/injection"
 	"github.com/confighash/confighash/internal/sources"
+	"github.com/confighash/confighash/internal/window"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -51,6 +52,10 @@ type reconciler struct {
 	// recordWarns reports each record that cannot be used once
 	// (records.go).
 	recordWarns recordWarnings
+	// windows are the cluster's window and freezes (--rollout-window,
+	// --freeze); waits, the readers waiting for them (wave_window.go).
+	windows window.Cluster
+	waits   *windowWaits
 }
 
 // Reconcile runs the hook's stages for req, in this order (doc.go's map):
@@ -75,6 +80,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 	judged := r.judge(ctx, req)
 	o = r.reconcile(ctx, req, p)
 	r.tellWaves(req, o)
+	if o.news != newsNone && o.news != newsAborted {
+		// The change is behind it: re-stamped, current, or nothing to do.
+		r.waits.done(identity(req))
+	}
+	r.metrics.waiting()
 	return r.requeue(req, o, judged)
 }
 

@@ -128,8 +128,12 @@ func Setup(ctx context.Context, mgr manager.Manager, o Config) error {
 		planner:  waves,
 		rollouts: rolloutOptions{timeout: o.RolloutTimeout, soak: o.RolloutSoak, poll: rolloutPoll},
 		written:  newExpectations(MaxWriteExpectations, time.Now),
+		waits:    newWindowWaits(),
 	}
+	// Validate read them already.
+	r.windows, _ = o.Windows()
 	m.setBudget(r.budget)
+	m.setWaits(r.waits)
 	s := &settler{next: r, changes: ch, cache: mgr.GetCache(), kinds: w,
 		window: o.CoalesceWindow, coalesceMax: o.CoalesceMax, events: r.events, now: time.Now}
 	b := builder.TypedControllerManagedBy[Request](mgr).

@@ -89,12 +89,20 @@ type gated struct {
 	flight *flight
 	wait   reconcile.Result
 	record *contract.Rollout
+	// window: it waits for a window or a freeze (wave_window.go).
+	window bool
 }
 
 // gate is the wave gate: may obj, whose stamp is stale, be re-stamped now
 // to fresh? named are the changes pending for it.
 func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, refs []hasher.Reference, lookup hasher.Lookup, fresh string, named []string) (gated, error) {
 	if r.planner == nil {
+		if len(named) == 0 {
+			named = sourceNames(refs)
+		}
+		if wait, closed := r.windowGate(ctx, req, obj, named); closed {
+			return gated{wait: wait, window: true}, nil
+		}
 		return gated{ok: true}, nil
 	}
 	ids, err := r.contentIDs(req.Namespace, refs, lookup)
@@ -109,6 +117,9 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 	changed := changedSources(r.lastRollout(ctx, req.KindName, obj), ids, named)
 	for _, src := range changed {
 		rec.Changes = append(rec.Changes, contract.Change{Source: src, Content: ids[src]})
+	}
+	if wait, closed := r.windowGate(ctx, req, obj, changed); closed {
+		return gated{wait: wait, window: true}, nil
 	}
 	if wavesOff(obj) {
 		return gated{ok: true, record: rec}, nil
@@ -173,6 +184,18 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 		logger.V(1).Info("waiting for --max-concurrent-rollouts")
 	}
 	return gated{wait: reconcile.Result{RequeueAfter: waitRecheck}}, nil
+}
+
+// sourceNames names each source refs read, once, as "configmap/NAME".
+func sourceNames(refs []hasher.Reference) []string {
+	var names []string
+	for _, ref := range refs {
+		if name := ref.Source.String(); !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // sourceWavesOff reports whether the source (as "configmap/NAME") asks for
@@ -258,7 +281,9 @@ func (r *reconciler) buildPlan(ctx context.Context, key planKey, c contract.Chan
 	})
 	lookup := sources.Reader{Cache: r.client}.Lookup(ctx, key.namespace)
 	checks := planChecks(r.planner.maxWave())
+	closed := r.windowClosed(ctx, key.namespace, c.Source)
 	for _, cd := range cands {
+		cd.m.later = closed(cd.obj)
 		if _, light := health.NothingToRun(cd.kind, cd.obj); light {
 			// It starts no pod: no canary (its rollout says nothing of the
 			// change's health), and holding its stamp back protects

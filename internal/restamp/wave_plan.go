@@ -107,6 +107,10 @@ type member struct {
 	// unchecked: planning did not check whether it is stale for the
 	// change (plan.unchecked).
 	unchecked bool
+	// later: its window was closed, or a freeze held it, when the plan
+	// was made. It goes after the readers that may go now, so that it
+	// holds up none of their waves (wave_window.go).
+	later bool
 }
 
 func memberOf(r Request, order int) waves.Member {

@@ -79,6 +79,12 @@ func (s *planState) install(key planKey, change contract.Change, ms []member, no
 	}
 	var judge []Request
 	slices.SortFunc(ms, func(a, b member) int {
+		if a.later != b.later {
+			if a.later {
+				return 1
+			}
+			return -1
+		}
 		return waves.Compare(memberOf(a.req, a.order), memberOf(b.req, b.order))
 	})
 	pl := &plan{key: key, change: change, gone: map[Request]bool{}, done: map[Request]bool{}, index: map[Request]int{}, unchecked: map[Request]time.Time{}}

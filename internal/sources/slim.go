@@ -12,6 +12,7 @@ import (
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/waves"
+	"github.com/confighash/confighash/internal/window"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -158,21 +159,31 @@ func (s Slimmer) meta(m metav1.ObjectMeta, keys int) (metav1.ObjectMeta, bool) {
 // slimMeta keeps identity and lifecycle only. Labels and annotations go: the
 // last-applied-configuration annotation holds a Secret's data in clear.
 // The exceptions are contract.IgnoreAnnotation, which decides how the
-// source enters a checksum, and contract.WavesAnnotation, which decides
-// whether its readers go in waves; each is kept as its fixed value, never
-// copied. Every string kept is a copy (keep), not the decoded one; the
+// source enters a checksum, and contract.WavesAnnotation and
+// contract.UrgentAnnotation, which decide whether and when its readers go
+// in waves; each is kept as a fixed value, never copied; and
+// contract.WindowAnnotation, copied within its bound. Every string kept is a copy (keep), not the decoded one; the
 // identity's four in one allocation (workload.KeepIdentity).
 func slimMeta(m metav1.ObjectMeta, format string) metav1.ObjectMeta {
 	ignored := hasher.IgnoredBy(m.Annotations)
 	wavesOff := waves.Off(m.Annotations)
+	schedule, windowed := m.Annotations[contract.WindowAnnotation]
+	urgent := m.Annotations[contract.UrgentAnnotation] != ""
 	annotations := markOnly[format]
-	if ignored || wavesOff || annotations == nil {
+	if ignored || wavesOff || windowed || urgent || annotations == nil {
 		annotations = map[string]string{slimmed: format}
 		if ignored {
 			annotations[contract.IgnoreAnnotation] = contract.IgnoreTrue
 		}
 		if wavesOff {
 			annotations[contract.WavesAnnotation] = contract.WavesOff
+		}
+		if windowed {
+			annotations[contract.WindowAnnotation] = keepSchedule(schedule)
+		}
+		if urgent {
+			// Its note is read live when it is used (the hook's Event).
+			annotations[contract.UrgentAnnotation] = urgentMark
 		}
 	}
 	id := workload.KeepIdentity(&m)
@@ -190,6 +201,20 @@ func slimMeta(m metav1.ObjectMeta, format string) metav1.ObjectMeta {
 		out.DeletionTimestamp = &t
 	}
 	return out
+}
+
+// urgentMark stands for any contract.UrgentAnnotation note in a slimmed
+// copy.
+const urgentMark = "set"
+
+// keepSchedule copies a window annotation within window.MaxLen; a longer
+// one is kept as a value that does not parse, so that it is refused as
+// the original would be, at a fixed cost.
+func keepSchedule(s string) string {
+	if len(s) > window.MaxLen {
+		return "over the length limit"
+	}
+	return keep(s)
 }
 
 // markOnly holds, for each format, the annotations of a slimmed source that

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/window"
 )
 
 // slimmedKey marks a workload SlimObject made, on its own annotations. The
@@ -66,6 +67,7 @@ var keptAnnotations = map[string]int{
 	contract.CoalesceWindowAnnotation: shortValueBytes,
 	contract.RolloutOrderAnnotation:   shortValueBytes,
 	contract.WavesAnnotation:          shortValueBytes,
+	contract.WindowAnnotation:         window.MaxLen,
 	contract.HoldAnnotation:           recordValueBytes,
 	contract.RolloutAnnotation:        recordValueBytes,
 	contract.HaltAnnotation:           recordValueBytes,
