@@ -25,7 +25,8 @@ commands:
           ones already built (default: controlplane; the first cold build
           of the control plane takes ~15 min, Argo Rollouts ~5, Argo CD ~20;
           controlplane-oldest is the oldest Kubernetes minor the chart
-          claims, control plane only, for make e2e-oldest: ~OLDEST min)
+          claims, control plane only, for make e2e-oldest: ~7 min on
+          idle cores, 23 on a busy machine)
   up      start a detached control plane and node (root) with its state in .cluster/,
           with the sample app's and confighash's images imported
           (confighash.local/sampleapp:e2e, confighash.local/confighash:e2e)
