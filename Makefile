@@ -21,7 +21,7 @@ LDFLAGS := -X github.com/confighash/confighash/cmd/confighash/app.version=$(VERS
 export CGO_ENABLED = 0
 export GOFLAGS += -trimpath
 
-.PHONY: build test prebuild unit fuzz e2e demo cluster-up cluster-down controlplane bench lint lint-fmt lint-vet lint-vet-argocd lint-golangci docker-build docker-buildx docker-push e2e-kind clean
+.PHONY: build test prebuild unit fuzz e2e e2e-oldest demo cluster-up cluster-down controlplane bench lint lint-fmt lint-vet lint-vet-argocd lint-golangci docker-build docker-buildx docker-push e2e-kind clean
 
 ## build: the confighash binary, into bin/
 build:
@@ -50,7 +50,7 @@ test:
 	trap 'kill -- -'$$pg' 2>/dev/null || true' EXIT; \
 	$(MAKE) --no-print-directory lint-fmt controlplane lint-vet e2e unit fuzz lint-vet-argocd lint-golangci
 
-## prebuild: what make test compiles, in the order it needs it (control plane, Argo Rollouts, the arm64 images, Argo CD's controller and proof, the fuzz targets, golangci-lint and its first analysis); skips what is built
+## prebuild: what make test compiles, in the order it needs it (control plane, Argo Rollouts, the arm64 images, Argo CD's controller and proof, the oldest Kubernetes minor's control plane, the fuzz targets, golangci-lint and its first analysis); skips what is built
 # Compiling only: `go build` without -o and `go test -c -o /dev/null` fill
 # the build cache and keep nothing. The linter's run builds it and fills its
 # own cache; its findings are left to the foreground's lint-golangci, so a
@@ -60,6 +60,7 @@ prebuild:
 	GOOS=linux GOARCH=arm64 $(GO) build ./cmd/confighash ./e2e/cmd/sampleapp ./e2e/cmd/sandbox
 	$(GO) run ./e2e/cmd/cluster build argocd
 	cd e2e/argocd && GOTOOLCHAIN=$(ARGOCD_GO) $(GO) test -c -o /dev/null .
+	$(GO) run ./e2e/cmd/cluster build controlplane-oldest
 	$(GO) test -c -o /dev/null -fuzz '^FuzzAdmission$$' ./webhook/
 	$(GO) test -c -o /dev/null -fuzz '^FuzzReferences$$' ./hasher/
 	-$(MAKE) --no-print-directory lint-golangci > /dev/null 2>&1
@@ -102,8 +103,9 @@ ARGOCD_GO := go1.27.3
 #     Argo CD's controllers;
 #   - the control-plane lane runs the root e2e package and the harness's own
 #     packages (-p 1, so that their clusters do not compete), builds the
-#     Argo CD proof's test binary, which both lanes run, and runs its
-#     diff-level half.
+#     Argo CD proof's test binary, which both lanes run, runs its
+#     diff-level half, then the subset of the root specs that runs on the
+#     oldest Kubernetes minor the chart claims (e2e-oldest).
 # Each suite is a target that runs even when an earlier one failed (they
 # share nothing): its output is kept in bin/e2e-logs/SUITE.log and printed
 # with the suite's name in front of each line. The target fails at the end,
@@ -113,11 +115,11 @@ E2E_LOGS := $(CURDIR)/bin/e2e-logs
 ARGOCD_TEST := $(CURDIR)/bin/argocd-diff.test
 argocd_test_built = test -x $(ARGOCD_TEST) || { echo "the Argo CD test binary was not built: see argocd-build"; exit 1; }
 suite = set -o pipefail; ( $(2) ) 2>&1 | tee $(E2E_LOGS)/$(1).log | sed -u 's/^/[$(1)] /' || grep -E -B 25 '^[[:space:]]*--- FAIL|^panic:' $(E2E_LOGS)/$(1).log > $(E2E_LOGS)/$(1).failed || echo "(no failed spec named; see $(E2E_LOGS)/$(1).log)" > $(E2E_LOGS)/$(1).failed
-E2E_SUITES := e2e-incluster e2e-deploy e2e-argocd-controller e2e-root e2e-argocd-build e2e-argocd-diff
+E2E_SUITES := e2e-incluster e2e-deploy e2e-argocd-controller e2e-root e2e-argocd-build e2e-argocd-diff e2e-oldest-suite
 .PHONY: $(E2E_SUITES)
 e2e: controlplane
 	@rm -rf $(E2E_LOGS) $(ARGOCD_TEST) && mkdir -p $(E2E_LOGS)
-	@$(MAKE) --no-print-directory -j2 e2e-argocd-controller e2e-argocd-diff
+	@$(MAKE) --no-print-directory -j2 e2e-argocd-controller e2e-oldest-suite
 	@failed=$$(ls $(E2E_LOGS)/*.failed 2>/dev/null); [ -z "$$failed" ] || { for f in $$failed; do echo; echo "=== suite $$(basename $$f .failed) failed:"; cat $$f; done; \
 		echo; echo "=== failed:"; for f in $$failed; do grep -h -E '^[[:space:]]*--- FAIL|^panic:|^\(no failed spec' $$f | sed "s|^|$$(basename $$f .failed): |"; done; exit 1; }
 
@@ -138,6 +140,29 @@ e2e-argocd-build: e2e-root
 e2e-argocd-diff: e2e-argocd-build
 	@$(call suite,argocd-diff,$(argocd_test_built); \
 		$(GO) run ./e2e/cmd/cluster exec --rollouts -- $(ARGOCD_TEST) -test.v -test.count=1 -test.timeout=20m -test.skip '^TestArgoCDController')
+# Last in this lane: the node lane's Argo CD controller specs run longer, so
+# the oldest minor's subset adds no time to make test.
+e2e-oldest-suite: e2e-argocd-diff
+	@$(call suite,oldest,$(E2E_OLDEST))
+
+# The oldest Kubernetes minor the chart claims (Chart.yaml's kubeVersion,
+# which e2e/deploy checks against it) runs a subset of the root specs, on
+# its control plane only (built by `cluster build controlplane-oldest`; no
+# node). The subset is the API surface whose behaviour could differ by
+# minor: that the API server is the release asked for; admission of every
+# kind, with its dry run, matchConditions and the API server's client
+# certificate; the hook's re-stamp through patches of each workload kind;
+# the server-side applied settings that status and preview read; status and
+# its install check; the webhook's answer for a namespace its policy does
+# not serve; kubectl's client- and server-side apply of stamped objects.
+# 99 s here, 15 of them the control plane's start.
+KUBERNETES_OLDEST := $(shell sed -n 's|^require k8s.io/kubernetes ||p' e2e/controlplane/tools/kube-oldest/go.mod)
+E2E_OLDEST_SPECS := ^(TestServesTheAskedKubernetes|TestWebhookStampsEveryKind|TestWebhookServerSideDryRun|TestAdmissionSkipsControllerOwned|TestWebhookAnswersOnlyTheAPIServer|TestHookConfigMapChangeRollsReadersOnce|TestHookRollsStatefulSetsDaemonSetsAndCronJobs|TestStatusAndPreviewReadTheServersSettings|TestStatusCurrent|TestStatusCheckInstall|TestWebhookAnswersNothingForUnservedNamespace|TestNoOpWritesDoNotRoll)$$
+E2E_OLDEST = CONFIGHASH_E2E_KUBERNETES=$(KUBERNETES_OLDEST) $(GO) test -tags e2e -count=1 -timeout 40m -v -run '$(E2E_OLDEST_SPECS)' ./e2e/
+
+## e2e-oldest: the root specs of E2E_OLDEST_SPECS on the oldest Kubernetes minor the chart claims (its control plane is built on first run: 13 CPU-minutes)
+e2e-oldest:
+	$(E2E_OLDEST)
 
 ## demo: start a local cluster with a node, deploy confighash from its manifests, preview a change, roll it in waves, halt a broken value at its canary, explain it with status, roll the fix, stop (root)
 demo: controlplane

@@ -1,7 +1,8 @@
 //go:build e2e
 
 // Package e2e holds the end-to-end specs. They run against the local control
-// plane by default and against any cluster named by
+// plane by default, of the Kubernetes release CONFIGHASH_E2E_KUBERNETES
+// names (make e2e-oldest), and against any cluster named by
 // CONFIGHASH_E2E_KUBECONFIG (make e2e-kind).
 package e2e
 
@@ -28,7 +29,8 @@ func run(m *testing.M) int {
 	defer cancel()
 	start := time.Now()
 	var err error
-	if env, err = framework.Setup(ctx, os.Stderr); err != nil {
+	opts := framework.Options{KubernetesVersion: os.Getenv(framework.KubernetesEnv)}
+	if env, err = framework.SetupWith(ctx, os.Stderr, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e setup:", err)
 		return 1
 	}

@@ -15,13 +15,56 @@ import (
 // Versions of the control plane. They must match the requirements of the
 // tools modules under e2e/controlplane/tools, which pin the exact sources.
 const (
-	EtcdVersion       = "v3.6.16"
+	EtcdVersion = "v3.6.16"
+	// KubernetesVersion is the release every spec runs on: the control
+	// plane and the node (tools/kube).
 	KubernetesVersion = "v1.37.2"
+	// OldestKubernetesVersion is the oldest minor the chart claims. Only its
+	// control plane is built (tools/kube-oldest), for the subset of the root
+	// specs that `make e2e-oldest` runs on it.
+	OldestKubernetesVersion = "v1.36.3"
 )
+
+// kubernetesRelease is a Kubernetes release the harness builds from its own
+// tools module, since one go.mod requires one version of k8s.io/kubernetes.
+type kubernetesRelease struct {
+	version string
+	tools   string // directory under e2e/controlplane/tools
+	// node: the kubelet, scheduler and kube-proxy are built too.
+	node bool
+}
+
+// KubernetesVersions are the releases the harness builds, the default first.
+func KubernetesVersions() []string {
+	releases := kubernetesReleases()
+	versions := make([]string, 0, len(releases))
+	for _, r := range releases {
+		versions = append(versions, r.version)
+	}
+	return versions
+}
+
+func kubernetesReleases() []kubernetesRelease {
+	return []kubernetesRelease{
+		{version: KubernetesVersion, tools: "kube", node: true},
+		{version: OldestKubernetesVersion, tools: "kube-oldest"},
+	}
+}
+
+// findRelease returns the release of version, one of KubernetesVersions.
+func findRelease(version string) (kubernetesRelease, error) {
+	for _, r := range kubernetesReleases() {
+		if r.version == version {
+			return r, nil
+		}
+	}
+	return kubernetesRelease{}, fmt.Errorf("the harness builds no Kubernetes %q (it builds %s)", version, strings.Join(KubernetesVersions(), ", "))
+}
 
 // Binaries are the paths of the control-plane executables, and of the
 // node's (kubelet, scheduler, kube-proxy), which are built with them from the
-// same module so that a node never skews against its control plane.
+// same module so that a node never skews against its control plane. The
+// node's are empty for a release built without them.
 type Binaries struct {
 	Etcd, APIServer, ControllerManager, Kubectl string
 	Kubelet, Scheduler, Proxy                   string
@@ -49,8 +92,33 @@ type binaryGroup struct {
 	targets []buildTarget
 }
 
-// binaryGroups lists what EnsureBinaries provides, relative to repoRoot.
-func binaryGroups(repoRoot string) []binaryGroup {
+// binaryGroups lists what EnsureKubernetes provides for release, relative
+// to repoRoot: etcd, the same for every release, and the release's own.
+func binaryGroups(repoRoot string, release kubernetesRelease) []binaryGroup {
+	kube := binaryGroup{
+		label:    "Kubernetes",
+		version:  release.version,
+		toolsDir: filepath.Join(repoRoot, "e2e", "controlplane", "tools", release.tools),
+		outDir:   filepath.Join(repoRoot, "bin", "kubernetes-"+release.version),
+		estimate: "about 4 minutes on 2 idle cores, much longer on a busy machine",
+		ldflags:  kubeVersionLDFlags(release.version),
+		targets: []buildTarget{
+			{"k8s.io/kubernetes/cmd/kube-apiserver", "kube-apiserver"},
+			{"k8s.io/kubernetes/cmd/kube-controller-manager", "kube-controller-manager"},
+			{"k8s.io/kubernetes/cmd/kubectl", "kubectl"},
+		},
+	}
+	if release.node {
+		kube.targets = append(kube.targets,
+			buildTarget{"k8s.io/kubernetes/cmd/kubelet", "kubelet"},
+			buildTarget{"k8s.io/kubernetes/cmd/kube-scheduler", "kube-scheduler"},
+			buildTarget{"k8s.io/kubernetes/cmd/kube-proxy", "kube-proxy"},
+		)
+	} else {
+		// Its k8s.io packages are its own: none is shared with the
+		// default release's build or the root module's.
+		kube.estimate = "13 CPU-minutes, about 7 minutes on 2 idle cores, much longer on a busy machine"
+	}
 	return []binaryGroup{
 		{
 			label:    "etcd",
@@ -60,22 +128,7 @@ func binaryGroups(repoRoot string) []binaryGroup {
 			estimate: "about a minute on 2 cores",
 			targets:  []buildTarget{{"go.etcd.io/etcd/server/v3", "etcd"}},
 		},
-		{
-			label:    "Kubernetes",
-			version:  KubernetesVersion,
-			toolsDir: filepath.Join(repoRoot, "e2e", "controlplane", "tools", "kube"),
-			outDir:   filepath.Join(repoRoot, "bin", "kubernetes-"+KubernetesVersion),
-			estimate: "about 4 minutes on 2 idle cores, much longer on a busy machine",
-			ldflags:  kubeVersionLDFlags(),
-			targets: []buildTarget{
-				{"k8s.io/kubernetes/cmd/kube-apiserver", "kube-apiserver"},
-				{"k8s.io/kubernetes/cmd/kube-controller-manager", "kube-controller-manager"},
-				{"k8s.io/kubernetes/cmd/kubectl", "kubectl"},
-				{"k8s.io/kubernetes/cmd/kubelet", "kubelet"},
-				{"k8s.io/kubernetes/cmd/kube-scheduler", "kube-scheduler"},
-				{"k8s.io/kubernetes/cmd/kube-proxy", "kube-proxy"},
-			},
-		},
+		kube,
 	}
 }
 
@@ -83,13 +136,13 @@ func binaryGroups(repoRoot string) []binaryGroup {
 // (hack/lib/version.sh) does. Without it a `go build` reports
 // v0.0.0-master+$Format:%H$ from /version and `kubectl version`, which
 // confuses version checks in clients and skew warnings in kubectl.
-func kubeVersionLDFlags() string {
-	major, minor, _ := strings.Cut(strings.TrimPrefix(KubernetesVersion, "v"), ".")
+func kubeVersionLDFlags(version string) string {
+	major, minor, _ := strings.Cut(strings.TrimPrefix(version, "v"), ".")
 	minor, _, _ = strings.Cut(minor, ".")
 	var flags []string
 	for _, pkg := range []string{"k8s.io/client-go/pkg/version", "k8s.io/component-base/version"} {
 		flags = append(flags,
-			"-X", pkg+".gitVersion="+KubernetesVersion,
+			"-X", pkg+".gitVersion="+version,
 			"-X", pkg+".gitMajor="+major,
 			"-X", pkg+".gitMinor="+minor,
 			"-X", pkg+".gitTreeState=clean",
@@ -98,18 +151,21 @@ func kubeVersionLDFlags() string {
 	return strings.Join(flags, " ")
 }
 
-func binariesIn(repoRoot string) Binaries {
-	groups := binaryGroups(repoRoot)
+func binariesIn(repoRoot string, release kubernetesRelease) Binaries {
+	groups := binaryGroups(repoRoot, release)
 	etcd, kube := groups[0], groups[1]
-	return Binaries{
+	b := Binaries{
 		Etcd:              filepath.Join(etcd.outDir, "etcd"),
 		APIServer:         filepath.Join(kube.outDir, "kube-apiserver"),
 		ControllerManager: filepath.Join(kube.outDir, "kube-controller-manager"),
 		Kubectl:           filepath.Join(kube.outDir, "kubectl"),
-		Kubelet:           filepath.Join(kube.outDir, "kubelet"),
-		Scheduler:         filepath.Join(kube.outDir, "kube-scheduler"),
-		Proxy:             filepath.Join(kube.outDir, "kube-proxy"),
 	}
+	if release.node {
+		b.Kubelet = filepath.Join(kube.outDir, "kubelet")
+		b.Scheduler = filepath.Join(kube.outDir, "kube-scheduler")
+		b.Proxy = filepath.Join(kube.outDir, "kube-proxy")
+	}
+	return b
 }
 
 // EnsureRepoBinaries is EnsureBinaries for the repository this runs in
@@ -122,18 +178,28 @@ func EnsureRepoBinaries(ctx context.Context, progress io.Writer) (root string, b
 	return root, bins, err
 }
 
-// EnsureBinaries returns the cached control-plane binaries under
-// <repoRoot>/bin, building the missing ones from the Go module proxy first.
+// EnsureBinaries is EnsureKubernetes of KubernetesVersion.
+func EnsureBinaries(ctx context.Context, repoRoot string, progress io.Writer) (Binaries, error) {
+	return EnsureKubernetes(ctx, repoRoot, KubernetesVersion, progress)
+}
+
+// EnsureKubernetes returns the cached binaries of Kubernetes version (one
+// of KubernetesVersions) and etcd under <repoRoot>/bin, building the
+// missing ones from the Go module proxy first.
 // The first build takes minutes (about 5 on 2 idle cores, half an hour on a
 // busy machine), so it reports progress to progress (nil discards it); with
 // everything cached it prints nothing.
 // Concurrent callers (parallel test packages) wait for a single build.
-func EnsureBinaries(ctx context.Context, repoRoot string, progress io.Writer) (Binaries, error) {
+func EnsureKubernetes(ctx context.Context, repoRoot, version string, progress io.Writer) (Binaries, error) {
 	if progress == nil {
 		progress = io.Discard
 	}
-	bins := binariesIn(repoRoot)
-	groups := binaryGroups(repoRoot)
+	release, err := findRelease(version)
+	if err != nil {
+		return Binaries{}, err
+	}
+	bins := binariesIn(repoRoot, release)
+	groups := binaryGroups(repoRoot, release)
 	if len(missingTargets(groups)) == 0 {
 		return bins, nil
 	}
@@ -154,7 +220,7 @@ func EnsureBinaries(ctx context.Context, repoRoot string, progress io.Writer) (B
 			return Binaries{}, err
 		}
 	}
-	if err := bins.validate(); err != nil {
+	if err := bins.validate(release.node); err != nil {
 		return Binaries{}, fmt.Errorf("after building: %w", err)
 	}
 	return bins, nil
@@ -197,14 +263,18 @@ func (g binaryGroup) missing() []buildTarget {
 	return missing
 }
 
-// validate checks that every binary is set and executable, so that a wrong
-// path fails here rather than as an obscure exec error half-way through Start.
-func (b Binaries) validate() error {
+// validate checks that every binary, the node's too when node is set, is set
+// and executable, so that a wrong path fails here rather than as an obscure
+// exec error half-way through Start.
+func (b Binaries) validate(node bool) error {
 	var errs []error
-	for _, f := range []struct{ name, path string }{
+	files := []struct{ name, path string }{
 		{"Etcd", b.Etcd}, {"APIServer", b.APIServer}, {"ControllerManager", b.ControllerManager}, {"Kubectl", b.Kubectl},
-		{"Kubelet", b.Kubelet}, {"Scheduler", b.Scheduler}, {"Proxy", b.Proxy},
-	} {
+	}
+	if node {
+		files = append(files, []struct{ name, path string }{{"Kubelet", b.Kubelet}, {"Scheduler", b.Scheduler}, {"Proxy", b.Proxy}}...)
+	}
+	for _, f := range files {
 		if f.path == "" {
 			errs = append(errs, fmt.Errorf("empty path in Binaries.%s", f.name))
 			continue

@@ -96,7 +96,7 @@ type ControlPlane struct {
 // when not detached, until this process dies). On failure everything that was
 // started is stopped again, and the error quotes the failing process's log.
 func Start(ctx context.Context, bins Binaries, opts Options) (*ControlPlane, error) {
-	if err := bins.validate(); err != nil {
+	if err := bins.validate(opts.Node); err != nil {
 		return nil, err
 	}
 	if opts.Detached && opts.LogWriter != nil {

@@ -5,7 +5,9 @@
 //
 // There is no container runtime on the machines that run these tests, so the
 // binaries are built from the Go module proxy into <repo>/bin (see
-// EnsureBinaries) and started as plain processes on loopback ports (see Start).
+// EnsureBinaries; EnsureKubernetes builds the control plane of the oldest
+// minor the chart claims too) and started as plain processes on loopback
+// ports (see Start).
 // Without a node, Pods stay Pending, but everything the API server and the
 // controller-manager do (admission webhooks, Deployments, ReplicaSets,
 // garbage collection, ServiceAccounts) is the real thing. With

@@ -22,6 +22,11 @@ import (
 // unset, a local control plane is started.
 const KubeconfigEnv = "CONFIGHASH_E2E_KUBECONFIG"
 
+// KubernetesEnv names the Kubernetes release of the local control plane, one
+// of controlplane.KubernetesVersions; unset, controlplane.KubernetesVersion.
+// The e2e package's TestMain reads it into Options.
+const KubernetesEnv = "CONFIGHASH_E2E_KUBERNETES"
+
 // Namespace is where confighash runs and keeps its Secrets.
 const Namespace = "confighash-system"
 
@@ -32,6 +37,9 @@ type Env struct {
 	KubectlPath string
 	Config      *rest.Config
 	Client      client.Client
+	// KubernetesVersion is the release asked for (Options): the API server
+	// must report it. Empty against a cluster for which none was asked.
+	KubernetesVersion string
 	// SpecTimeout bounds each spec's calls (SpecContext).
 	SpecTimeout time.Duration
 	// Confighash starts and stops confighash itself.
@@ -59,17 +67,38 @@ type Runner interface {
 	WebhookURL() string
 }
 
-// Setup prepares an Env from the environment. progress receives build and
-// start-up messages.
+// Options shape Setup's local control plane.
+type Options struct {
+	// KubernetesVersion is its release, one of
+	// controlplane.KubernetesVersions; empty for
+	// controlplane.KubernetesVersion.
+	KubernetesVersion string
+}
+
+// Setup is SetupWith the default Options.
 func Setup(ctx context.Context, progress io.Writer) (*Env, error) {
+	return SetupWith(ctx, progress, Options{})
+}
+
+// SetupWith prepares an Env from the environment and o. progress receives
+// build and start-up messages.
+func SetupWith(ctx context.Context, progress io.Writer, o Options) (*Env, error) {
 	if kc := os.Getenv(KubeconfigEnv); kc != "" {
-		return external(ctx, kc)
+		return external(ctx, kc, o.KubernetesVersion)
 	}
-	root, bins, err := controlplane.EnsureRepoBinaries(ctx, progress)
+	version := o.KubernetesVersion
+	if version == "" {
+		version = controlplane.KubernetesVersion
+	}
+	root, err := controlplane.RepoRoot()
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(progress, "starting local control plane (etcd %s, kube-apiserver %s)…\n", controlplane.EtcdVersion, controlplane.KubernetesVersion)
+	bins, err := controlplane.EnsureKubernetes(ctx, root, version, progress)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(progress, "starting local control plane (etcd %s, kube-apiserver %s)…\n", controlplane.EtcdVersion, version)
 	// The certificate goes only to webhooks that ask for one: confighash
 	// does only when a spec passes it --webhook-client-ca-file.
 	cp, err := controlplane.Start(ctx, bins, controlplane.Options{WebhookClientCert: true})
@@ -81,6 +110,7 @@ func Setup(ctx context.Context, progress io.Writer) (*Env, error) {
 		return nil, joinStop(err, cp.Stop)
 	}
 	env.WebhookClientCA, env.WebhookClientName = cp.CACert, controlplane.WebhookClientName
+	env.KubernetesVersion = version
 	// In the run's own directory, not bin/: worktrees may share bin/ (a
 	// symlink to one build of the control plane), and two runs building into
 	// it would test each other's confighash.
@@ -110,7 +140,7 @@ func Setup(ctx context.Context, progress io.Writer) (*Env, error) {
 	return env, nil
 }
 
-func external(ctx context.Context, kubeconfig string) (*Env, error) {
+func external(ctx context.Context, kubeconfig, version string) (*Env, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("loading %s=%s: %w", KubeconfigEnv, kubeconfig, err)
@@ -120,6 +150,7 @@ func external(ctx context.Context, kubeconfig string) (*Env, error) {
 		return nil, err
 	}
 	env.Confighash = &inClusterRunner{c: env.Client}
+	env.KubernetesVersion = version
 	env.stop = func() error { return nil }
 	return env, env.Confighash.Start(ctx)
 }

@@ -1,7 +1,7 @@
 // Package main is the `cluster` command, which runs the e2e control plane
 // outside of `go test`, for exploring the API or debugging a test by hand:
 //
-//	go run ./e2e/cmd/cluster build   # only build the control-plane binaries into bin/ (also: build rollouts argocd)
+//	go run ./e2e/cmd/cluster build   # only build the control-plane binaries into bin/ (also: build controlplane-oldest rollouts argocd)
 //	go run ./e2e/cmd/cluster up      # start a detached cluster in .cluster/
 //	go run ./e2e/cmd/cluster image ./mybinary   # import a static binary into its node as an image
 //	go run ./e2e/cmd/cluster down    # stop it and delete .cluster/
