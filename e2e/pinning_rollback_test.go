@@ -43,12 +43,13 @@ func annotationOf(t *testing.T, ns, name, key string) string {
 	return d.Annotations[key]
 }
 
-// stampStays checks that d's stamp stays want for the whole of d.
+// stampStays checks that d's stamp stays want for the whole of dur (an
+// undo kept, a change waiting for its window).
 func stampStays(t *testing.T, d *appsv1.Deployment, want string, dur time.Duration) {
 	t.Helper()
 	for end := time.Now().Add(dur); time.Now().Before(end); time.Sleep(time.Second) {
 		if got := env.StampOf(t, d); got != want {
-			t.Fatalf("re-stamped to %s after the undo; want the old revision's %s kept", got, want)
+			t.Fatalf("%s re-stamped to %s; want %s kept", d.Name, got, want)
 		}
 	}
 }
