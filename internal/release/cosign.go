@@ -22,12 +22,12 @@ import (
 const (
 	// simpleSigningType is the media type of a signature image's layers;
 	// each holds a payload, signed in its signatureAnnotation.
-	simpleSigningType   types.MediaType = "application/vnd.dev.cosign.simplesigning.v1+json"
-	signatureAnnotation                 = "dev.cosignproject.cosign/signature"
+	simpleSigningType   = types.MediaType("application/vnd.dev.cosign.simplesigning.v1+json")
+	signatureAnnotation = "dev.cosignproject.cosign/signature"
 	// payloadType is the payload's critical.type that cosign requires.
 	payloadType = "cosign container image signature"
 	// cycloneDXType is the SBOM layer's media type for CycloneDX JSON.
-	cycloneDXType types.MediaType = "application/vnd.cyclonedx+json"
+	cycloneDXType = types.MediaType("application/vnd.cyclonedx+json")
 )
 
 // payload is the simple-signing payload cosign signs and verifies: the

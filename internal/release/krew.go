@@ -8,35 +8,42 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The krew plugin manifest (index.krew.dev's Plugin, v1alpha2): the fields
-// krew reads to install one platform's archive.
-type (
-	KrewPlugin struct {
-		APIVersion string       `json:"apiVersion"`
-		Kind       string       `json:"kind"`
-		Metadata   KrewMetadata `json:"metadata"`
-		Spec       KrewSpec     `json:"spec"`
-	}
-	KrewMetadata struct {
-		Name string `json:"name"`
-	}
-	KrewSpec struct {
-		Version          string         `json:"version"`
-		Homepage         string         `json:"homepage"`
-		ShortDescription string         `json:"shortDescription"`
-		Description      string         `json:"description"`
-		Platforms        []KrewPlatform `json:"platforms"`
-	}
-	KrewPlatform struct {
-		Selector KrewSelector `json:"selector"`
-		URI      string       `json:"uri"`
-		SHA256   string       `json:"sha256"`
-		Bin      string       `json:"bin"`
-	}
-	KrewSelector struct {
-		MatchLabels map[string]string `json:"matchLabels"`
-	}
-)
+// KrewPlugin is the krew plugin manifest (index.krew.dev's Plugin,
+// v1alpha2): the fields krew reads to install one platform's archive.
+type KrewPlugin struct {
+	APIVersion string       `json:"apiVersion"`
+	Kind       string       `json:"kind"`
+	Metadata   KrewMetadata `json:"metadata"`
+	Spec       KrewSpec     `json:"spec"`
+}
+
+// KrewMetadata names the plugin: `kubectl krew install NAME`.
+type KrewMetadata struct {
+	Name string `json:"name"`
+}
+
+// KrewSpec is the plugin's version, description and archives.
+type KrewSpec struct {
+	Version          string         `json:"version"`
+	Homepage         string         `json:"homepage"`
+	ShortDescription string         `json:"shortDescription"`
+	Description      string         `json:"description"`
+	Platforms        []KrewPlatform `json:"platforms"`
+}
+
+// KrewPlatform is one archive: where it is, its checksum, the binary in
+// it, and the machines it is for.
+type KrewPlatform struct {
+	Selector KrewSelector `json:"selector"`
+	URI      string       `json:"uri"`
+	SHA256   string       `json:"sha256"`
+	Bin      string       `json:"bin"`
+}
+
+// KrewSelector matches a machine's os and arch labels.
+type KrewSelector struct {
+	MatchLabels map[string]string `json:"matchLabels"`
+}
 
 // KrewName is the manifest's file name: krew wants <plugin name>.yaml.
 const KrewName = "confighash.yaml"
