@@ -74,6 +74,9 @@ func TestMakeRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, img := range v.Images {
+		t.Logf("image %s: layer %d bytes, binary %d bytes", img.Platform, img.LayerBytes, img.BinaryBytes)
+	}
 	checkSBOM(t, root, v.SBOM)
 	checkPluginVersion(t, v.Files)
 	checkDist(t, dist, v.Files)

@@ -19,6 +19,8 @@ import (
 // Verified is a release as pulled back and checked.
 type Verified struct {
 	Index name.Digest
+	// Images are the index's images as pulled, one per platform.
+	Images []images.PlatformImage
 	SBOM  SBOM
 	// Files are the plugin artefact's files by name: archives, checksums,
 	// krew manifest, each matching the checksums and the manifest.
@@ -55,6 +57,7 @@ func Verify(ctx context.Context, version, registry, publicKey string, plainHTTP 
 	if err != nil {
 		return v, fmt.Errorf("%s: %w", ref, err)
 	}
+	v.Images = imgs
 	if err := images.Check(imgs, images.Confighash().Binary, images.Platforms()); err != nil {
 		return v, fmt.Errorf("%s: %w", ref, err)
 	}
