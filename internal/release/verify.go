@@ -21,7 +21,7 @@ type Verified struct {
 	Index name.Digest
 	// Images are the index's images as pulled, one per platform.
 	Images []images.PlatformImage
-	SBOM  SBOM
+	SBOM   SBOM
 	// Files are the plugin artefact's files by name: archives, checksums,
 	// krew manifest, each matching the checksums and the manifest.
 	Files map[string][]byte
