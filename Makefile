@@ -204,8 +204,8 @@ bench: controlplane
 # binary is named by version, so bumping the pin builds the new one. v2.15.0
 # needs Go 1.26, as this module does. Its checks are in .golangci.yml.
 # It lints the root module, again with the e2e tag (only e2e/ has tagged
-# files), e2e/deploy and internal/release; e2e/argocd needs Go 1.27, which this build cannot
-# load, so it gets go vet only. The e2e/controlplane/tools modules hold only
+# files), e2e/deploy and internal/release; e2e/argocd needs Go 1.27, which
+# this build cannot load, so it gets go vet only. The e2e/controlplane/tools modules hold only
 # blank imports under the tools tag, which pin what the harness builds (and
 # tools/argocd a main of a few lines that picks Argo CD's controller or
 # repo-server): they get neither.
