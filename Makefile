@@ -21,7 +21,7 @@ LDFLAGS := -X github.com/confighash/confighash/cmd/confighash/app.version=$(VERS
 export CGO_ENABLED = 0
 export GOFLAGS += -trimpath
 
-.PHONY: build test prebuild unit fuzz e2e e2e-oldest demo cluster-up cluster-down controlplane bench lint lint-fmt lint-vet lint-vet-argocd lint-golangci docker-build docker-buildx docker-push e2e-kind clean
+.PHONY: build test prebuild release release-verify release-key unit fuzz e2e e2e-oldest demo cluster-up cluster-down controlplane bench lint lint-fmt lint-vet lint-vet-argocd lint-golangci docker-build docker-buildx docker-push e2e-kind clean
 
 ## build: the confighash binary, into bin/
 build:
@@ -50,7 +50,7 @@ test:
 	trap 'kill -- -'$$pg' 2>/dev/null || true' EXIT; \
 	$(MAKE) --no-print-directory lint-fmt controlplane lint-vet e2e unit fuzz lint-vet-argocd lint-golangci
 
-## prebuild: what make test compiles, in the order it needs it (control plane, Argo Rollouts, the arm64 images, Argo CD's controller and proof, the oldest Kubernetes minor's control plane, the fuzz targets, golangci-lint and its first analysis); skips what is built
+## prebuild: what make test compiles, in the order it needs it (control plane, Argo Rollouts, the arm64 images, Argo CD's controller and proof, the oldest Kubernetes minor's control plane, the fuzz targets, the release's darwin plugin, cyclonedx-gomod and test, golangci-lint and its first analysis); skips what is built
 # Compiling only: `go build` without -o and `go test -c -o /dev/null` fill
 # the build cache and keep nothing. The linter's run builds it and fills its
 # own cache; its findings are left to the foreground's lint-golangci, so a
@@ -63,12 +63,20 @@ prebuild:
 	$(GO) run ./e2e/cmd/cluster build controlplane-oldest
 	$(GO) test -c -o /dev/null -fuzz '^FuzzAdmission$$' ./webhook/
 	$(GO) test -c -o /dev/null -fuzz '^FuzzReferences$$' ./hasher/
+	GOOS=darwin GOARCH=amd64 $(GO) build ./cmd/confighash
+	GOOS=darwin GOARCH=arm64 $(GO) build ./cmd/confighash
+	$(MAKE) --no-print-directory $(CYCLONEDX_GOMOD)
+	cd internal/release && $(GO) test -c -o /dev/null .
 	-$(MAKE) --no-print-directory lint-golangci > /dev/null 2>&1
 
 # -timeout 20m: e2e/images cross-compiles confighash for arm64, which on a
 # cold build cache takes minutes on 2 cores (go test's default is 10m).
+# internal/release is its own module (the Helm SDK pushes the chart): its
+# test runs make release against an in-process registry and verifies what
+# it pulls back.
 unit:
 	$(GO) test -count=1 -timeout 20m ./...
+	cd internal/release && $(GO) test -count=1 -timeout 20m ./...
 
 ## fuzz: each fuzz target for a fixed number of executions (seed corpora in testdata/fuzz/); go test fuzzes one target at a time
 # Counts, not durations: with a duration, Go 1.26's fuzz coordinator can
@@ -164,6 +172,37 @@ E2E_OLDEST = CONFIGHASH_E2E_KUBERNETES=$(KUBERNETES_OLDEST) $(GO) test -tags e2e
 e2e-oldest:
 	$(E2E_OLDEST)
 
+## release: build, sign and push release VERSION (the tag vX.Y.Z) to REGISTRY (host/path), signed with COSIGN_KEY (a PEM P-256 key; make release-key writes a pair); its files are left in dist/ (docs/releasing.md)
+# The image index, its cosign signature and SBOM, the chart, the kubectl
+# plugin archives with checksums and krew manifest. A registry on loopback
+# is spoken to in plain HTTP, another one too with PLAIN_HTTP=1.
+# cyclonedx-gomod writes the SBOM; like golangci-lint it is built with `go
+# install pkg@version` into bin/ (about 1.5 min), out of our go.mod.
+CYCLONEDX_GOMOD_VERSION := v1.10.0
+CYCLONEDX_GOMOD := $(CURDIR)/bin/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)
+CYCLONEDX_GOMOD_TMP := $(CURDIR)/bin/.cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)
+DIST ?= $(CURDIR)/dist
+KEY_DIR ?= $(CURDIR)
+RELEASE := cd internal/release && $(GO) run ./cmd/release
+release: $(CYCLONEDX_GOMOD)
+	$(RELEASE) publish -version '$(VERSION)' -commit '$(COMMIT)' -registry '$(REGISTRY)' -key '$(abspath $(COSIGN_KEY))' \
+		-root '$(CURDIR)' -dist '$(abspath $(DIST))' -cyclonedx '$(CYCLONEDX_GOMOD)' $(if $(PLAIN_HTTP),-plain-http) \
+		$(if $(DOWNLOAD_URL),-download-url '$(DOWNLOAD_URL)')
+
+## release-verify: pull release VERSION from REGISTRY and verify it with COSIGN_PUB: signatures of the index and SBOM, the images, the plugin archives' checksums
+release-verify:
+	$(RELEASE) verify -version '$(VERSION)' -registry '$(REGISTRY)' -pub '$(abspath $(COSIGN_PUB))' $(if $(PLAIN_HTTP),-plain-http)
+
+## release-key: write a new signing key pair, release.key and release.pub, to KEY_DIR (default: here)
+release-key:
+	$(RELEASE) keygen -dir '$(abspath $(KEY_DIR))'
+
+$(CYCLONEDX_GOMOD):
+	@mkdir -p $(CURDIR)/bin
+	flock $(CURDIR)/bin/.cyclonedx-gomod.lock sh -c 'test -x $@ || { rm -rf $(CYCLONEDX_GOMOD_TMP) && \
+		GOBIN=$(CYCLONEDX_GOMOD_TMP) $(GO) install "-ldflags=-s -w" github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_GOMOD_VERSION) && \
+		mv $(CYCLONEDX_GOMOD_TMP)/cyclonedx-gomod $@ && rmdir $(CYCLONEDX_GOMOD_TMP); }'
+
 ## demo: start a local cluster with a node, deploy confighash from its manifests, preview a change, roll it in waves, halt a broken value at its canary, explain it with status, roll the fix, stop (root)
 demo: controlplane
 	$(GO) run ./e2e/cmd/demo
@@ -190,8 +229,8 @@ bench: controlplane
 # binary is named by version, so bumping the pin builds the new one. v2.15.0
 # needs Go 1.26, as this module does. Its checks are in .golangci.yml.
 # It lints the root module, again with the e2e tag (only e2e/ has tagged
-# files), and e2e/deploy; e2e/argocd needs Go 1.27, which this build cannot
-# load, so it gets go vet only. The e2e/controlplane/tools modules hold only
+# files), e2e/deploy and internal/release; e2e/argocd needs Go 1.27, which
+# this build cannot load, so it gets go vet only. The e2e/controlplane/tools modules hold only
 # blank imports under the tools tag, which pin what the harness builds (and
 # tools/argocd a main of a few lines that picks Argo CD's controller or
 # repo-server): they get neither.
@@ -217,6 +256,7 @@ lint-vet:
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/...
 	cd e2e/deploy && $(GO) vet -tags e2e ./...
+	cd internal/release && $(GO) vet ./...
 
 # Its own target so that make test can run it late: it compiles Argo CD's
 # packages with Go 1.27, as prebuild's Argo CD build does, and after that
@@ -230,6 +270,7 @@ lint-golangci: $(GOLANGCI_LINT)
 	$(GOLANGCI_LINT) run ./...
 	$(GOLANGCI_LINT) run --build-tags e2e ./e2e/...
 	cd e2e/deploy && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml --build-tags e2e ./...
+	cd internal/release && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...
 
 ## docker-build / docker-push: the image (needs a Docker engine)
 docker-build:

@@ -6,6 +6,7 @@ require (
 	github.com/Masterminds/semver/v3 v3.5.0
 	github.com/cert-manager/cert-manager v1.21.2
 	github.com/confighash/confighash v0.0.0
+	github.com/confighash/confighash/internal/release v0.0.0
 	github.com/go-logr/logr v1.4.3
 	github.com/google/go-cmp v0.7.0
 	github.com/spf13/pflag v1.0.10
@@ -179,3 +180,5 @@ require (
 )
 
 replace github.com/confighash/confighash => ../..
+
+replace github.com/confighash/confighash/internal/release => ../../internal/release

@@ -2,8 +2,6 @@ package deploy
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -12,6 +10,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/registry"
+
+	"github.com/confighash/confighash/internal/release"
 )
 
 // OCIChart is the chart published as an OCI artifact, the way a release
@@ -30,43 +30,19 @@ type OCIChart struct {
 // a local registry serves, and keeps its credentials file in dir (there are
 // no credentials; the user's own Helm configuration is never read).
 func NewOCIRegistryClient(dir string) (*registry.Client, error) {
-	c, err := registry.NewClient(
-		registry.ClientOptPlainHTTP(),
-		registry.ClientOptWriter(io.Discard),
-		registry.ClientOptCredentialsFile(filepath.Join(dir, "registry-config.json")),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("creating Helm's registry client: %w", err)
-	}
-	return c, nil
+	return release.NewRegistryClient(true, filepath.Join(dir, "registry-config.json"))
 }
 
 // PublishChart packages the chart in chartDir into workDir, as `helm
 // package` does, and pushes it to the registry at host (host:port, plain
-// HTTP) under charts/, as `helm push … oci://host/charts` does.
+// HTTP) under charts/, as `helm push … oci://host/charts` does: as make
+// release does, at the chart's own version.
 func PublishChart(chartDir, workDir, host string, client *registry.Client) (OCIChart, error) {
-	pkg := action.NewPackage()
-	pkg.Destination = workDir
-	archive, err := pkg.Run(chartDir, nil)
+	c, err := release.PushChart(release.Chart{Dir: chartDir, Work: workDir, Remote: "oci://" + host + "/charts", PlainHTTP: true, Client: client})
 	if err != nil {
-		return OCIChart{}, fmt.Errorf("helm package %s: %w", chartDir, err)
+		return OCIChart{}, err
 	}
-	info, err := os.Stat(archive)
-	if err != nil {
-		return OCIChart{}, fmt.Errorf("reading the packaged chart: %w", err)
-	}
-	meta, err := loader.Load(archive)
-	if err != nil {
-		return OCIChart{}, fmt.Errorf("loading %s: %w", archive, err)
-	}
-	remote := "oci://" + host + "/charts"
-	cfg := &action.Configuration{RegistryClient: client}
-	push := action.NewPushWithOpts(action.WithPushConfig(cfg), action.WithPlainHTTP(true), action.WithPushOptWriter(io.Discard))
-	push.Settings = cli.New()
-	if _, err := push.Run(archive, remote); err != nil {
-		return OCIChart{}, fmt.Errorf("helm push %s %s: %w", filepath.Base(archive), remote, err)
-	}
-	return OCIChart{Ref: remote + "/" + meta.Metadata.Name, Version: meta.Metadata.Version, Bytes: info.Size()}, nil
+	return OCIChart{Ref: c.Ref, Version: c.Version, Bytes: c.Bytes}, nil
 }
 
 // Pull fetches the chart from its registry into settings' repository cache

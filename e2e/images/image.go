@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -35,6 +36,9 @@ type Spec struct {
 	// Binary is where the executable lands in the image; it is also the
 	// entrypoint.
 	Binary string
+	// LinkFlags are added to the linker's flags, e.g. a release's
+	// -X …app.version=v1.2.3.
+	LinkFlags []string
 }
 
 // Build compiles the spec's package statically for this machine's
@@ -50,7 +54,7 @@ func Build(ctx context.Context, root, outDir string, spec Spec) (string, error) 
 		return "", fmt.Errorf("creating %s: %w", outDir, err)
 	}
 	bin := filepath.Join(outDir, "bin-"+filepath.Base(spec.Package))
-	if err := compile(ctx, root, bin, spec.Package, runtime.GOARCH); err != nil {
+	if err := Compile(ctx, root, bin, spec, HostPlatforms()[0]); err != nil {
 		return "", err
 	}
 	return writeTarball(bin, spec.Binary, runtime.GOARCH, ref, outDir)
@@ -70,7 +74,7 @@ func BuildIndex(ctx context.Context, root, outDir string, spec Spec, platforms [
 	idx := v1.ImageIndex(empty.Index)
 	for _, p := range platforms {
 		bin := filepath.Join(outDir, "bin-"+filepath.Base(spec.Package)+"-"+p.Architecture)
-		if err := compile(ctx, root, bin, spec.Package, p.Architecture); err != nil {
+		if err := Compile(ctx, root, bin, spec, p); err != nil {
 			return nil, err
 		}
 		img, err := imageOf(bin, spec.Binary, p.Architecture)
@@ -116,15 +120,23 @@ func writeTarball(bin, path, arch string, ref name.Reference, outDir string) (st
 	return out, nil
 }
 
-// compile builds pkg the way the Dockerfile does: no cgo (so the binary needs
-// no libc on an empty base, and cross-compiles without a C toolchain),
-// trimmed paths and no symbol tables.
+// compile builds pkg for linux/arch as Compile does.
 func compile(ctx context.Context, root, out, pkg, arch string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	return Compile(ctx, root, out, Spec{Package: pkg}, v1.Platform{OS: "linux", Architecture: arch})
+}
+
+// Compile builds spec's package for platform p the way the Dockerfile does:
+// no cgo (so the binary needs no libc on an empty base, and cross-compiles
+// without a C toolchain), trimmed paths and no symbol tables, plus the
+// spec's LinkFlags. A release builds its kubectl plugin binaries with it
+// too, for other systems than linux.
+func Compile(ctx context.Context, root, out string, spec Spec, p v1.Platform) error {
+	ldflags := strings.Join(append([]string{"-s", "-w"}, spec.LinkFlags...), " ")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags="+ldflags, "-o", out, spec.Package)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture)
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building %s for linux/%s: %w\n%s", pkg, arch, err, b)
+		return fmt.Errorf("building %s for %s: %w\n%s", spec.Package, p, err, b)
 	}
 	return nil
 }

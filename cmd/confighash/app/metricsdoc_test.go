@@ -39,7 +39,7 @@ type series struct {
 // values themselves are pinned by each package's TestLabelValuesArePublic.
 func TestMetricsDocumented(t *testing.T) {
 	// The naming scheme docs/metrics.md states.
-	seriesName := regexp.MustCompile(`^confighash_(webhook|hook|hmac_key)_[a-z][a-z0-9_]*[a-z0-9]$`)
+	seriesName := regexp.MustCompile(`^confighash_((webhook|hook|hmac_key)_[a-z][a-z0-9_]*[a-z0-9]|build_info)$`)
 	registered := registeredSeries(t)
 	documented := documentedSeries(t)
 
@@ -57,7 +57,7 @@ func TestMetricsDocumented(t *testing.T) {
 			}
 		}
 		if !seriesName.MatchString(name) {
-			t.Errorf("%s is not confighash_<webhook|hook|hmac_key>_<name>", name)
+			t.Errorf("%s is not confighash_<webhook|hook|hmac_key>_<name> or confighash_build_info", name)
 		}
 		if (r.typ == "counter") != strings.HasSuffix(name, "_total") {
 			t.Errorf("%s is a %s: only counters, and every counter, end in _total", name, r.typ)
@@ -81,6 +81,9 @@ func registeredSeries(t *testing.T) map[string]series {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
 	rec := &childMaker{Registerer: reg}
+	if err := registerBuildInfo(rec, Version()); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := webhook.NewMetrics(rec); err != nil {
 		t.Fatal(err)
 	}

@@ -99,6 +99,9 @@ func Serve(ctx context.Context, o Options) error {
 	// metrics server serves. The webhook's are made first: its server
 	// counts the connections it refuses.
 	reg := metrics.Registry
+	if err := registerBuildInfo(reg, Version()); err != nil {
+		return err
+	}
 	wm, err := webhook.NewMetrics(reg)
 	if err != nil {
 		return err
