@@ -29,6 +29,8 @@ var hookValues = []hookValue{
 	{[]string{"waves", "maxConcurrentRollouts"}, "max-concurrent-rollouts", 3, "3"},
 	{[]string{"waves", "rolloutTimeout"}, "rollout-timeout", "0", "0s"},
 	{[]string{"waves", "rolloutSoak"}, "rollout-soak", "30s", "30s"},
+	{[]string{"waves", "rolloutWindow"}, "rollout-window", "Mon-Fri 09:00-17:00 Europe/Berlin", "Mon-Fri 09:00-17:00 Europe/Berlin"},
+	{[]string{"waves", "freeze"}, "freeze", "2026-12-21/2027-01-04 Europe/Berlin; 2027-04-01/2027-04-02 UTC", "2026-12-21/2027-01-04 Europe/Berlin; 2027-04-01/2027-04-02 UTC"},
 }
 
 // hookFlags binds the hook's flags as the binary does, with its defaults.
@@ -92,7 +94,7 @@ func TestChartHookValues(t *testing.T) {
 
 // TestChartHookValuesReadmeDefaults: the chart README's row for each of
 // these values names its flag and gives the binary's own default, as
-// "unset: `X`".
+// "unset: `X`" ("unset: none" for an empty one).
 func TestChartHookValuesReadmeDefaults(t *testing.T) {
 	_, p := allRenders(t)
 	path := filepath.Join(p.Chart(), "README.md")
@@ -114,7 +116,11 @@ func TestChartHookValuesReadmeDefaults(t *testing.T) {
 			continue
 		}
 		row, _, _ = strings.Cut(row, "\n")
-		for _, want := range []string{"(`--" + v.flag + "`)", "unset: `" + f.DefValue + "`"} {
+		unset := "unset: `" + f.DefValue + "`"
+		if f.DefValue == "" {
+			unset = "unset: none" // a flag whose default is empty sets nothing
+		}
+		for _, want := range []string{"(`--" + v.flag + "`)", unset} {
 			if !strings.Contains(row, want) {
 				t.Errorf("%s: the row for %s lacks %s: %s", path, key, want, row)
 			}

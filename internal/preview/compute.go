@@ -50,7 +50,7 @@ func Compute(f *Facts, key []byte, maxWaveSize int) (*Report, error) {
 	}
 	rep.Notes = append(rep.Notes, f.Warnings...)
 
-	var members []waves.Member
+	var members []plannedMember
 	for _, r := range f.Readers {
 		order, err := waves.OrderOf(r.Annotations)
 		if err != nil {
@@ -74,10 +74,13 @@ func Compute(f *Facts, key []byte, maxWaveSize int) (*Report, error) {
 			roll.Keys = []KeyChange{}
 		}
 		roll.Waits = waitsFor(r.Annotations, f.Now)
+		d := f.windowOf(r)
+		setWhen(&roll, d)
+		rep.Notes = windowNotes(rep.Notes, d)
 		roll.Pinned = f.NamespacePins && f.SourcePin == pinning.Pinned && !r.PinOff
 		rep.Rolling = append(rep.Rolling, roll)
 		if !roll.AtOnce {
-			members = append(members, memberOf(f.Namespace, w))
+			members = append(members, plannedMember{Member: memberOf(f.Namespace, w), later: roll.Later})
 		}
 	}
 	if note := pinningNote(f, rep); note != "" {
@@ -87,14 +90,8 @@ func Compute(f *Facts, key []byte, maxWaveSize int) (*Report, error) {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the input carries %s=%s: every reader rolls at once, outside the waves", contract.WavesAnnotation, contract.WavesOff))
 	}
 
-	plan := waves.Plan(members, rep.MaxWaveSize)
-	rep.Waves = len(plan)
-	wave := map[waves.Member]int{}
-	for i, ms := range plan {
-		for _, m := range ms {
-			wave[m] = i + 1
-		}
-	}
+	wave := planWaves(members, rep.MaxWaveSize)
+	rep.Waves = len(waves.Sizes(len(members), rep.MaxWaveSize))
 	for i := range rep.Rolling {
 		if r := &rep.Rolling[i]; !r.AtOnce {
 			r.Wave = wave[memberOf(f.Namespace, r.Workload)]
@@ -103,6 +100,12 @@ func Compute(f *Facts, key []byte, maxWaveSize int) (*Report, error) {
 	slices.SortStableFunc(rep.Rolling, func(a, b Rolling) int {
 		if a.Wave != b.Wave {
 			return a.Wave - b.Wave // at once (0) first
+		}
+		if a.Later != b.Later && a.Wave > 0 {
+			if a.Later {
+				return 1
+			}
+			return -1
 		}
 		return waves.Compare(memberOf(f.Namespace, a.Workload), memberOf(f.Namespace, b.Workload))
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/confighash/confighash/internal/pinning"
 	"github.com/confighash/confighash/internal/sources"
 	"github.com/confighash/confighash/internal/waves"
+	"github.com/confighash/confighash/internal/window"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -42,6 +43,12 @@ type Facts struct {
 	// is not. Only meaningful when the namespace pins (NamespacePins).
 	NamespacePins bool
 	SourcePin     pinning.Skip
+	// NamespaceAnnotations are the namespace's (for its rollout window
+	// and freezes), SourceAnnotations the input's (the window and urgency
+	// of the source as it is after the change), and Windows the hook's
+	// --rollout-window and --freeze: window.Decide's inputs.
+	NamespaceAnnotations, SourceAnnotations map[string]string
+	Windows                                 window.Cluster
 }
 
 // SourceState is one version of a source, as the checksum sees it.

@@ -19,6 +19,7 @@ import (
 	"github.com/confighash/confighash/internal/kindcheck"
 	"github.com/confighash/confighash/internal/pinning"
 	"github.com/confighash/confighash/internal/status"
+	"github.com/confighash/confighash/internal/window"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -35,6 +36,8 @@ type Options struct {
 	// KindChecker tells which custom kinds the hook refuses to watch (and
 	// so never re-stamps), as for status; nil checks none.
 	KindChecker status.KindChecker
+	// Windows are the hook's --rollout-window and --freeze.
+	Windows window.Cluster
 }
 
 // Gather reads, through c, what Compute needs to preview in as applied to
@@ -44,7 +47,8 @@ func Gather(ctx context.Context, c client.Reader, in *Input, namespace string, o
 	if len(o.Kinds) == 0 {
 		return nil, errors.New("no workload kinds (Options.Kinds)")
 	}
-	f := &Facts{Namespace: namespace, Source: in.Source, Others: map[hasher.Source]Other{}, Now: time.Now()}
+	f := &Facts{Namespace: namespace, Source: in.Source, Others: map[hasher.Source]Other{}, Now: time.Now(),
+		Windows: o.Windows, SourceAnnotations: in.Object.GetAnnotations()}
 	var err error
 	var labels map[string]string
 	if f.Served, labels, err = o.Policy.CheckLabels(ctx, c, namespace); err != nil {
@@ -53,6 +57,10 @@ func Gather(ctx context.Context, c client.Reader, in *Input, namespace string, o
 	if f.Served.Serves {
 		f.NamespacePins = pinning.NamespacePins(labels)
 		f.SourcePin = pinning.SkipOf(sourceFacts(in.Source, in.Object))
+		f.NamespaceAnnotations, err = namespaceAnnotations(ctx, c, namespace)
+		if err != nil {
+			f.Warnings = append(f.Warnings, err.Error()+"; its rollout window and freezes are not applied")
+		}
 	}
 	if f.New, err = StateOf(in.Object, o.MaxKeys); err != nil {
 		return nil, fmt.Errorf("digesting the input: %w", err)
@@ -78,6 +86,16 @@ func Gather(ctx context.Context, c client.Reader, in *Input, namespace string, o
 		}
 	}
 	return f, nil
+}
+
+// namespaceAnnotations are the annotations of namespace, for its rollout
+// window and freezes.
+func namespaceAnnotations(ctx context.Context, c client.Reader, namespace string) (map[string]string, error) {
+	ns := &corev1.Namespace{}
+	if err := c.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
+		return nil, fmt.Errorf("reading namespace %s: %w", namespace, err)
+	}
+	return ns.Annotations, nil
 }
 
 // getSource reads src live. A source being deleted counts as absent, as it

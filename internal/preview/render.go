@@ -48,7 +48,7 @@ func WriteTable(out io.Writer, r *Report) error {
 		}
 		fmt.Fprintf(out, "%s %s%s:\n", count(len(r.Rolling), "workload"), verb(len(r.Rolling)), how)
 		tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "WAVE\tWORKLOAD\tORDER\tKEYS IT READS THAT CHANGE")
+		fmt.Fprintln(tw, "WAVE\tWORKLOAD\tORDER\tWHEN\tKEYS IT READS THAT CHANGE")
 		for _, w := range r.Rolling {
 			wave := strconv.Itoa(w.Wave)
 			if w.AtOnce {
@@ -67,7 +67,7 @@ func WriteTable(out io.Writer, r *Report) error {
 			if w.Waits != "" {
 				read += "; waits: " + w.Waits
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", wave, w.Ref, w.Order, read)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", wave, w.Ref, w.Order, w.When, read)
 		}
 		if err := tw.Flush(); err != nil {
 			return fmt.Errorf("writing table: %w", err)

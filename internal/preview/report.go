@@ -1,5 +1,7 @@
 package preview
 
+import "time"
+
 // SchemaVersion identifies the JSON layout of Report. Fields may be added
 // under the same version; renaming or removing one needs a new version.
 const SchemaVersion = "preview.confighash.dev/v1"
@@ -82,6 +84,19 @@ type Rolling struct {
 	// another source's change. It rolls once that ends; its wave does not
 	// wait for it meanwhile.
 	Waits string `json:"waits,omitempty"`
+	// When says when the hook may start re-stamping it (window.Decide):
+	// "now", or the closed rollout window or the freeze that holds it and
+	// the instant it may start, or that an urgent source (Urgent) lets it
+	// through one now.
+	When string `json:"when"`
+	// Later: a rollout window or a freeze holds it; Until is when it may
+	// start (zero when no opening comes within about a year). The hook
+	// puts such readers after the others in the waves.
+	Later bool      `json:"later,omitempty"`
+	Until time.Time `json:"until,omitzero"`
+	// Urgent are the changed sources marked confighash.dev/urgent that let
+	// it through a closed window or a freeze.
+	Urgent []string `json:"urgent,omitempty"`
 }
 
 // Why says, in one word, why a reader does not roll.

@@ -37,6 +37,8 @@ const (
 	goes   heldBack = ""     // nothing: it is re-stamped in its turn
 	byHalt heldBack = "halt" // d0's halt holds the change back from it
 	byHold heldBack = "hold" // its own flap hold
+	// byWindow: a closed rollout window holds it (wave_window.go).
+	byWindow heldBack = "window"
 )
 
 // meaningAnswer is one consumer's answer for d1.
@@ -63,7 +65,10 @@ type meaningRow struct {
 	// sourceWavesOff also puts waves=off on the source, so that d1 is due at
 	// once and only its hold can keep it.
 	sourceWavesOff bool
-	want           meaningAnswer
+	// readerWindowClosed also gives d1 a closed window, so that whether
+	// an urgent source lets the change through shows.
+	readerWindowClosed bool
+	want               meaningAnswer
 	// keyOnly: a forgery only confighash's key tells. status and preview
 	// have no key: they take the record as the hook's (and say it is
 	// unverified), so their answer is unverified's.
@@ -78,6 +83,12 @@ type meaningRow struct {
 var otherChange = contract.Change{Source: "secret/other", Content: "0123456789abcdef"}
 
 func fixed(v string) func(*meaningFixture) string { return func(*meaningFixture) string { return v } }
+
+// closedWindow is a window open only on the weekday three days from now,
+// in UTC: closed while the test runs, whatever day it runs on.
+func closedWindow(m *meaningFixture) string {
+	return m.now.UTC().AddDate(0, 0, 3).Weekday().String()[:3] + " 00:00-24:00 UTC"
+}
 
 // meaningRows covers every README annotation that affects waves, halts and
 // holds (TestMeaningRowsCoverTheReadme), with valid, invalid and forged
@@ -145,6 +156,21 @@ func meaningRows() []meaningRow {
 		{name: "halt sealed under another key (forged)", annotation: contract.HaltAnnotation, on: "canary",
 			value: func(m *meaningFixture) string { return halt(m).Sealed([]byte("not-the-key"), m.subject("d0")) },
 			want:  meaningAnswer{heldBack: goes}, keyOnly: true, unverified: meaningAnswer{heldBack: byHalt}},
+
+		{name: "window closed on the reader", annotation: contract.WindowAnnotation, on: "reader",
+			value: closedWindow, want: meaningAnswer{heldBack: byWindow}},
+		{name: "window always on the reader", annotation: contract.WindowAnnotation, on: "reader",
+			value: fixed("always"), want: meaningAnswer{heldBack: goes}},
+		{name: "window weekdays on the reader (invalid: ignored)", annotation: contract.WindowAnnotation, on: "reader",
+			value: fixed("weekdays"), want: meaningAnswer{heldBack: goes}},
+		{name: "window closed on the source narrows the reader's", annotation: contract.WindowAnnotation, on: "source",
+			value: closedWindow, want: meaningAnswer{heldBack: byWindow}},
+		{name: "freeze on the reader (read on namespaces only)", annotation: contract.FreezeAnnotation, on: "reader",
+			value: fixed("2020-01-01/2099-12-31 UTC"), want: meaningAnswer{heldBack: goes}},
+		{name: "urgent on the source goes through the reader's closed window", annotation: contract.UrgentAnnotation, on: "source",
+			value: fixed("INC-1"), readerWindowClosed: true, want: meaningAnswer{heldBack: goes}},
+		{name: "urgent on the reader (read on sources only)", annotation: contract.UrgentAnnotation, on: "reader",
+			value: fixed("INC-1"), readerWindowClosed: true, want: meaningAnswer{heldBack: byWindow}},
 
 		{name: "hold sealed for the reader", annotation: contract.HoldAnnotation, on: "reader", sourceWavesOff: true,
 			value: func(m *meaningFixture) string { return hold(m).Sealed(hookKey, m.subject("d1")) }, want: meaningAnswer{heldBack: byHold}},
@@ -219,6 +245,9 @@ func newMeaningFixture(t *testing.T, row meaningRow) *meaningFixture {
 	if row.sourceWavesOff {
 		m.setAnnotation(t, source, contract.WavesAnnotation, contract.WavesOff)
 	}
+	if row.readerWindowClosed {
+		m.setAnnotation(t, d("d1"), contract.WindowAnnotation, closedWindow(m))
+	}
 	target := map[string]client.Object{"reader": d("d1"), "canary": d("d0"), "source": source}[row.on]
 	m.setAnnotation(t, target, row.annotation, row.value(m))
 	return m
@@ -230,12 +259,15 @@ func hookAnswer(t *testing.T, m *meaningFixture) meaningAnswer {
 	m.woken = nil
 	m.r.planner = newPlanner(8, 0, func(r Request) { m.woken = append(m.woken, r.Name) })
 	m.r.flaps = newFlapGuard(DefaultOptions(), 100)
+	m.r.waits = newWindowWaits()
 	for _, name := range []string{"d1", "d0", "d1", "d2"} {
 		m.reconcile(t, name)
 	}
 	got := m.restamped(t, 3)
 	d1, d2 := slices.Contains(got, "d1"), slices.Contains(got, "d2")
 	switch {
+	case !d1 && len(m.drained(contract.ReasonWaitingForWindow)) > 0:
+		return meaningAnswer{heldBack: byWindow}
 	case !d1 && d2:
 		return meaningAnswer{heldBack: byHold}
 	case !d1:
@@ -313,6 +345,8 @@ func previewAnswer(t *testing.T, m *meaningFixture) meaningAnswer {
 		t.Fatalf("preview: d1 does not roll: %+v", rep)
 	}
 	switch {
+	case d1.Later:
+		return meaningAnswer{heldBack: byWindow}
 	case strings.Contains(d1.Waits, "flap hold"):
 		return meaningAnswer{heldBack: byHold}
 	case !d1.AtOnce && d0.Waits != "":
@@ -332,6 +366,10 @@ func statusAnswer(t *testing.T, m *meaningFixture) meaningAnswer {
 	for _, w := range rep.Workloads {
 		if w.Name != "d1" {
 			continue
+		}
+		switch {
+		case w.State == status.StateWaiting && w.Window != nil:
+			return meaningAnswer{heldBack: byWindow}
 		}
 		switch w.State {
 		case status.StateWaiting:

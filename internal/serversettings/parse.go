@@ -8,15 +8,18 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/confighash/confighash/internal/window"
 	"github.com/confighash/confighash/internal/workload"
 )
 
 // known is one key a reader knows: the check of one of its values, and
-// whether it takes a list (else exactly one value).
+// whether it takes a list (else exactly one value, which may be empty
+// when emptyOK).
 type known struct {
-	key   Key
-	list  bool
-	check func(string) error
+	key     Key
+	list    bool
+	emptyOK bool
+	check   func(string) error
 }
 
 // knownKeys are the keys a reader knows, in the order errors name them.
@@ -27,6 +30,8 @@ func knownKeys() []known {
 		{key: KeyMaxWaveSize, check: checkInt(0)},
 		{key: KeyMaxSourceKeys, check: checkInt(1)},
 		{key: KeyWebhookConfigName, check: checkSubdomain},
+		{key: KeyRolloutWindow, emptyOK: true, check: checkWindow},
+		{key: KeyFreeze, emptyOK: true, check: checkFreeze},
 	}
 }
 
@@ -51,7 +56,7 @@ func Parse(data map[string]string) (Values, error) {
 			continue
 		}
 		vals := []string{}
-		if raw != "" {
+		if raw != "" || c.emptyOK {
 			vals = strings.Split(raw, "\n")
 		}
 		switch {
@@ -97,6 +102,24 @@ func checkSubdomain(s string) error {
 
 func checkKind(s string) error {
 	_, err := workload.ParseKind(s)
+	return err
+}
+
+// checkWindow and checkFreeze refuse what the hook's --rollout-window and
+// --freeze refuse: status and preview decide with the same schedules.
+func checkWindow(s string) error {
+	if s == "" {
+		return nil
+	}
+	_, err := window.Parse(s)
+	return err
+}
+
+func checkFreeze(s string) error {
+	if s == "" {
+		return nil
+	}
+	_, err := window.ParseFreezes(s)
 	return err
 }
 

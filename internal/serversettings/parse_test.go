@@ -14,7 +14,8 @@ func TestDataRoundTrips(t *testing.T) {
 	for name, s := range map[string]Settings{
 		"defaults": {MaxWaveSize: 16, MaxSourceKeys: 1024, WebhookConfigName: "confighash"},
 		"all set": {Namespaces: []string{"team-a", "team-b"}, WorkloadKinds: []string{widgetKind},
-			MaxWaveSize: 0, MaxSourceKeys: 7, WebhookConfigName: "other"},
+			MaxWaveSize: 0, MaxSourceKeys: 7, WebhookConfigName: "other",
+			RolloutWindow: "Mon-Fri 09:00-17:00 Europe/Berlin", Freeze: "2026-12-21/2027-01-04 Europe/Berlin; 2027-04-01/2027-04-02 UTC"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			data, err := s.Data()
@@ -31,6 +32,8 @@ func TestDataRoundTrips(t *testing.T) {
 				KeyMaxWaveSize:       {strings.TrimSpace(data[string(KeyMaxWaveSize)])},
 				KeyMaxSourceKeys:     {data[string(KeyMaxSourceKeys)]},
 				KeyWebhookConfigName: {s.WebhookConfigName},
+				KeyRolloutWindow:     {s.RolloutWindow},
+				KeyFreeze:            {s.Freeze},
 			}
 			if !reflect.DeepEqual(v, want) {
 				t.Errorf("Parse(Data()) = %q, want %q", v, want)
@@ -55,6 +58,9 @@ func TestParseRefusesGarbage(t *testing.T) {
 		"empty line":         {map[string]string{"namespaces": "team-a\n"}, "namespaces, value 2"},
 		"bad kind":           {map[string]string{"workload-kind": "kind=Nope"}, "workload-kind, value 1"},
 		"bad config name":    {map[string]string{"webhook-config-name": "no/slash"}, "webhook-config-name, value 1"},
+		"bad window":         {map[string]string{"rollout-window": "Mon-Fri 9-5"}, `rollout-window, value 1: window "Mon-Fri 9-5"`},
+		"two windows lines":  {map[string]string{"rollout-window": "* 09:00-17:00 UTC\n* 09:00-17:00 UTC"}, "rollout-window: 2 values, want one"},
+		"bad freeze":         {map[string]string{"freeze": "2026-12-21/2027-01-04 UTC; christmas"}, "freeze, value 1"},
 		"long value":         {map[string]string{"webhook-config-name": long}, "more than 1024"},
 		"too many values":    {map[string]string{"namespaces": strings.Repeat("a\n", MaxValues) + "a"}, "more than 1024"},
 		"too large all told": {map[string]string{"namespaces": strings.Repeat("a", MaxBytes)}, "more than the"},

@@ -22,6 +22,8 @@ const (
 	KeyMaxWaveSize       Key = "max-wave-size"
 	KeyMaxSourceKeys     Key = "max-source-keys"
 	KeyWebhookConfigName Key = "webhook-config-name"
+	KeyRolloutWindow     Key = "rollout-window"
+	KeyFreeze            Key = "freeze"
 )
 
 // Bounds of what a reader takes from the ConfigMap, well above any real
@@ -40,6 +42,9 @@ type Settings struct {
 	MaxWaveSize       int
 	MaxSourceKeys     int
 	WebhookConfigName string
+	// RolloutWindow and Freeze are the hook's --rollout-window and
+	// --freeze, as given ("" for none).
+	RolloutWindow, Freeze string
 }
 
 // Data is the ConfigMap's data for s. It fails when a reader would refuse
@@ -51,6 +56,8 @@ func (s Settings) Data() (map[string]string, error) {
 		string(KeyMaxWaveSize):       strconv.Itoa(s.MaxWaveSize),
 		string(KeyMaxSourceKeys):     strconv.Itoa(s.MaxSourceKeys),
 		string(KeyWebhookConfigName): s.WebhookConfigName,
+		string(KeyRolloutWindow):     s.RolloutWindow,
+		string(KeyFreeze):            s.Freeze,
 	}
 	if _, err := Parse(data); err != nil {
 		return nil, fmt.Errorf("the settings cannot be published: %w", err)

@@ -3,8 +3,10 @@ package status
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/window"
 )
 
 // CheckInstallHint is appended to reasons that point at the installation.
@@ -40,10 +42,27 @@ const CheckInstallHint = "run `confighash status --check-install`"
 // (HaltedChanges): the hook keeps its stamp until the halt is lifted or
 // released. A released halt decides nothing: the reason says it is there;
 // nor does one that cannot be read, which the hook ignores too.
-func Classify(w *Workload) (State, string) {
+//
+// A stale workload is waiting, too, when window.Decide says at now that a
+// rollout window or a freeze holds its re-stamp (w.Window says until
+// when); an urgent source that lets it through is noted in the reason.
+func Classify(w *Workload, now time.Time, cluster window.Cluster) (State, string) {
 	state, reason := classify(w)
-	if state == StateStale && len(w.HaltedChanges) > 0 {
+	w.Window = nil
+	switch {
+	case state == StateStale && len(w.HaltedChanges) > 0:
 		state, reason = StateWaiting, waitingReason(w.HaltedChanges)
+	case state == StateStale:
+		wait, warnings := waitOf(w, now, cluster)
+		w.Warnings = append(w.Warnings, warnings...)
+		w.Window = wait
+		switch {
+		case wait == nil:
+		case len(wait.Urgent) > 0:
+			reason += urgentNote(wait)
+		default:
+			state, reason = StateWaiting, windowReason(wait)
+		}
 	}
 	if w.Rollout != nil && w.Rollout.Failing != "" {
 		reason += ";" + failingNote(w.Rollout.Failing)

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/window"
 )
 
 func TestClassify(t *testing.T) {
@@ -207,7 +208,7 @@ func TestClassify(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, reason := Classify(&tc.w)
+			got, reason := Classify(&tc.w, time.Time{}, window.Cluster{})
 			if got != tc.want {
 				t.Errorf("state = %s (%s), want %s", got, reason, tc.want)
 			}

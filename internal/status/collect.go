@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/internal/window"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -43,6 +44,10 @@ type Options struct {
 	// KindChecker tells which custom kinds the hook refuses to watch; nil
 	// checks none.
 	KindChecker KindChecker
+	// Windows are the hook's --rollout-window and --freeze.
+	Windows window.Cluster
+	// Now is the instant the report is made at; zero means time.Now().
+	Now time.Time
 }
 
 // NotFoundError is returned when a named workload does not exist.
@@ -94,7 +99,10 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 	}
 
 	events, eventsErr := listEvents(ctx, c, ns, o.Target.Name)
-	now := time.Now()
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
 	halts, haltsErr := indexHalts(ctx, c, o.Target, ns, o.Kinds, objs, now)
 	kinds := checkKinds(ctx, o.KindChecker, o.Kinds, objs)
 	nss := newNamespaceReader(c)
@@ -111,7 +119,9 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 		w.Halt = haltOf(obj.GetAnnotations(), now)
 		w.Rollout = rolloutOf(obj.GetAnnotations())
 		kinds.fill(w, obj.GetObjectKind().GroupVersionKind())
+		w.windowAnnotations = windowAnnotations(obj.GetAnnotations())
 		labels, nsErr := nss.labels(ctx, w.Namespace)
+		w.namespaceWindowAnnotations = nss.windowAnnotations(w.Namespace)
 		w.Injection = injectionOf(w.Namespace, labels, nsErr, obj.GetAnnotations(), o.ConfighashNamespace, o.ServedNamespaces...)
 		// What the template reads, whether or not confighash acts on it
 		// (reads.Skip): injection says whether it does.
@@ -138,7 +148,7 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 	report.Summary = map[State]int{}
 	for i := range report.Workloads {
 		w := &report.Workloads[i]
-		w.State, w.Reason = Classify(w)
+		w.State, w.Reason = Classify(w, now, o.Windows)
 		report.Summary[w.State]++
 	}
 	return report, nil
@@ -259,15 +269,16 @@ func stamp(ctx context.Context, s Stamper, obj client.Object, w *Workload) {
 	}
 }
 
-// namespaceReader reads namespaces' labels once each.
+// namespaceReader reads namespaces' labels and window annotations once
+// each.
 type namespaceReader struct {
 	c     client.Reader
 	known map[string]namespaceResult
 }
 
 type namespaceResult struct {
-	labels map[string]string
-	err    error
+	labels, window map[string]string
+	err            error
 }
 
 func newNamespaceReader(c client.Reader) *namespaceReader {
@@ -280,7 +291,13 @@ func (r *namespaceReader) labels(ctx context.Context, name string) (map[string]s
 	}
 	ns := &corev1.Namespace{}
 	err := r.c.Get(ctx, client.ObjectKey{Name: name}, ns)
-	res := namespaceResult{labels: ns.Labels, err: err}
+	res := namespaceResult{labels: ns.Labels, window: windowAnnotations(ns.Annotations), err: err}
 	r.known[name] = res
 	return res.labels, res.err
+}
+
+// windowAnnotations are the window annotations of a namespace labels read
+// already; nil when it could not be read.
+func (r *namespaceReader) windowAnnotations(name string) map[string]string {
+	return r.known[name].window
 }

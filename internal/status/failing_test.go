@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/window"
 )
 
 // A workload the hook re-stamped while it was failing shows so, on its
@@ -21,7 +22,7 @@ func TestFailingBeforeShown(t *testing.T) {
 		t.Errorf("describeRollout = %q", d)
 	}
 	w := Workload{Injection: Injection{InjectionOn, "labelled"}, StampedChecksum: "v1:aa", ExpectedChecksum: "v1:aa", Rollout: r}
-	if state, reason := Classify(&w); state != StateCurrent || !strings.Contains(reason, "failing before the change (ErrImagePull)") {
+	if state, reason := Classify(&w, time.Time{}, window.Cluster{}); state != StateCurrent || !strings.Contains(reason, "failing before the change (ErrImagePull)") {
 		t.Errorf("Classify = %s, %q", state, reason)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/window"
 )
 
 func TestClassifyIgnoredSource(t *testing.T) {
@@ -43,7 +44,7 @@ func TestClassifyIgnoredSource(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, reason := Classify(&tc.w)
+			got, reason := Classify(&tc.w, time.Time{}, window.Cluster{})
 			if got != tc.want || !strings.Contains(reason, tc.wantReason) {
 				t.Errorf("Classify = %s (%q), want %s (containing %q)", got, reason, tc.want, tc.wantReason)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/internal/kindcheck"
+	"github.com/confighash/confighash/internal/window"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -71,7 +73,7 @@ func TestKindNotWatched(t *testing.T) {
 	} {
 		w := &Workload{Kind: tc.obj.GetObjectKind().GroupVersionKind().Kind, Injection: on, StampedChecksum: "v2:k:aa", ExpectedChecksum: "v2:k:aa"}
 		v.fill(w, tc.obj.GetObjectKind().GroupVersionKind())
-		state, reason := Classify(w)
+		state, reason := Classify(w, time.Time{}, window.Cluster{})
 		if state != tc.want || !strings.Contains(reason, tc.wantReason) {
 			t.Errorf("%s: %s (%s), want %s saying %q", w.Kind, state, reason, tc.want, tc.wantReason)
 		}
@@ -84,7 +86,7 @@ func TestKindNotWatched(t *testing.T) {
 	}
 	// Injection off still wins: confighash does not stamp it at all.
 	w := &Workload{Injection: Injection{InjectionOff, "opted out"}, NotWatched: "x"}
-	if state, _ := Classify(w); state != StateNotInjected {
+	if state, _ := Classify(w, time.Time{}, window.Cluster{}); state != StateNotInjected {
 		t.Errorf("opted-out workload of a refused kind is %s, want not-injected", state)
 	}
 }

@@ -38,6 +38,7 @@ type presenceResult struct {
 	presence Presence
 	ignored  bool
 	wavesOff bool
+	window   map[string]string
 	err      error
 }
 
@@ -58,7 +59,7 @@ func (p *presenceChecker) fill(ctx context.Context, ns string, sources []Source)
 	for i := range sources {
 		s := &sources[i]
 		r := p.check(ctx, presenceKey{ns, s.Kind, s.Name})
-		s.Presence, s.Ignored, s.WavesOff = r.presence, r.ignored, r.wavesOff
+		s.Presence, s.Ignored, s.WavesOff, s.windowAnnotations = r.presence, r.ignored, r.wavesOff, r.window
 		if r.err != nil {
 			s.Error = r.err.Error()
 		}
@@ -83,7 +84,8 @@ func (p *presenceChecker) check(ctx context.Context, key presenceKey) presenceRe
 		r = presenceResult{presence: Absent}
 	default:
 		// The annotation is metadata, so this read still fetches no value.
-		r = presenceResult{presence: Present, ignored: hasher.IgnoredBy(obj.GetAnnotations()), wavesOff: waves.Off(obj.GetAnnotations())}
+		r = presenceResult{presence: Present, ignored: hasher.IgnoredBy(obj.GetAnnotations()), wavesOff: waves.Off(obj.GetAnnotations()),
+			window: windowAnnotations(obj.GetAnnotations())}
 	}
 	p.known[key] = r
 	return r

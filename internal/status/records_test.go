@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/window"
 )
 
 // sealed gives v a well-formed seal, as the hook writes: status has no key
@@ -33,7 +34,7 @@ func TestRecordsSealedOrNot(t *testing.T) {
 		t.Errorf("an unsealed hold: %+v", h)
 	}
 	w := &Workload{Injection: Injection{State: InjectionOn}, StampedChecksum: "v2:k:00", ExpectedChecksum: "v2:k:11", Hold: h}
-	if state, reason := Classify(w); state != StateStale {
+	if state, reason := Classify(w, time.Time{}, window.Cluster{}); state != StateStale {
 		t.Errorf("an unsealed hold on a stale workload: %s (%s), want stale: the hook re-stamps it", state, reason)
 	}
 
@@ -50,7 +51,7 @@ func TestRecordsSealedOrNot(t *testing.T) {
 		t.Errorf("an unsealed halt: %+v, %q", hl, describeHalt(hl))
 	}
 	w = &Workload{Injection: Injection{State: InjectionOn}, StampedChecksum: "v2:k:00", ExpectedChecksum: "v2:k:00", Halt: hl}
-	if state, reason := Classify(w); state != StateCurrent || !strings.Contains(reason, "the hook ignores it") {
+	if state, reason := Classify(w, time.Time{}, window.Cluster{}); state != StateCurrent || !strings.Contains(reason, "the hook ignores it") {
 		t.Errorf("an unsealed halt on a current workload: %s (%s), want current, the halt said to be ignored", state, reason)
 	}
 	if hl := haltOf(map[string]string{contract.HaltAnnotation: sealed(halt)}, time.Now()); !hl.InForce() || !hl.Sealed || !strings.HasSuffix(describeHalt(hl), "(sealed, unverified)") {

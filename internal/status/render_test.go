@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/window"
 )
 
 var renderNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -145,7 +146,7 @@ func haltReport() *Report {
 	r := &Report{SchemaVersion: SchemaVersion, Workloads: []Workload{canary, web, freed}, Summary: map[State]int{}}
 	for i := range r.Workloads {
 		w := &r.Workloads[i]
-		w.State, w.Reason = Classify(w)
+		w.State, w.Reason = Classify(w, time.Time{}, window.Cluster{})
 		r.Summary[w.State]++
 	}
 	return r

@@ -138,6 +138,10 @@ type Workload struct {
 	// namespace of changes to the sources it reads: a stale workload with
 	// any is waiting.
 	HaltedChanges []HaltedChange `json:"haltedChanges,omitempty"`
+	// Window is set when a rollout window or a freeze holds its next
+	// re-stamp, or an urgent source lets it through one; omitted
+	// otherwise, and for a workload that is not stale.
+	Window *Wait `json:"window,omitempty"`
 	// Pinning says how its pods stand with pinning; omitted unless its
 	// namespace pins (confighash.dev/pinning=enabled).
 	Pinning *Pinning `json:"pinning,omitempty"`
@@ -149,6 +153,10 @@ type Workload struct {
 	// Warnings are problems that did not stop the evaluation: malformed
 	// include/exclude entries, webhook warnings, unreadable events.
 	Warnings []string `json:"warnings,omitempty"`
+
+	// windowAnnotations and namespaceWindowAnnotations are the rollout
+	// window annotations of the workload and of its namespace.
+	windowAnnotations, namespaceWindowAnnotations map[string]string
 }
 
 // Ref is "kind/name" in lowercase, as kubectl spells it.
@@ -185,6 +193,9 @@ type Source struct {
 	WavesOff bool `json:"wavesOff,omitempty"`
 	// Error says why Presence is unknown.
 	Error string `json:"error,omitempty"`
+
+	// windowAnnotations are its rollout window annotations.
+	windowAnnotations map[string]string
 }
 
 // Ref is "configmap/NAME" or "secret/NAME", the syntax of the include and

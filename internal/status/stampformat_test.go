@@ -4,12 +4,14 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/window"
 )
 
 const (
@@ -76,7 +78,7 @@ func TestClassifyStampFormats(t *testing.T) {
 			d.Spec.Template.Annotations = map[string]string{contract.ChecksumAnnotation: tc.stored}
 			ws := []Workload{{Injection: on, StampedChecksum: tc.stored}}
 			stampAll(context.Background(), Options{Stamper: tc.stamper}, []client.Object{d}, ws)
-			state, reason := Classify(&ws[0])
+			state, reason := Classify(&ws[0], time.Time{}, window.Cluster{})
 			if state != tc.want || !strings.Contains(reason, tc.wantReason) {
 				t.Errorf("Classify = %s, %q; want %s, containing %q", state, reason, tc.want, tc.wantReason)
 			}

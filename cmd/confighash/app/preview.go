@@ -16,6 +16,7 @@ import (
 	"github.com/confighash/confighash/internal/preview"
 	"github.com/confighash/confighash/internal/serversettings"
 	"github.com/confighash/confighash/internal/status"
+	"github.com/confighash/confighash/internal/window"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -24,15 +25,16 @@ const previewUsage = `usage: confighash preview -f FILE|- [-n NAMESPACE] [-o tab
 
 Shows what applying one changed ConfigMap or Secret (YAML or JSON, from
 FILE or, with -f -, stdin) would roll: the workloads that read it whose
-checksum changes, which of the keys they read change, and the waves they
-roll in; and the readers that do not roll, and why. It reads the cluster
-and writes nothing; it never prints a value. It needs read access to the
+checksum changes, which of the keys they read change, the waves they
+roll in and when each may start (a rollout window or a freeze may hold
+it, an urgent source lets it through); and the readers that do not roll,
+and why. It reads the cluster and writes nothing; it never prints a value. It needs read access to the
 namespace's workloads, ConfigMaps and Secrets.
 
 How confighash was installed (the namespaces and kinds it serves, the
-hook's --max-wave-size and --max-source-keys) is read from the settings it
-publishes, the ConfigMap confighash-settings in --namespace-of-confighash;
-a flag given overrides them, with a line on stderr when they disagree.
+hook's --max-wave-size, --max-source-keys, --rollout-window and --freeze)
+is read from the settings it publishes, the ConfigMap confighash-settings
+in --namespace-of-confighash; a flag given overrides them, with a line on stderr when they disagree.
 
 The namespace is the object's, else --namespace, else the kubeconfig
 context's. Exits 0 whether or not something rolls, 1 when the cluster
@@ -52,6 +54,7 @@ type PreviewOptions struct {
 	// --max-source-keys, when it publishes none.
 	MaxWaveSize   int
 	MaxSourceKeys int
+	windowFlags
 }
 
 // DefaultPreviewOptions are the flag defaults.
@@ -68,24 +71,26 @@ func (o *PreviewOptions) bind(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.Output, "output", "o", o.Output, `output format: "table" or "json"`)
 	fs.IntVar(&o.MaxWaveSize, "max-wave-size", o.MaxWaveSize, "the hook's --max-wave-size: the largest wave, 0 for none; overrides what confighash publishes")
 	fs.IntVar(&o.MaxSourceKeys, "max-source-keys", o.MaxSourceKeys, "the hook's --max-source-keys; overrides what confighash publishes")
+	o.windowFlags.bind(fs)
 }
 
 // previewArgs is a validated `confighash preview` command line.
 type previewArgs struct {
 	PreviewOptions
-	fs    *pflag.FlagSet
-	kinds workload.Registry
+	fs      *pflag.FlagSet
+	kinds   workload.Registry
+	windows window.Cluster
 }
 
 // previewSettings are the settings confighash publishes that preview
 // reads, each overridden by its flag.
 func previewSettings() []settingFlag {
-	return []settingFlag{
+	return append([]settingFlag{
 		{serversettings.KeyNamespaces, "served-namespaces"},
 		{serversettings.KeyWorkloadKind, "workload-kind"},
 		{serversettings.KeyMaxWaveSize, "max-wave-size"},
 		{serversettings.KeyMaxSourceKeys, "max-source-keys"},
-	}
+	}, windowSettings()...)
 }
 
 // parsePreviewArgs parses the command line; errors are usage errors.
@@ -129,6 +134,11 @@ func (a *previewArgs) checkSettings() []error {
 	if a.MaxSourceKeys < 1 {
 		errs = append(errs, fmt.Errorf("--max-source-keys must be at least 1, not %d", a.MaxSourceKeys))
 	}
+	windows, err := a.cluster()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	a.windows = windows
 	return append(errs, validateNamespaces(a.ConfighashNamespace, a.ServedNamespaces)...)
 }
 
@@ -176,6 +186,7 @@ func Preview(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		Kinds: a.kinds, Policy: injection.New(a.ConfighashNamespace, a.ServedNamespaces...), MaxKeys: a.MaxSourceKeys,
 		// The hook's own check of custom kinds, as status makes it.
 		KindChecker: kindcheck.Checker{Discovery: dc},
+		Windows:     a.windows,
 	})
 	if err != nil {
 		return err

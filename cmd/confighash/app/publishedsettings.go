@@ -42,6 +42,8 @@ func (o Options) publishedSettings() serversettings.Settings {
 		MaxWaveSize:       o.Hook.MaxWaveSize,
 		MaxSourceKeys:     o.MaxSourceKeys,
 		WebhookConfigName: o.WebhookConfigName,
+		RolloutWindow:     o.Hook.RolloutWindow,
+		Freeze:            o.Hook.Freeze,
 	}
 }
 

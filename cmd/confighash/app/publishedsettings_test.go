@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -115,5 +116,47 @@ func TestSettingsGarbageIsAnError(t *testing.T) {
 	err = useSettings(t.Context(), fake.NewClientBuilder().WithObjects(cm).Build(), a.ConfighashNamespace, a.fs, statusSettings(), "confighash status", &strings.Builder{})
 	if err == nil || ExitCode(err) != 1 || !strings.Contains(err.Error(), "workload-kind") || !strings.Contains(err.Error(), serversettings.ConfigMapName) {
 		t.Errorf("error %v, want exit 1 naming the key and the ConfigMap", err)
+	}
+}
+
+// TestWindowSettings: status and preview take the hook's --rollout-window
+// and --freeze from what it publishes, read as the hook reads them; a flag
+// given wins and says so; a flag that does not parse is a usage error.
+func TestWindowSettings(t *testing.T) {
+	cm := publishedBy(t, "--rollout-window=Mon-Fri 09:00-17:00 Europe/Berlin", "--freeze=2026-12-21/2027-01-04 Europe/Berlin")
+	c := fake.NewClientBuilder().WithObjects(cm).Build()
+	s, err := parseStatusFlags(nil, &strings.Builder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes strings.Builder
+	if err := useSettings(t.Context(), c, s.ConfighashNamespace, s.fs, statusSettings(), "confighash status", &notes); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.resolve(); err != nil {
+		t.Fatal(err)
+	}
+	if s.windows.Window == nil || s.windows.Window.String() != "Mon-Fri 09:00-17:00 Europe/Berlin" || len(s.windows.Freezes) != 1 || notes.Len() != 0 {
+		t.Errorf("status: windows %+v, notes %q; want the published window and freeze, no note", s.windows, notes.String())
+	}
+
+	p, err := parsePreviewArgs([]string{"-f", "x.yaml", "--rollout-window=* 00:00-24:00 UTC"}, &strings.Builder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes.Reset()
+	if err := useSettings(t.Context(), c, p.ConfighashNamespace, p.fs, previewSettings(), "confighash preview", &notes); err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(p.checkSettings()...); err != nil {
+		t.Fatal(err)
+	}
+	want := "confighash preview: --rollout-window=* 00:00-24:00 UTC overrides Mon-Fri 09:00-17:00 Europe/Berlin, which confighash publishes in confighash-system/confighash-settings\n"
+	if p.windows.Window == nil || p.windows.Window.String() != "* 00:00-24:00 UTC" || len(p.windows.Freezes) != 1 || notes.String() != want {
+		t.Errorf("preview: windows %+v, notes\n%q\nwant\n%q", p.windows, notes.String(), want)
+	}
+
+	if _, err := parsePreviewArgs([]string{"-f", "x.yaml", "--freeze=christmas"}, &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "--freeze") {
+		t.Errorf("--freeze=christmas: %v, want an error naming --freeze", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/confighash/confighash/internal/kindcheck"
 	"github.com/confighash/confighash/internal/serversettings"
 	"github.com/confighash/confighash/internal/status"
+	"github.com/confighash/confighash/internal/window"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -36,7 +37,7 @@ KIND is ` + status.KindsHelp() + `;
 a bare NAME is looked up among all of them.
 
 How confighash was installed (the namespaces and kinds it serves, its
-webhook configuration) is read from the settings it publishes, the
+webhook configuration, the hook's --rollout-window and --freeze) is read from the settings it publishes, the
 ConfigMap ` + serversettings.ConfigMapName + ` in --namespace-of-confighash; a flag given
 overrides them, with a line on stderr when they disagree.
 
@@ -54,6 +55,7 @@ type StatusOptions struct {
 	// WebhookConfigName says how confighash was installed; it means what
 	// --webhook-config-name means to serve.
 	WebhookConfigName string
+	windowFlags
 }
 
 // Output formats.
@@ -79,24 +81,26 @@ func (o *StatusOptions) bind(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.Output, "output", "o", o.Output, `output format: "table" or "json"`)
 	fs.BoolVar(&o.CheckInstall, "check-install", o.CheckInstall, "check the webhook configuration and that the webhook can be reached, instead of reporting on workloads")
 	fs.StringVar(&o.WebhookConfigName, "webhook-config-name", o.WebhookConfigName, "MutatingWebhookConfiguration confighash is registered in; overrides what confighash publishes")
+	o.windowFlags.bind(fs)
 }
 
 // statusArgs is a validated `confighash status` command line.
 type statusArgs struct {
 	StatusOptions
-	fs     *pflag.FlagSet
-	target status.Target
-	kinds  workload.Registry
+	fs      *pflag.FlagSet
+	target  status.Target
+	kinds   workload.Registry
+	windows window.Cluster
 }
 
 // statusSettings are the settings confighash publishes that status reads,
 // each overridden by its flag.
 func statusSettings() []settingFlag {
-	return []settingFlag{
+	return append([]settingFlag{
 		{serversettings.KeyNamespaces, "served-namespaces"},
 		{serversettings.KeyWorkloadKind, "workload-kind"},
 		{serversettings.KeyWebhookConfigName, "webhook-config-name"},
-	}
+	}, windowSettings()...)
 }
 
 // parseStatusArgs parses the command line and resolves it with no
@@ -150,6 +154,11 @@ func (a *statusArgs) checkSettings() []error {
 	if a.WebhookConfigName == "" {
 		errs = append(errs, errors.New("--webhook-config-name must not be empty"))
 	}
+	windows, err := a.cluster()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	a.windows = windows
 	return append(errs, validateNamespaces(a.ConfighashNamespace, a.ServedNamespaces)...)
 }
 
@@ -226,6 +235,7 @@ func Status(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		// The hook's own check of custom kinds: status reports the kinds it
 		// refuses to watch.
 		KindChecker: kindcheck.Checker{Discovery: dc},
+		Windows:     a.windows,
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,84 @@
+package preview
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/waves"
+	"github.com/confighash/confighash/internal/window"
+)
+
+// windowOf is window.Decide for the hook's re-stamp of r for this change:
+// r's window, its namespace's or --rollout-window, the input's own window,
+// the freezes, and the input's urgency, at f.Now.
+func (f *Facts) windowOf(r Reader) window.Decision {
+	return window.Decide(window.Inputs{Workload: r.Annotations, Namespace: f.NamespaceAnnotations, Cluster: f.Windows,
+		Sources: map[string]map[string]string{f.Source.String(): f.SourceAnnotations}}, f.Now)
+}
+
+// setWhen fills roll's When, Later, Until and Urgent from d.
+func setWhen(roll *Rolling, d window.Decision) {
+	roll.Urgent = d.Urgent
+	switch {
+	case d.Go && len(d.Urgent) > 0:
+		roll.When = "urgent: goes now through the closed window or freeze (" + strings.Join(d.Urgent, ", ") + " marked " + contract.UrgentAnnotation + ")"
+	case d.Go:
+		roll.When = "now"
+	default:
+		roll.Later, roll.Until = true, d.Until
+		at := "no opening within the next year: the hook looks again later"
+		if !d.Until.IsZero() {
+			at = d.Until.UTC().Format(time.RFC3339)
+		}
+		roll.When = d.Why + " — at " + at
+		if closed, ok := strings.CutSuffix(d.Why, " is closed"); ok {
+			roll.When = "waits for " + closed + " — at " + at
+		} else if strings.HasSuffix(d.Why, at) {
+			roll.When = d.Why // a freeze's Why says its end
+		}
+	}
+}
+
+// windowNotes are the annotations window.Decide could not read, once each.
+func windowNotes(notes []string, d window.Decision) []string {
+	for _, err := range d.Warnings {
+		if n := err.Error(); !slices.Contains(notes, n) {
+			notes = append(notes, n)
+		}
+	}
+	return notes
+}
+
+// plannedMember is a reader that rolls in the waves, and whether its
+// window is closed now.
+type plannedMember struct {
+	waves.Member
+	later bool
+}
+
+// planWaves cuts ms into waves as the hook does: readers whose window is
+// closed after the others (they would hold up every wave behind them),
+// each group in waves.Compare's order, cut into waves.Sizes.
+func planWaves(ms []plannedMember, maxWaveSize int) map[waves.Member]int {
+	ms = slices.Clone(ms)
+	slices.SortFunc(ms, func(a, b plannedMember) int {
+		if a.later != b.later {
+			if a.later {
+				return 1
+			}
+			return -1
+		}
+		return waves.Compare(a.Member, b.Member)
+	})
+	wave := map[waves.Member]int{}
+	start := 0
+	for i, size := range waves.Sizes(len(ms), maxWaveSize) {
+		for _, m := range ms[start : start+size] {
+			wave[m.Member] = i + 1
+		}
+		start += size
+	}
+	return wave
+}
