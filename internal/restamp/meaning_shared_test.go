@@ -210,18 +210,7 @@ func (m *meaningFixture) subject(name string) contract.Subject {
 // setAnnotation sets key=value on obj (by its name) in the hook's client.
 func (m *meaningFixture) setAnnotation(t *testing.T, obj client.Object, key, value string) {
 	t.Helper()
-	if err := m.c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
-		t.Fatal(err)
-	}
-	a := obj.GetAnnotations()
-	if a == nil {
-		a = map[string]string{}
-	}
-	a[key] = value
-	obj.SetAnnotations(a)
-	if err := m.c.Update(context.Background(), obj); err != nil {
-		t.Fatal(err)
-	}
+	annotateIn(t, m.c, obj, key, value)
 }
 
 func newMeaningFixture(t *testing.T, row meaningRow) *meaningFixture {

@@ -26,7 +26,13 @@ func windowed(t *testing.T, n int) (*wavesFixture, *time.Time) {
 // annotate sets key on obj's copy in the fixture's cluster.
 func (f *wavesFixture) annotate(t *testing.T, obj client.Object, key, value string) {
 	t.Helper()
-	if err := f.c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+	annotateIn(t, f.c, obj, key, value)
+}
+
+// annotateIn sets key=value on obj (by its name) in c.
+func annotateIn(t *testing.T, c client.Client, obj client.Object, key, value string) {
+	t.Helper()
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
 		t.Fatal(err)
 	}
 	a := obj.GetAnnotations()
@@ -35,7 +41,7 @@ func (f *wavesFixture) annotate(t *testing.T, obj client.Object, key, value stri
 	}
 	a[key] = value
 	obj.SetAnnotations(a)
-	if err := f.c.Update(context.Background(), obj); err != nil {
+	if err := c.Update(context.Background(), obj); err != nil {
 		t.Fatal(err)
 	}
 }
