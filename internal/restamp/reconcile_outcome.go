@@ -17,8 +17,9 @@ type outcome struct {
 	// flight is the flight the wave gate admitted the re-stamp in (nil:
 	// none, or no waves), for newsAborted and newsWritten.
 	flight *flight
-	// stamp is the reader's stamp, for newsCurrent: set when it is the
-	// fresh one, which the webhook may have written mid-waves.
+	// stamp is the reader's stamp: for newsCurrent, set when it is the
+	// fresh one, which the webhook may have written mid-waves; for
+	// newsWritten and newsWrittenIdle, the one written.
 	stamp string
 }
 
@@ -75,9 +76,9 @@ func (r *reconciler) tellWaves(req Request, o outcome) {
 	case newsAborted:
 		r.planner.abort(id, o.flight)
 	case newsWritten:
-		r.planner.written(o.flight)
+		r.planner.written(id, o.flight, o.stamp)
 	case newsWrittenIdle:
-		r.planner.written(o.flight)
+		r.planner.written(id, o.flight, o.stamp)
 		r.planner.succeededFlight(id, o.flight)
 	}
 }

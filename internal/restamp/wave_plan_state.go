@@ -268,10 +268,18 @@ func (s *planState) abort(r Request, f *flight, now time.Time) []Request {
 	return s.nextWaiters(now)
 }
 
-// written says f's re-stamp was written: the flight it replaced is over.
-func (s *planState) written(f *flight) {
+// written says r's re-stamp to stamp was written, in flight f: the flight
+// it replaced is over. A re-stamp outside the waves (f nil: a source whose
+// waves are off) of a reader in flight moves that flight to stamp, whose
+// pods carry its changes too: it is judged on what its template carries
+// now, its clock going on.
+func (s *planState) written(r Request, f *flight, stamp string) {
 	if f != nil {
 		f.prev = nil
+		return
+	}
+	if cur := s.flights[r]; cur != nil && stamp != "" {
+		cur.stamp = stamp
 	}
 }
 
@@ -399,11 +407,17 @@ func (s *planState) settle(r Request, now time.Time) []Request {
 // not gone in, with stamp: its stamp went to the new content without the
 // hook (the webhook stamped a template change of it), so its rollout is
 // judged as if the hook had re-stamped it, and the next wave waits for it.
+// A flight of r already going is judged on stamp from now on.
 // It reports whether r was such a member. A member planning did not check
 // is not adopted (it may never have been stale: its reconcile settles it),
 // nor is one that finds no slot of the bound (it is settled too: its
 // rollout is its own template change's).
 func (s *planState) adopt(r Request, stamp string, now time.Time) bool {
+	if f := s.flights[r]; f != nil {
+		// Its rollout in flight goes on with the template's stamp, as
+		// after any re-stamp of a reader in flight.
+		f.stamp = stamp
+	}
 	var plans []*plan
 	for _, pl := range s.plans {
 		_, unchecked := pl.unchecked[r]

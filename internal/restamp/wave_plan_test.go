@@ -337,7 +337,7 @@ func TestAbortOfTheLaterAdmitKeepsTheWrittenFlight(t *testing.T) {
 	r0 := req("r00")
 	_, _, first := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
 	_, _, second := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
-	p.written(first)
+	p.written(r0, first, "s1")
 	p.abort(r0, second)
 	f, ok := p.inFlight(r0)
 	if !ok || f != first {

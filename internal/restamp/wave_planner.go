@@ -88,9 +88,9 @@ func (p *planner) abort(r Request, f *flight) {
 }
 
 // written: f's re-stamp was written (planState.written).
-func (p *planner) written(f *flight) {
+func (p *planner) written(r Request, f *flight, stamp string) {
 	p.step(func(s *planState, _ time.Time) []Request {
-		s.written(f)
+		s.written(r, f, stamp)
 		return nil
 	})
 }

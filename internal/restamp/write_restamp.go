@@ -70,7 +70,7 @@ func (r *reconciler) writeStamp(ctx context.Context, s staleReader, g gated, was
 		return aborted(keep, err)
 	}
 	r.written.wrote(identity(req), from)
-	o := outcome{fate: forget, news: newsWritten, flight: g.flight}
+	o := outcome{fate: forget, news: newsWritten, flight: g.flight, stamp: s.fresh}
 	why, nothingToRun := health.NothingToRun(s.kind, obj)
 	// The flap guard counts a re-stamp that went through no wave, or whose
 	// rollout there is nothing to wait for, as it did before waves; one in
