@@ -95,19 +95,19 @@ func heldFor(t *testing.T, d *appsv1.Deployment, stamp string, period time.Durat
 	t.Helper()
 	start, checked := time.Now(), time.Time{}
 	// deleteLeaderOnce polls every 20 ms: read the stamp once a second.
-	held := func() bool {
+	held := func() {
 		if time.Since(checked) < time.Second {
-			return true
+			return
 		}
 		checked = time.Now()
 		if got := env.StampOf(t, d); got != stamp {
 			t.Fatalf("%s re-stamped to %s %s after the undo, with no change", d.Name, got, time.Since(start).Round(time.Second))
 		}
-		return true
 	}
-	deleteLeaderOnce(t, func() bool { return held() && time.Since(start) >= period/3 })
+	deleteLeaderOnce(t, func() bool { held(); return time.Since(start) >= period/3 })
 	err := wait.PollUntilContextTimeout(env.SpecContext(t), time.Second, period, true, func(context.Context) (bool, error) {
-		return held() && time.Since(start) >= period, nil
+		held()
+		return time.Since(start) >= period, nil
 	})
 	if err != nil {
 		t.Fatal(err)
