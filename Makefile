@@ -214,12 +214,12 @@ cluster-up:
 cluster-down:
 	$(GO) run ./e2e/cmd/cluster down
 
-## bench: hasher, handler, hook-filter, change-planning (BenchmarkPlanChange), workload-slimming (BenchmarkSlimObject) and source-slimming (BenchmarkSlimSecret) micro-benchmarks, then the hook's, admission (against a do-nothing webhook) and cache figures on the local control plane, then a 600-namespace tenant cluster on its own control plane, then waves against all at once on the local node
+## bench: hasher, handler, hook-filter, change-planning (BenchmarkPlanChange), workload-slimming (BenchmarkSlimObject) and source-slimming (BenchmarkSlimSecret) micro-benchmarks, then the hook's, admission (against a do-nothing webhook) and cache figures on the local control plane, then a 600-namespace tenant cluster on its own control plane, then waves against all at once and the pinning soak (200 pods, 30 changes) on the local node
 bench: controlplane
 	$(GO) test -run '^$$' -bench . -benchmem ./hasher/ ./webhook/ ./internal/restamp/ ./internal/workload/ ./internal/sources/
 	CONFIGHASH_BENCH=1 $(GO) test -tags e2e -count=1 -timeout 30m -run '^TestBench' -skip '^TestBenchTenants$$' -v ./e2e/
 	CONFIGHASH_BENCH=1 $(GO) test -tags e2e -count=1 -timeout 40m -run '^TestBenchTenants$$' -v ./e2e/
-	CONFIGHASH_BENCH=1 $(GO) test -tags e2e -count=1 -timeout 30m -run '^TestBench' -v ./e2e/incluster/
+	CONFIGHASH_BENCH=1 $(GO) test -tags e2e -count=1 -timeout 60m -run '^TestBench' -v ./e2e/incluster/
 
 # golangci-lint is built from source on first use, at the pinned version,
 # with `go install pkg@version`: that builds it with exactly the dependency

@@ -48,6 +48,9 @@ type Options struct {
 	// fixed). The API server then listens on the bridge address instead of
 	// loopback, so that pods reach it.
 	Node bool
+	// MaxPods is the node's kubelet maxPods; 0 keeps the kubelet's
+	// default, 110. The pod network (a /24) holds at most 253 pods.
+	MaxPods int
 	// Progress, if set, receives progress lines of the node's slow first
 	// steps (installing packages, building images), and of any step of
 	// Stop that is slow or gives up.
@@ -210,7 +213,7 @@ func (cp *ControlPlane) start(ctx context.Context, bins Binaries, opts Options) 
 		{name: "kube-controller-manager", path: bins.ControllerManager, args: controllerManagerArgs(cp.Dir, controllerManagerPort, cp.Kubeconfig, files), timeout: controllerManagerStartTimeout, ready: controllerManagerWorking(client)},
 	}
 	if opts.Node {
-		steps = append(steps, cp.nodeSteps(ctx, bins, files, ports[4:], opts.progress())...)
+		steps = append(steps, cp.nodeSteps(ctx, bins, files, ports[4:], opts)...)
 	}
 	for _, step := range steps {
 		begin := time.Now()

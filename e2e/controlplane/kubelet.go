@@ -25,8 +25,10 @@ const KubeletSyncFrequency = 10 * time.Second
 //   - syncFrequency 10s (default 1m): a pod's mounted ConfigMaps and Secrets
 //     are refreshed at its periodic sync, and the specs that wait "several
 //     sync periods" for a refresh (pinning) wait seconds, not minutes.
-func kubeletConfig(f nodeFiles, port, healthzPort int, caFile string) string {
-	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+//   - maxPods only when asked (Options.MaxPods): the pinning soak runs 200
+//     pods, more than the default 110.
+func kubeletConfig(f nodeFiles, port, healthzPort int, caFile string, maxPods int) string {
+	conf := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: %s
 port: %d
@@ -54,13 +56,17 @@ serializeImagePulls: false
 registerNode: true
 syncFrequency: %s
 `, nodeIP, port, healthzPort, strconv.Quote(caFile), f.containerdSock, KubeletSyncFrequency)
+	if maxPods > 0 {
+		conf += fmt.Sprintf("maxPods: %d\n", maxPods)
+	}
+	return conf
 }
 
-func writeKubeletConfig(f nodeFiles, port, healthzPort int, caFile string) error {
+func writeKubeletConfig(f nodeFiles, port, healthzPort int, caFile string, maxPods int) error {
 	if err := os.MkdirAll(f.kubeletRoot, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", f.kubeletRoot, err)
 	}
-	if err := os.WriteFile(f.kubeletConf, []byte(kubeletConfig(f, port, healthzPort, caFile)), 0o644); err != nil {
+	if err := os.WriteFile(f.kubeletConf, []byte(kubeletConfig(f, port, healthzPort, caFile, maxPods)), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", f.kubeletConf, err)
 	}
 	return nil

@@ -69,7 +69,7 @@ func TestNodeConfigs(t *testing.T) {
 	}
 
 	var kubelet map[string]any
-	if err := yaml.Unmarshal([]byte(kubeletConfig(f, 10250, 10248, "/tmp/cluster/pki/ca.crt")), &kubelet); err != nil {
+	if err := yaml.Unmarshal([]byte(kubeletConfig(f, 10250, 10248, "/tmp/cluster/pki/ca.crt", 0)), &kubelet); err != nil {
 		t.Fatalf("kubelet config is not YAML: %v", err)
 	}
 	for key, want := range map[string]any{
@@ -79,6 +79,16 @@ func TestNodeConfigs(t *testing.T) {
 		if kubelet[key] != want {
 			t.Errorf("kubelet %s = %v, want %v", key, kubelet[key], want)
 		}
+	}
+
+	if _, set := kubelet["maxPods"]; set {
+		t.Error("kubelet maxPods set without Options.MaxPods")
+	}
+	if err := yaml.Unmarshal([]byte(kubeletConfig(f, 10250, 10248, "/tmp/cluster/pki/ca.crt", 250)), &kubelet); err != nil {
+		t.Fatalf("kubelet config is not YAML: %v", err)
+	}
+	if got, ok := kubelet["maxPods"].(float64); !ok || got != 250 {
+		t.Errorf("kubelet maxPods = %v, want 250", kubelet["maxPods"])
 	}
 
 	for _, want := range []string{"restrict_oom_score_adj = true", "netns_mounts_under_state_dir = true", `sandbox_image = "img"`, f.containerdSock,

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,8 +42,8 @@ func nodeAPIServerArgs(files pkiFiles) []string {
 // nodeSteps are the processes of the node, started after the control plane:
 // the scheduler, containerd, the kubelet (with the sandbox image imported
 // first), ready once its node is schedulable, and kube-proxy.
-func (cp *ControlPlane) nodeSteps(ctx context.Context, bins Binaries, files pkiFiles, ports []int, progress io.Writer) []step {
-	f := *cp.node
+func (cp *ControlPlane) nodeSteps(ctx context.Context, bins Binaries, files pkiFiles, ports []int, opts Options) []step {
+	f, progress := *cp.node, opts.progress()
 	schedulerPort, kubeletPort, kubeletHealthz, proxyHealthz, proxyMetrics := ports[0], ports[1], ports[2], ports[3], ports[4]
 	sandbox := images.Sandbox()
 	return []step{
@@ -79,7 +78,7 @@ func (cp *ControlPlane) nodeSteps(ctx context.Context, bins Binaries, files pkiF
 				if err := importImage(ctx, f, tar); err != nil {
 					return err
 				}
-				return writeKubeletConfig(f, kubeletPort, kubeletHealthz, files.CACert)
+				return writeKubeletConfig(f, kubeletPort, kubeletHealthz, files.CACert, opts.MaxPods)
 			},
 			timeout: kubeletStartTimeout, ready: nodeSchedulable(cp.client)},
 		// After the kubelet: kube-proxy waits for its Node object to learn

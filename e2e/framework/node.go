@@ -60,6 +60,8 @@ type NodeOptions struct {
 	// Platforms the images are built for; nil means images.Platforms, as a
 	// release builds them. The demo builds images.HostPlatforms only.
 	Platforms []images.Platform
+	// MaxPods is the node's kubelet maxPods (controlplane.Options.MaxPods).
+	MaxPods int
 }
 
 // SetupNodeWith is SetupNode with options.
@@ -73,7 +75,7 @@ func SetupNodeWith(ctx context.Context, progress io.Writer, o NodeOptions) (*Nod
 	}
 	fmt.Fprintf(progress, "starting local control plane and node (containerd, kubelet %s)…\n", controlplane.KubernetesVersion)
 	begin := time.Now()
-	cp, err := controlplane.Start(ctx, bins, controlplane.Options{Node: true, Progress: progress})
+	cp, err := controlplane.Start(ctx, bins, controlplane.Options{Node: true, MaxPods: o.MaxPods, Progress: progress})
 	if err != nil {
 		return nil, err
 	}

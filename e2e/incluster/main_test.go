@@ -32,7 +32,12 @@ func run(m *testing.M) (code int) {
 	defer cancel()
 	start := time.Now()
 	var err error
-	if env, err = framework.SetupNode(ctx, os.Stderr); err != nil {
+	var opts framework.NodeOptions
+	if os.Getenv("CONFIGHASH_BENCH") != "" {
+		// The pinning soak (TestBenchPinningSoak) runs 200 pods.
+		opts.MaxPods = 250
+	}
+	if env, err = framework.SetupNodeWith(ctx, os.Stderr, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "incluster setup:", err)
 		return 1
 	}

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/waves"
 )
@@ -23,6 +24,7 @@ import (
 // file: it reads the first revision's snapshot, not the live ConfigMap.
 // confighash records the rollback (a RolledBack halt) and does not roll it
 // forward by itself; the next change of the ConfigMap (the fix) does, once.
+// It stays so for a minute, across the deletion of the leader's pod.
 // Without pinning the undo is re-stamped to the live content and the pod
 // prints second.
 func TestUndoRestoresPinnedContent(t *testing.T) {
@@ -59,22 +61,68 @@ func TestUndoRestoresPinnedContent(t *testing.T) {
 	back := readyPods(t, ns, rs1, 1)[0]
 	expectPinnedValue(t, back, snapshot1, "good")
 	t.Logf("after the undo, %s of the first ReplicaSet printed good, from %s", back.Name, snapshot1)
-	halt, err := contract.ParseHalt(contract.Unsealed(annotationOf(t, web, contract.HaltAnnotation)))
-	if err != nil || halt.Reason != waves.RolledBack {
-		t.Fatalf("web's halt after the undo: %+v (%v), want %s", halt, err, waves.RolledBack)
-	}
+	expectRolledBack(t, web)
 
-	// Not rolled forward by itself (the root spec waits a minute, across
-	// a restart); then the fix rolls it forward, once.
-	time.Sleep(15 * time.Second)
-	if got := env.StampOf(t, web); got != stamp1 {
-		t.Fatalf("re-stamped to %s after the undo, with no change", got)
+	// Not rolled forward by itself for a minute, across the leader's
+	// deletion: the replica that takes the Lease over reads the halt and
+	// leaves the undo where it is. A pod started after the failover still
+	// prints good. Then the fix rolls it forward, once.
+	heldFor(t, web, stamp1, time.Minute)
+	if got := env.CurrentReplicaSet(t, ns, web.Name); got != rs1 || len(env.ReplicaSets(t, ns, web.Name)) != 2 {
+		t.Fatalf("a minute after the undo web runs %s of %d ReplicaSets, want the first, %s, of 2", got, len(env.ReplicaSets(t, ns, web.Name)), rs1)
+	}
+	expectRolledBack(t, web)
+	if err := env.Client.Delete(env.SpecContext(t), &back); err != nil {
+		t.Fatal(err)
+	}
+	expectPinnedValue(t, waitNewPod(t, ns, rs1, []corev1.Pod{back}), snapshot1, "good")
+	if err := env.WaitRollout(env.SpecContext(t), framework.Namespace, "confighash", 3*time.Minute); err != nil {
+		t.Fatalf("confighash did not get its second replica back: %v", err)
 	}
 	env.Update(t, cm, func() { cm.Data["mode"] = "third" })
 	rs3 := restampedTo(t, web, stamp1)
 	expectPinnedValue(t, readyPods(t, ns, rs3, 1)[0], "", "third")
+	time.Sleep(settle)
 	if n := len(env.ReplicaSets(t, ns, web.Name)); n != 3 {
 		t.Errorf("%d ReplicaSets after the fix, want 3", n)
+	}
+}
+
+// heldFor checks every second, for period, that d keeps stamp; a third of the
+// way in it deletes the leader's pod and waits for another replica to take
+// the Lease over.
+func heldFor(t *testing.T, d *appsv1.Deployment, stamp string, period time.Duration) {
+	t.Helper()
+	start, checked := time.Now(), time.Time{}
+	// deleteLeaderOnce polls every 20 ms: read the stamp once a second.
+	held := func() {
+		if time.Since(checked) < time.Second {
+			return
+		}
+		checked = time.Now()
+		if got := env.StampOf(t, d); got != stamp {
+			t.Fatalf("%s re-stamped to %s %s after the undo, with no change", d.Name, got, time.Since(start).Round(time.Second))
+		}
+	}
+	deleteLeaderOnce(t, func() bool { held(); return time.Since(start) >= period/3 })
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), time.Second, period, true, func(context.Context) (bool, error) {
+		held()
+		return time.Since(start) >= period, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked = time.Time{}
+	held()
+	t.Logf("%s kept its stamp for %s after the undo, across the leader's deletion", d.Name, time.Since(start).Round(time.Second))
+}
+
+// expectRolledBack checks that d carries a RolledBack halt.
+func expectRolledBack(t *testing.T, d *appsv1.Deployment) {
+	t.Helper()
+	halt, err := contract.ParseHalt(contract.Unsealed(annotationOf(t, d, contract.HaltAnnotation)))
+	if err != nil || halt.Reason != waves.RolledBack {
+		t.Fatalf("%s's halt after the undo: %+v (%v), want %s", d.Name, halt, err, waves.RolledBack)
 	}
 }
 
