@@ -20,10 +20,11 @@ const stateDirName = ".cluster"
 const usage = `usage: cluster <command>
 
 commands:
-  build [controlplane|rollouts|argocd]...
+  build [controlplane|rollouts|argocd|helm]...
           build those binaries into bin/, in the order given, skipping the
           ones already built (default: controlplane; the first cold build
-          of the control plane takes ~15 min, Argo Rollouts ~5, Argo CD ~20)
+          of the control plane takes ~15 min, Argo Rollouts ~5, Argo CD ~20,
+          Helm ~2)
   up      start a detached control plane and node (root) with its state in .cluster/,
           with the sample app's and confighash's images imported
           (confighash.local/sampleapp:e2e, confighash.local/confighash:e2e)
@@ -148,10 +149,11 @@ func build(ctx context.Context, root string, names []string) error {
 		"controlplane": func() error { _, err := controlplane.EnsureBinaries(ctx, root, os.Stderr); return err },
 		"rollouts":     func() error { _, err := controlplane.EnsureRollouts(ctx, os.Stderr); return err },
 		"argocd":       func() error { _, err := controlplane.EnsureArgoCD(ctx, os.Stderr); return err },
+		"helm":         func() error { _, err := controlplane.EnsureHelm(ctx, os.Stderr); return err },
 	}
 	for _, name := range names {
 		if ensure[name] == nil {
-			return fmt.Errorf("build: unknown binaries %q (want controlplane, rollouts or argocd)\n%s", name, usage)
+			return fmt.Errorf("build: unknown binaries %q (want controlplane, rollouts, argocd or helm)\n%s", name, usage)
 		}
 	}
 	for _, name := range names {
