@@ -9,10 +9,10 @@ import (
 	"strings"
 )
 
-// The README's install and use commands are run by TestReadmeInstall as
-// they are written: each block the spec runs is a fenced sh block right
-// after a marker line `<!-- e2e: NAME -->`. Only the registry's host is
-// substituted (ReadmeRegistry, for the local registry's).
+// ReadmeRegistry is the registry host the README's commands name, the one
+// thing TestReadmeInstall substitutes (with the local registry's) in the
+// README's install and use commands: it runs them as they are written, each
+// a fenced sh block right after a marker line `<!-- e2e: NAME -->`.
 const ReadmeRegistry = "registry.example.com"
 
 // ReadmeBlocks are the marked blocks the spec runs, in the order a user
