@@ -21,7 +21,7 @@ LDFLAGS := -X github.com/confighash/confighash/cmd/confighash/app.version=$(VERS
 export CGO_ENABLED = 0
 export GOFLAGS += -trimpath
 
-.PHONY: build test prebuild release release-verify release-key unit fuzz e2e e2e-oldest demo cluster-up cluster-down controlplane bench lint lint-fmt lint-vet lint-vet-argocd lint-golangci docker-build docker-buildx docker-push e2e-kind clean
+.PHONY: build test prebuild release release-verify release-key unit fuzz e2e e2e-oldest demo cluster-up cluster-down controlplane bench lint lint-fmt lint-vet lint-vet-argocd lint-golangci docker-build docker-buildx docker-push image-push e2e-kind clean
 
 ## build: the confighash binary, into bin/
 build:
@@ -50,13 +50,13 @@ test:
 	trap 'kill -- -'$$pg' 2>/dev/null || true' EXIT; \
 	$(MAKE) --no-print-directory lint-fmt controlplane lint-vet e2e unit fuzz lint-vet-argocd lint-golangci
 
-## prebuild: what make test compiles, in the order it needs it (control plane, Argo Rollouts, the arm64 images, Argo CD's controller and proof, the oldest Kubernetes minor's control plane, the fuzz targets, the release's darwin plugin, cyclonedx-gomod and test, golangci-lint and its first analysis); skips what is built
+## prebuild: what make test compiles, in the order it needs it (control plane, Argo Rollouts, Helm, the arm64 images, Argo CD's controller and proof, the oldest Kubernetes minor's control plane, the fuzz targets, the release's darwin plugin, cyclonedx-gomod and test, golangci-lint and its first analysis); skips what is built
 # Compiling only: `go build` without -o and `go test -c -o /dev/null` fill
 # the build cache and keep nothing. The linter's run builds it and fills its
 # own cache; its findings are left to the foreground's lint-golangci, so a
 # failure here is ignored.
 prebuild:
-	$(GO) run ./e2e/cmd/cluster build controlplane rollouts
+	$(GO) run ./e2e/cmd/cluster build controlplane rollouts helm
 	GOOS=linux GOARCH=arm64 $(GO) build ./cmd/confighash ./e2e/cmd/sampleapp ./e2e/cmd/sandbox
 	$(GO) run ./e2e/cmd/cluster build argocd
 	cd e2e/argocd && GOTOOLCHAIN=$(ARGOCD_GO) $(GO) test -c -o /dev/null .
@@ -271,6 +271,10 @@ lint-golangci: $(GOLANGCI_LINT)
 	$(GOLANGCI_LINT) run --build-tags e2e ./e2e/...
 	cd e2e/deploy && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml --build-tags e2e ./...
 	cd internal/release && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...
+
+## image-push: the image for $(PLATFORMS), built in Go from this tree (no Docker engine), pushed to $(IMG) with the Docker configuration's credentials; prints its digest. Plain HTTP for a registry on localhost or a private address without TLS, or for any with INSECURE=1
+image-push:
+	$(GO) run ./e2e/cmd/imagepush $(if $(INSECURE),-insecure) -platforms $(PLATFORMS) $(IMG)
 
 ## docker-build / docker-push: the image (needs a Docker engine)
 docker-build:

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/x509"
-	"os"
 	"testing"
 	"time"
 
@@ -52,20 +51,9 @@ func TestCertManagerControllerIssuesAndRenews(t *testing.T) {
 	specBegin := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
-	env, err := framework.SetupNode(ctx, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Registered first, so it runs last: after the in-process controllers
-	// have stopped.
-	t.Cleanup(func() {
-		if t.Failed() {
-			env.DumpNodeLogs(context.Background(), os.Stderr)
-		}
-		if err := env.Teardown(); err != nil {
-			t.Errorf("tearing down: %v", err)
-		}
-	})
+	// Its clean-up is registered first, so it runs last: after the
+	// in-process controllers have stopped.
+	env := setupNode(ctx, t)
 	admin, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)

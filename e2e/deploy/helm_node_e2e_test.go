@@ -4,7 +4,6 @@ package deploy
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,18 +34,7 @@ import (
 func TestHelmChartOnANode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	env, err := framework.SetupNode(ctx, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if t.Failed() {
-			env.DumpNodeLogs(ctx, os.Stderr)
-		}
-		if err := env.Teardown(); err != nil {
-			t.Errorf("tearing down: %v", err)
-		}
-	}()
+	env := setupNode(ctx, t)
 	paths, err := FindPaths()
 	if err != nil {
 		t.Fatal(err)

@@ -20,12 +20,12 @@ const stateDirName = ".cluster"
 const usage = `usage: cluster <command>
 
 commands:
-  build [controlplane|controlplane-oldest|rollouts|argocd]...
+  build [controlplane|controlplane-oldest|rollouts|argocd|helm]...
           build those binaries into bin/, in the order given, skipping the
           ones already built (default: controlplane; the first cold build
-          of the control plane takes ~15 min, Argo Rollouts ~5, Argo CD ~20;
-          controlplane-oldest is the oldest Kubernetes minor the chart
-          claims, control plane only, for make e2e-oldest: ~7 min on
+          of the control plane takes ~15 min, Argo Rollouts ~5, Argo CD ~20,
+          Helm ~2; controlplane-oldest is the oldest Kubernetes minor the
+          chart claims, control plane only, for make e2e-oldest: ~7 min on
           idle cores, 23 on a busy machine)
   up      start a detached control plane and node (root) with its state in .cluster/,
           with the sample app's and confighash's images imported
@@ -155,10 +155,11 @@ func build(ctx context.Context, root string, names []string) error {
 		},
 		"rollouts": func() error { _, err := controlplane.EnsureRollouts(ctx, os.Stderr); return err },
 		"argocd":   func() error { _, err := controlplane.EnsureArgoCD(ctx, os.Stderr); return err },
+		"helm":     func() error { _, err := controlplane.EnsureHelm(ctx, os.Stderr); return err },
 	}
 	for _, name := range names {
 		if ensure[name] == nil {
-			return fmt.Errorf("build: unknown binaries %q (want controlplane, controlplane-oldest, rollouts or argocd)\n%s", name, usage)
+			return fmt.Errorf("build: unknown binaries %q (want controlplane, controlplane-oldest, rollouts, argocd or helm)\n%s", name, usage)
 		}
 	}
 	for _, name := range names {
