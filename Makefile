@@ -274,7 +274,7 @@ lint-golangci: $(GOLANGCI_LINT)
 
 ## image-push: the image for $(PLATFORMS), built in Go from this tree (no Docker engine), pushed to $(IMG) with the Docker configuration's credentials; prints its digest. Plain HTTP for a registry on localhost or a private address without TLS, or for any with INSECURE=1
 image-push:
-	$(GO) run ./e2e/cmd/imagepush $(if $(INSECURE),-insecure) -platforms $(PLATFORMS) $(IMG)
+	$(GO) run ./e2e/cmd/imagepush $(if $(INSECURE),-insecure) -platforms $(PLATFORMS) -version '$(VERSION)' -commit '$(COMMIT)' $(IMG)
 
 ## docker-build / docker-push: the image (needs a Docker engine)
 docker-build:

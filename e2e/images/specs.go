@@ -24,3 +24,12 @@ func SampleApp() Spec {
 func Confighash() Spec {
 	return Spec{Ref: Domain + "/confighash:e2e", Package: "./cmd/confighash", Binary: "/confighash"}
 }
+
+// ConfighashVersion is Confighash linked to report version and commit (as
+// `confighash version` prints them), as make build links it.
+func ConfighashVersion(version, commit string) Spec {
+	const app = "github.com/confighash/confighash/cmd/confighash/app"
+	s := Confighash()
+	s.LinkFlags = []string{"-X " + app + ".version=" + version, "-X " + app + ".commit=" + commit}
+	return s
+}

@@ -26,8 +26,6 @@ const (
 	ChartRepo  = "charts" // the chart is charts/confighash
 )
 
-// linkVar is the package whose version and commit the binaries report.
-const linkVar = "github.com/confighash/confighash/cmd/confighash/app"
 
 // titleAnnotation names a layer's file, as `oras push` and `oras pull` do.
 const titleAnnotation = "org.opencontainers.image.title"
@@ -70,9 +68,8 @@ func Publish(ctx context.Context, o Options, progress io.Writer) (Published, err
 	defer os.RemoveAll(work)
 	step := stepper(progress)
 
-	spec := images.Confighash()
+	spec := images.ConfighashVersion(o.Version, o.Commit)
 	spec.Ref = imageRef.String()
-	spec.LinkFlags = []string{"-X " + linkVar + ".version=" + o.Version, "-X " + linkVar + ".commit=" + o.Commit}
 	done := step("building the image for %s", platformList(images.Platforms()))
 	idx, err := images.BuildIndex(ctx, o.Root, work, spec, images.Platforms())
 	if err != nil {

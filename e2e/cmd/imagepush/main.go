@@ -36,6 +36,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	insecure := fs.Bool("insecure", false, "speak plain HTTP to the registry even if it is not on localhost, a loopback or a private address")
 	platforms := fs.String("platforms", "linux/amd64,linux/arm64", "comma-separated platforms of the image index")
+	version := fs.String("version", "dev", "the version the binary reports (make passes git describe)")
+	commit := fs.String("commit", "", "the commit the binary reports")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -60,7 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 
-	spec := images.Confighash()
+	spec := images.ConfighashVersion(*version, *commit)
 	spec.Ref = ref
 	fmt.Fprintf(stderr, "building %s for %s…\n", spec.Package, *platforms)
 	idx, err := images.BuildIndex(ctx, root, dir, spec, ps)
