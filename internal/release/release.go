@@ -26,7 +26,6 @@ const (
 	ChartRepo  = "charts" // the chart is charts/confighash
 )
 
-
 // titleAnnotation names a layer's file, as `oras push` and `oras pull` do.
 const titleAnnotation = "org.opencontainers.image.title"
 
