@@ -25,6 +25,13 @@ func previousRef(ctx context.Context, root string) (string, error) {
 	if ref := os.Getenv(PreviousRefEnv); ref != "" {
 		return git(ctx, root, "rev-parse", "--verify", ref+"^{commit}")
 	}
+	shallow, err := git(ctx, root, "rev-parse", "--is-shallow-repository")
+	if err != nil {
+		return "", err
+	}
+	if shallow == "true" {
+		return "", fmt.Errorf("%s is a shallow clone: the upgrade specs need its history (git fetch --unshallow), or %s=<ref>", root, PreviousRefEnv)
+	}
 	last, err := git(ctx, root, "log", "-1", "--format=%H", "--", "charts", "manifests")
 	if err != nil {
 		return "", err

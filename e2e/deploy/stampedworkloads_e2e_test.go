@@ -31,7 +31,7 @@ func stampedWorkloads(ns string) []client.Object {
 			Containers: []corev1.Container{{Name: "app", Image: images.SampleApp().Ref,
 				Env: []corev1.EnvVar{{Name: "GREETING", ValueFrom: &corev1.EnvVarSource{
 					ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: ref("cfg"), Key: "greeting"}}}},
-				EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: ref("sec")}}},
+				EnvFrom:      []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: ref("sec")}}},
 				VolumeMounts: []corev1.VolumeMount{{Name: "cfg", MountPath: "/config"}, {Name: "sec", MountPath: "/secret"}},
 			}},
 			Volumes: []corev1.Volume{
