@@ -50,18 +50,7 @@ var tenantKinds = []string{"Deployment", "StatefulSet", "DaemonSet", "CronJob", 
 func TestUpgradeAndRemove(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	env, err := framework.SetupNode(ctx, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if t.Failed() {
-			env.DumpNodeLogs(ctx, os.Stderr)
-		}
-		if err := env.Teardown(); err != nil {
-			t.Errorf("tearing down: %v", err)
-		}
-	}()
+	env := startNode(ctx, t)
 	paths, err := FindPaths()
 	if err != nil {
 		t.Fatal(err)
@@ -460,23 +449,26 @@ func writeImageOverlay(dir, overlay, image string) error {
 }
 
 // helmRelease is the Helm SDK set up as the helm command is, against the
-// cluster, for release ReleaseName in Namespace.
+// cluster, for release ReleaseName in Namespace, with its files in a
+// directory of the spec's (the user's own Helm configuration is never
+// read).
 type helmRelease struct {
-	cfg *action.Configuration
+	cfg      *action.Configuration
+	settings *cli.EnvSettings
 }
 
-func newHelm(t *testing.T, env *framework.NodeEnv, work string) *helmRelease {
+func newHelm(t *testing.T, env *framework.NodeEnv, dir string) *helmRelease {
 	t.Helper()
 	settings := cli.New()
 	settings.KubeConfig = env.Kubeconfig
-	settings.RepositoryCache = filepath.Join(work, "helm-cache")
-	settings.RepositoryConfig = filepath.Join(work, "helm-repositories.yaml")
-	settings.RegistryConfig = filepath.Join(work, "helm-registry.json")
+	settings.RepositoryCache = filepath.Join(dir, "cache")
+	settings.RepositoryConfig = filepath.Join(dir, "repositories.yaml")
+	settings.RegistryConfig = filepath.Join(dir, "registry-config.json")
 	cfg := new(action.Configuration)
 	if err := cfg.Init(settings.RESTClientGetter(), Namespace, "secret", t.Logf); err != nil {
 		t.Fatalf("initialising Helm: %v", err)
 	}
-	return &helmRelease{cfg: cfg}
+	return &helmRelease{cfg: cfg, settings: settings}
 }
 
 func imageValues(image string) map[string]any {
