@@ -22,14 +22,18 @@ import (
 // it creates a Deployment (no replicas) that reads ConfigMap cfg in a
 // labelled namespace, checks that the created object came back stamped
 // (the stamp is the webhook's answer to that very request), and deletes the
-// one before it.
+// one before it. With a wanted stamp, it also replaces Deployment
+// probe-update with its stamp removed, as an apply of a manifest does, and
+// every admitted write must come back with exactly that stamp.
 type admissionLoop struct {
 	mu sync.Mutex
-	// Creates counts the Deployments created; Unstamped those that came
-	// back without a stamp; Errors the failed writes.
-	Creates, Unstamped int
-	Errors             []error
+	// Creates counts the Deployments created, Updates the replaces;
+	// Unstamped the writes that came back without a stamp, Wrong those
+	// with another stamp than the one wanted; Errors the failed writes.
+	Creates, Updates, Unstamped, Wrong int
+	Errors                             []error
 
+	want string
 	stop context.CancelFunc
 	done chan struct{}
 }
@@ -37,24 +41,37 @@ type admissionLoop struct {
 // startAdmissionLoop starts the loop; Stop ends it and returns once the
 // last write has returned.
 func startAdmissionLoop(ctx context.Context, c client.Client, ns, cfg string, period time.Duration) *admissionLoop {
+	return startStampLoop(ctx, c, ns, cfg, period, "")
+}
+
+// startStampLoop is startAdmissionLoop that also replaces probe-update
+// (which must exist) and wants every admitted write stamped want.
+func startStampLoop(ctx context.Context, c client.Client, ns, cfg string, period time.Duration, want string) *admissionLoop {
 	ctx, cancel := context.WithCancel(ctx)
-	l := &admissionLoop{stop: cancel, done: make(chan struct{})}
+	l := &admissionLoop{want: want, stop: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
 		var previous *appsv1.Deployment
 		tick := time.NewTicker(period)
 		defer tick.Stop()
 		for i := 0; ; i++ {
+			if want != "" {
+				d, err := replaceUnstamped(ctx, c, ns)
+				if ctx.Err() != nil {
+					return
+				}
+				l.record(d, err, &l.Updates)
+			}
 			d := probeDeployment(ns, fmt.Sprintf("probe-%d", i), cfg)
 			err := c.Create(ctx, d)
 			if ctx.Err() != nil {
 				return
 			}
-			l.record(d, err)
+			l.record(d, err, &l.Creates)
 			if err == nil {
 				if previous != nil {
 					if err := c.Delete(ctx, previous); err != nil && ctx.Err() == nil {
-						l.record(nil, fmt.Errorf("deleting %s: %w", previous.Name, err))
+						l.record(nil, fmt.Errorf("deleting %s: %w", previous.Name, err), nil)
 					}
 				}
 				previous = d
@@ -69,17 +86,34 @@ func startAdmissionLoop(ctx context.Context, c client.Client, ns, cfg string, pe
 	return l
 }
 
-func (l *admissionLoop) record(created *appsv1.Deployment, err error) {
+func (l *admissionLoop) record(written *appsv1.Deployment, err error, count *int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {
 		l.Errors = append(l.Errors, err)
 		return
 	}
-	l.Creates++
-	if stamp, serr := framework.TemplateStamp(created); serr != nil || stamp == "" {
+	*count++
+	switch stamp, serr := framework.TemplateStamp(written); {
+	case serr != nil || stamp == "":
 		l.Unstamped++
+	case l.want != "" && stamp != l.want:
+		l.Wrong++
 	}
+}
+
+// replaceUnstamped replaces Deployment probe-update with its template's
+// annotations removed, as applying its manifest again does.
+func replaceUnstamped(ctx context.Context, c client.Client, ns string) (*appsv1.Deployment, error) {
+	d := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "probe-update"}, d); err != nil {
+		return nil, fmt.Errorf("reading probe-update: %w", err)
+	}
+	d.Spec.Template.Annotations = nil
+	if err := c.Update(ctx, d); err != nil {
+		return nil, fmt.Errorf("replacing probe-update: %w", err)
+	}
+	return d, nil
 }
 
 // Stop ends the loop.

@@ -53,7 +53,7 @@ func TestCertManagerControllerIssuesAndRenews(t *testing.T) {
 	defer cancel()
 	// Its clean-up is registered first, so it runs last: after the
 	// in-process controllers have stopped.
-	env := setupNode(ctx, t)
+	env := startNode(ctx, t)
 	admin, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)

@@ -4,13 +4,11 @@ package deploy
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/cli"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,7 +32,7 @@ import (
 func TestHelmChartOnANode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	env := setupNode(ctx, t)
+	env := startNode(ctx, t)
 	paths, err := FindPaths()
 	if err != nil {
 		t.Fatal(err)
@@ -50,19 +48,11 @@ func TestHelmChartOnANode(t *testing.T) {
 	}
 	t.Logf("pushed %s:%s (%d bytes packaged)", published.Ref, published.Version, published.Bytes)
 
-	settings := cli.New()
-	settings.KubeConfig = env.Kubeconfig
-	settings.RepositoryCache = filepath.Join(helmDir, "cache")
-	settings.RepositoryConfig = filepath.Join(helmDir, "repositories.yaml")
-	settings.RegistryConfig = filepath.Join(helmDir, "registry-config.json")
-	cfg := new(action.Configuration)
-	if err := cfg.Init(settings.RESTClientGetter(), framework.Namespace, "secret", t.Logf); err != nil {
-		t.Fatalf("initialising Helm: %v", err)
-	}
-	cfg.RegistryClient = regClient
-	install := action.NewInstall(cfg)
+	h := newHelm(t, env, helmDir)
+	h.cfg.RegistryClient = regClient
+	install := action.NewInstall(h.cfg)
 	install.SetRegistryClient(regClient)
-	chrt, err := published.Pull(install, settings)
+	chrt, err := published.Pull(install, h.settings)
 	if err != nil {
 		t.Fatal(err)
 	}

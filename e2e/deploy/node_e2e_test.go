@@ -6,21 +6,25 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/confighash/confighash/e2e/framework"
 )
 
-// setupNode starts a cluster with a node for one spec, torn down when the
-// spec ends, after its node's logs when it failed.
-func setupNode(ctx context.Context, t *testing.T) *framework.NodeEnv {
+// startNode starts a cluster with a node for t (framework.SetupNode) and
+// tears it down when t ends, after writing the node's logs if t failed.
+func startNode(ctx context.Context, t *testing.T) *framework.NodeEnv {
 	t.Helper()
 	env, err := framework.SetupNode(ctx, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		// t's own context is done by now.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
 		if t.Failed() {
-			env.DumpNodeLogs(context.Background(), os.Stderr)
+			env.DumpNodeLogs(ctx, os.Stderr)
 		}
 		if err := env.Teardown(); err != nil {
 			t.Errorf("tearing down: %v", err)

@@ -60,7 +60,7 @@ func TestReadmeInstall(t *testing.T) {
 	path := strings.Join([]string{pluginDir, filepath.Dir(p.Kubectl), filepath.Dir(helm), os.Getenv("PATH")}, string(os.PathListSeparator))
 	for _, install := range []string{"install-helm", "install-kustomize"} {
 		t.Run(install, func(t *testing.T) {
-			env := setupNode(ctx, t)
+			env := startNode(ctx, t)
 			host := env.Registry.Host()
 			// The node pulls the README's image from the local registry in
 			// plain HTTP, as a node configured for a local registry does.
