@@ -23,21 +23,12 @@ import (
 // ReplicaSet printing the new value.
 func TestUndoOfAnImageAndConfigChange(t *testing.T) {
 	ctx := env.SpecContext(t)
-	ns := pinningNamespace(t)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"mode": "good"}
-	env.Create(t, cm)
-	web := pinnedReader(ns, "web", 1)
 	// The two writes of the upgrade land within this window on a loaded
 	// machine, as they would within the default one on a quiet one.
-	web.Annotations = map[string]string{contract.CoalesceWindowAnnotation: "5s"}
-	env.Create(t, web)
-	if err := env.WaitRollout(ctx, ns, web.Name, 3*time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	first := pinnedFirstRevision(t, map[string]string{contract.CoalesceWindowAnnotation: "5s"})
+	ns, cm, web := first.ns, first.cm, first.web
+	rs1, stamp1, snapshot1 := first.rs, first.stamp, first.snapshot
 	image1 := web.Spec.Template.Spec.Containers[0].Image
-	rs1, stamp1 := env.CurrentReplicaSet(t, ns, web.Name), env.StampOf(t, web)
-	snapshot1 := pinnedTo(t, readyPods(t, ns, rs1, 1)[0])
 
 	idx, err := env.Registry.Index(ctx, images.SampleApp())
 	if err != nil {

@@ -29,17 +29,9 @@ import (
 // prints second.
 func TestUndoRestoresPinnedContent(t *testing.T) {
 	ctx := env.SpecContext(t)
-	ns := pinningNamespace(t)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"mode": "good"}
-	env.Create(t, cm)
-	web := pinnedReader(ns, "web", 1)
-	env.Create(t, web)
-	if err := env.WaitRollout(ctx, ns, web.Name, 3*time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	rs1, stamp1 := env.CurrentReplicaSet(t, ns, web.Name), env.StampOf(t, web)
-	snapshot1 := pinnedTo(t, readyPods(t, ns, rs1, 1)[0])
+	first := pinnedFirstRevision(t, nil)
+	ns, cm, web := first.ns, first.cm, first.web
+	rs1, stamp1, snapshot1 := first.rs, first.stamp, first.snapshot
 
 	env.Update(t, cm, func() { cm.Data["mode"] = "second" })
 	rs2 := restampedTo(t, web, stamp1)
@@ -163,4 +155,33 @@ func expectPrinted(t *testing.T, p corev1.Pod, value string) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("pod %s printed %q, want %q", p.Name, got, want)
 	}
+}
+
+// firstRevision is a pinned reader's first revision: its namespace, its
+// ConfigMap, the reader, and its ReplicaSet, stamp and snapshot.
+type firstRevision struct {
+	ns                  string
+	cm                  *corev1.ConfigMap
+	web                 *appsv1.Deployment
+	rs, stamp, snapshot string
+}
+
+// pinnedFirstRevision makes, in a new pinning namespace, ConfigMap shared
+// (mode=good) and a pinnedReader web of one replica with annotations,
+// waits for its rollout, and returns its first revision.
+func pinnedFirstRevision(t *testing.T, annotations map[string]string) firstRevision {
+	t.Helper()
+	ctx := env.SpecContext(t)
+	ns := pinningNamespace(t)
+	cm := &corev1.ConfigMap{}
+	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"mode": "good"}
+	env.Create(t, cm)
+	web := pinnedReader(ns, "web", 1)
+	web.Annotations = annotations
+	env.Create(t, web)
+	if err := env.WaitRollout(ctx, ns, web.Name, 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	rs := env.CurrentReplicaSet(t, ns, web.Name)
+	return firstRevision{ns: ns, cm: cm, web: web, rs: rs, stamp: env.StampOf(t, web), snapshot: pinnedTo(t, readyPods(t, ns, rs, 1)[0])}
 }

@@ -53,20 +53,22 @@ func soakReaders() []soakReader {
 }
 
 // soakSources are the ConfigMaps and Secrets the readers read, at content
-// version 0, with waves off: the soak is of pinning. With waves on for some
-// sources, a reader waiting in a Secret's second wave was left on the old
-// content for minutes once its canary had been re-stamped again for
-// another source's change (waves off) mid-rollout (docs/benchmarks.md).
+// version 0: waves on for one ConfigMap in two and both Secrets, off for
+// the others, so that a canary is re-stamped mid-rollout for another
+// source's change now and then (the hook judges it on its new stamp).
 func soakSources(ns string) []client.Object {
 	off := map[string]string{contract.WavesAnnotation: contract.WavesOff}
 	var out []client.Object
 	for i := range soakConfigMaps {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cm-%02d", i), Annotations: off}}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cm-%02d", i)}}
+		if i%2 == 1 {
+			cm.Annotations = off
+		}
 		cm.Data = map[string]string{"mode": soakValue(cm.Name, 0), "unread": "x"}
 		out = append(out, cm)
 	}
 	for i := range soakSecrets {
-		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("sec-%d", i), Annotations: off}, Type: corev1.SecretTypeOpaque}
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("sec-%d", i)}, Type: corev1.SecretTypeOpaque}
 		s.Data = map[string][]byte{"token": []byte(soakValue(s.Name, 0))}
 		out = append(out, s)
 	}
