@@ -63,8 +63,8 @@ prebuild:
 	$(GO) run ./e2e/cmd/cluster build controlplane-oldest
 	$(GO) test -c -o /dev/null -fuzz '^FuzzAdmission$$' ./webhook/
 	$(GO) test -c -o /dev/null -fuzz '^FuzzReferences$$' ./hasher/
-	GOOS=darwin GOARCH=amd64 $(GO) build ./cmd/confighash
-	GOOS=darwin GOARCH=arm64 $(GO) build ./cmd/confighash
+	GOOS=darwin GOARCH=amd64 $(GO) build -o /dev/null ./cmd/confighash
+	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./cmd/confighash
 	$(MAKE) --no-print-directory $(CYCLONEDX_GOMOD)
 	cd internal/release && $(GO) test -c -o /dev/null .
 	-$(MAKE) --no-print-directory lint-golangci > /dev/null 2>&1
