@@ -159,6 +159,9 @@ type windowWaits struct {
 	m  map[Request]windowWait
 }
 
+// maxSaid bounds what is remembered as said for one reader.
+const maxSaid = 16
+
 type windowWait struct {
 	since  time.Time
 	why    string
@@ -206,6 +209,11 @@ func (w *windowWaits) once(r Request, what string) bool {
 	e := w.m[r]
 	if e.said[what] {
 		return false
+	}
+	if len(e.said) >= maxSaid {
+		// A tenant rewriting a bad annotation again and again is told
+		// each time rather than remembered without bound.
+		return true
 	}
 	if e.said == nil {
 		e.said = map[string]bool{}
