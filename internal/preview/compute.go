@@ -50,7 +50,7 @@ func Compute(f *Facts, key []byte, maxWaveSize int) (*Report, error) {
 	}
 	rep.Notes = append(rep.Notes, f.Warnings...)
 
-	var members []plannedMember
+	var members []waves.Member
 	for _, r := range f.Readers {
 		order, err := waves.OrderOf(r.Annotations)
 		if err != nil {
@@ -80,7 +80,7 @@ func Compute(f *Facts, key []byte, maxWaveSize int) (*Report, error) {
 		roll.Pinned = f.NamespacePins && f.SourcePin == pinning.Pinned && !r.PinOff
 		rep.Rolling = append(rep.Rolling, roll)
 		if !roll.AtOnce {
-			members = append(members, plannedMember{Member: memberOf(f.Namespace, w), later: roll.Later})
+			members = append(members, memberOf(f.Namespace, w, roll.Later))
 		}
 	}
 	if note := pinningNote(f, rep); note != "" {
@@ -90,33 +90,34 @@ func Compute(f *Facts, key []byte, maxWaveSize int) (*Report, error) {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the input carries %s=%s: every reader rolls at once, outside the waves", contract.WavesAnnotation, contract.WavesOff))
 	}
 
-	wave := planWaves(members, rep.MaxWaveSize)
-	rep.Waves = len(waves.Sizes(len(members), rep.MaxWaveSize))
+	plan := waves.Plan(members, rep.MaxWaveSize)
+	rep.Waves = len(plan)
+	wave := map[waves.Member]int{}
+	for i, ms := range plan {
+		for _, m := range ms {
+			wave[m] = i + 1
+		}
+	}
 	for i := range rep.Rolling {
 		if r := &rep.Rolling[i]; !r.AtOnce {
-			r.Wave = wave[memberOf(f.Namespace, r.Workload)]
+			r.Wave = wave[memberOf(f.Namespace, r.Workload, r.Later)]
 		}
 	}
 	slices.SortStableFunc(rep.Rolling, func(a, b Rolling) int {
 		if a.Wave != b.Wave {
 			return a.Wave - b.Wave // at once (0) first
 		}
-		if a.Later != b.Later && a.Wave > 0 {
-			if a.Later {
-				return 1
-			}
-			return -1
-		}
-		return waves.Compare(memberOf(f.Namespace, a.Workload), memberOf(f.Namespace, b.Workload))
+		// Within a wave as the hook takes them; those at once by name.
+		return waves.Compare(memberOf(f.Namespace, a.Workload, a.Later && a.Wave > 0), memberOf(f.Namespace, b.Workload, b.Later && b.Wave > 0))
 	})
 	slices.SortStableFunc(rep.NotRolling, func(a, b NotRolling) int {
-		return waves.Compare(memberOf(f.Namespace, a.Workload), memberOf(f.Namespace, b.Workload))
+		return waves.Compare(memberOf(f.Namespace, a.Workload, false), memberOf(f.Namespace, b.Workload, false))
 	})
 	return rep, nil
 }
 
-func memberOf(namespace string, w Workload) waves.Member {
-	return waves.Member{KindName: w.Kind, Namespace: namespace, Name: w.Name, Order: w.Order}
+func memberOf(namespace string, w Workload, later bool) waves.Member {
+	return waves.Member{KindName: w.Kind, Namespace: namespace, Name: w.Name, Order: w.Order, Later: later}
 }
 
 // wholeChange says why no reader at all rolls, or "" when each is to be

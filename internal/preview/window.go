@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/waves"
 	"github.com/confighash/confighash/internal/window"
 )
 
@@ -49,36 +48,4 @@ func windowNotes(notes []string, d window.Decision) []string {
 		}
 	}
 	return notes
-}
-
-// plannedMember is a reader that rolls in the waves, and whether its
-// window is closed now.
-type plannedMember struct {
-	waves.Member
-	later bool
-}
-
-// planWaves cuts ms into waves as the hook does: readers whose window is
-// closed after the others (they would hold up every wave behind them),
-// each group in waves.Compare's order, cut into waves.Sizes.
-func planWaves(ms []plannedMember, maxWaveSize int) map[waves.Member]int {
-	ms = slices.Clone(ms)
-	slices.SortFunc(ms, func(a, b plannedMember) int {
-		if a.later != b.later {
-			if a.later {
-				return 1
-			}
-			return -1
-		}
-		return waves.Compare(a.Member, b.Member)
-	})
-	wave := map[waves.Member]int{}
-	start := 0
-	for i, size := range waves.Sizes(len(ms), maxWaveSize) {
-		for _, m := range ms[start : start+size] {
-			wave[m.Member] = i + 1
-		}
-		start += size
-	}
-	return wave
 }

@@ -108,13 +108,19 @@ type member struct {
 	// change (plan.unchecked).
 	unchecked bool
 	// later: its window was closed, or a freeze held it, when the plan
-	// was made. It goes after the readers that may go now, so that it
-	// holds up none of their waves (wave_window.go).
+	// was made (waves.Member.Later; wave_window.go).
 	later bool
 }
 
 func memberOf(r Request, order int) waves.Member {
 	return waves.Member{KindName: r.KindName, Namespace: r.Namespace, Name: r.Name, Order: order}
+}
+
+// wave is m as the waves order it.
+func (m member) wave() waves.Member {
+	w := memberOf(m.req, m.order)
+	w.Later = m.later
+	return w
 }
 
 // admission is the planner's answer to a reader that is due a re-stamp.

@@ -78,15 +78,7 @@ func (s *planState) install(key planKey, change contract.Change, ms []member, no
 		return pl, nil
 	}
 	var judge []Request
-	slices.SortFunc(ms, func(a, b member) int {
-		if a.later != b.later {
-			if a.later {
-				return 1
-			}
-			return -1
-		}
-		return waves.Compare(memberOf(a.req, a.order), memberOf(b.req, b.order))
-	})
+	slices.SortFunc(ms, func(a, b member) int { return waves.Compare(a.wave(), b.wave()) })
 	pl := &plan{key: key, change: change, gone: map[Request]bool{}, done: map[Request]bool{}, index: map[Request]int{}, unchecked: map[Request]time.Time{}}
 	for _, m := range ms {
 		pl.index[m.req] = len(pl.members)

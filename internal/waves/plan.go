@@ -18,6 +18,10 @@ type Member struct {
 	Name      string
 	// Order is the reader's contract.RolloutOrderAnnotation.
 	Order int
+	// Later: its rollout window was closed, or a freeze held it, when the
+	// change was planned. It goes after the readers that may go now, so
+	// that it is not their canary and holds up none of their waves.
+	Later bool
 }
 
 // String names m as KIND/NAME in NAMESPACE, e.g. "deployment/web in shop".
@@ -40,11 +44,22 @@ func OrderOf(annotations map[string]string) (int, error) {
 	return n, nil
 }
 
-// Compare orders members as the waves take them: by Order, then namespace,
-// kind and name.
+// Compare orders members as the waves take them: those that may go now
+// before the Later ones, then by Order, namespace, kind and name.
 func Compare(a, b Member) int {
-	return cmp.Or(cmp.Compare(a.Order, b.Order), strings.Compare(a.Namespace, b.Namespace),
+	return cmp.Or(compareBool(a.Later, b.Later), cmp.Compare(a.Order, b.Order), strings.Compare(a.Namespace, b.Namespace),
 		strings.Compare(a.KindName, b.KindName), strings.Compare(a.Name, b.Name))
+}
+
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // Sizes returns the sizes of the waves of n readers with waves of at most
