@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
@@ -75,7 +74,7 @@ func Publish(ctx context.Context, o Options, progress io.Writer) (Published, err
 		return out, err
 	}
 	done()
-	if out.Index, err = pushIndex(ctx, imageRef, idx); err != nil {
+	if out.Index, err = images.PushTo(ctx, imageRef.String(), idx, o.PlainHTTP); err != nil {
 		return out, err
 	}
 	fmt.Fprintf(progress, "pushed %s@%s\n", imageRef, out.Index.DigestStr())
@@ -116,18 +115,6 @@ func Publish(ctx context.Context, o Options, progress io.Writer) (Published, err
 	}
 	fmt.Fprintf(progress, "pushed the plugin archives, checksums and krew manifest to %s\n", pluginRef)
 	return out, nil
-}
-
-// pushIndex pushes the image index and returns its digest reference.
-func pushIndex(ctx context.Context, ref name.Tag, idx v1.ImageIndex) (name.Digest, error) {
-	if err := remote.WriteIndex(ref, idx, remoteOpts(ctx)...); err != nil {
-		return name.Digest{}, fmt.Errorf("pushing %s: %w", ref, err)
-	}
-	h, err := idx.Digest()
-	if err != nil {
-		return name.Digest{}, fmt.Errorf("digest of %s: %w", ref, err)
-	}
-	return ref.Context().Digest(h.String()), nil
 }
 
 // pushSignature signs d and pushes the signature to its .sig tag.
