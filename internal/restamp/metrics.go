@@ -63,12 +63,14 @@ type Metrics struct {
 	// limiter setBudget hands it at each scrape (0 before).
 	Budget prometheus.GaugeFunc
 	budget atomic.Pointer[rate.Limiter]
-	// Waiting is the readers whose change waits for a window or a freeze
-	// (by reason), and WaitLongest the longest such wait now, read from
-	// the tracker setWaits hands it (wave_window.go).
-	Waiting     *prometheus.GaugeVec
-	WaitLongest prometheus.GaugeFunc
-	waits       atomic.Pointer[windowWaits]
+	// WaitingWindow and WaitingFreeze are the readers whose change waits
+	// for a window or a freeze (confighash_hook_readers_waiting by reason),
+	// and WaitLongest the longest such wait now, each read at a scrape from
+	// the tracker setWaits hands it (wave_window.go), not at each
+	// reconcile.
+	WaitingWindow, WaitingFreeze prometheus.GaugeFunc
+	WaitLongest                  prometheus.GaugeFunc
+	waits                        atomic.Pointer[windowWaits]
 }
 
 // Reasons a change waits, as the reason label of
@@ -119,10 +121,18 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}
 		return 0
 	})
-	m.Waiting = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "confighash_hook_readers_waiting",
-		Help: "Readers whose config change waits for a rollout window to open (window) or a freeze to end (freeze), on this replica (the leader).",
-	}, []string{"reason"})
+	waiting := func(reason string, of func(windows, freezes int) int) prometheus.GaugeFunc {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "confighash_hook_readers_waiting",
+			Help:        "Readers whose config change waits for a rollout window to open (window) or a freeze to end (freeze), on this replica (the leader).",
+			ConstLabels: prometheus.Labels{"reason": reason},
+		}, func() float64 {
+			w, f, _ := m.waits.Load().counts(time.Now())
+			return float64(of(w, f))
+		})
+	}
+	m.WaitingWindow = waiting(waitingWindow, func(w, _ int) int { return w })
+	m.WaitingFreeze = waiting(waitingFreeze, func(_, f int) int { return f })
 	m.WaitLongest = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "confighash_hook_window_wait_longest_seconds",
 		Help: "How long the reader that has waited longest for a rollout window or the end of a freeze has waited, on this replica (the leader; counted from when it saw the wait).",
@@ -130,7 +140,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		_, _, longest := m.waits.Load().counts(time.Now())
 		return longest.Seconds()
 	})
-	if err := errors.Join(reg.Register(m.Budget), reg.Register(m.Waiting), reg.Register(m.WaitLongest), reg.Register(m.Restamps), reg.Register(m.Holds), reg.Register(m.Checksums),
+	if err := errors.Join(reg.Register(m.Budget), reg.Register(m.WaitingWindow), reg.Register(m.WaitingFreeze), reg.Register(m.WaitLongest), reg.Register(m.Restamps), reg.Register(m.Holds), reg.Register(m.Checksums),
 		reg.Register(m.Missing), reg.Register(m.Kept), reg.Register(m.KindRefused),
 		reg.Register(m.Halted), reg.Register(m.HaltedChanges), reg.Register(m.InFlight)); err != nil {
 		return nil, fmt.Errorf("registering hook metrics: %w", err)
@@ -153,19 +163,11 @@ func (m *Metrics) setBudget(l *rate.Limiter) {
 	}
 }
 
-// setWaits is the tracker Waiting and WaitLongest report on.
+// setWaits is the tracker WaitingWindow, WaitingFreeze and WaitLongest
+// report on.
 func (m *Metrics) setWaits(w *windowWaits) {
 	if m != nil {
 		m.waits.Store(w)
-	}
-}
-
-// waiting sets Waiting from the tracker.
-func (m *Metrics) waiting() {
-	if m != nil {
-		windows, freezes, _ := m.waits.Load().counts(time.Now())
-		m.Waiting.WithLabelValues(waitingWindow).Set(float64(windows))
-		m.Waiting.WithLabelValues(waitingFreeze).Set(float64(freezes))
 	}
 }
 
@@ -178,8 +180,6 @@ func (m *Metrics) zero(kinds []workload.Kind) {
 	if m == nil {
 		return
 	}
-	m.Waiting.WithLabelValues(waitingWindow)
-	m.Waiting.WithLabelValues(waitingFreeze)
 	for _, k := range kinds {
 		kind := k.Name()
 		for _, reason := range []string{keptOtherKey, keptCacheBehind, keptIgnoreToggled, keptIgnoredSource} {

@@ -84,7 +84,6 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 		// The change is behind it: re-stamped, current, or nothing to do.
 		r.waits.done(identity(req))
 	}
-	r.metrics.waiting()
 	return r.requeue(req, o, judged)
 }
 

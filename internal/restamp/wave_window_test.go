@@ -2,10 +2,13 @@ package restamp
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -156,5 +159,26 @@ func TestWindowAnnotationThatCannotBeReadIsIgnoredWithAWarning(t *testing.T) {
 	}
 	if got := f.drained(contract.ReasonInvalidAnnotation); len(got) != 1 || !strings.Contains(got[0], contract.WindowAnnotation) {
 		t.Errorf("InvalidAnnotation events %q, want one naming %s", got, contract.WindowAnnotation)
+	}
+}
+
+// The waiting readers are counted at a scrape, by reason.
+func TestWaitingReadersAreCountedByReason(t *testing.T) {
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWindowWaits()
+	m.setWaits(w)
+	now := time.Now()
+	w.wait(req("d0"), "window", now, false)
+	w.wait(req("d1"), "freeze", now, true)
+	w.wait(req("d2"), "freeze", now, true)
+	if got, want := []float64{testutil.ToFloat64(m.WaitingWindow), testutil.ToFloat64(m.WaitingFreeze)}, []float64{1, 2}; !slices.Equal(got, want) {
+		t.Errorf("waiting for a window, a freeze: %v, want %v", got, want)
+	}
+	w.done(req("d1"))
+	if got := testutil.ToFloat64(m.WaitingFreeze); got != 1 {
+		t.Errorf("waiting for a freeze after one is done: %v, want 1", got)
 	}
 }
