@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -10,16 +9,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/sources"
 )
 
-// TestCreateAfterARememberedMissIsNotStamped: a Deployment admitted within
+// TestCreateAfterARememberedMissIsStampedLive: a Deployment admitted within
 // the TTL of a GET that found its ConfigMap missing, while the cache holds
 // the ConfigMap as a placeholder (its namespace labelled a moment ago, the
-// fill not done), is left unstamped with a warning. Before, it was stamped
-// as if the ConfigMap were absent, and the hook's re-check re-stamped it
-// with the content 3 s later: a second ReplicaSet with nothing changed.
-func TestCreateAfterARememberedMissIsNotStamped(t *testing.T) {
+// fill not done), is stamped with the ConfigMap's content, read live: the
+// miss was remembered from before this admission began, so it is not
+// taken. Once it was stamped as absent, and the hook's re-check re-stamped
+// it with the content 3 s later: a second ReplicaSet with nothing changed;
+// then it was left unstamped, and the hook's first stamp was that second
+// ReplicaSet.
+func TestCreateAfterARememberedMissIsStampedLive(t *testing.T) {
 	apiserver := fake.NewClientBuilder().Build()
 	recent := sources.NewRecentReads(apiserver, sources.DefaultMissTTL, sources.DefaultRecentWeight, nil)
 	misses := sources.NewMisses(sources.DefaultMissTTL, sources.DefaultMissEntries, nil)
@@ -41,10 +44,11 @@ func TestCreateAfterARememberedMissIsNotStamped(t *testing.T) {
 		Live: recent, Misses: misses}
 	req := request(admissionv1.Create, deployment(), nil)
 	resp := h.Handle(context.Background(), req)
-	if got := answeredStamp(t, req, resp); got != "" {
-		t.Errorf("stamped %s from a remembered miss", got)
+	want := stampOf(t, fakeSources{{Kind: hasher.ConfigMap, Name: "cfg"}: cfg.Data}, deployment())
+	if got := answeredStamp(t, req, resp); got != want {
+		t.Errorf("stamped %q, want %q from the ConfigMap read live", got, want)
 	}
-	if len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "not stamped") {
-		t.Errorf("warnings %q, want one saying it is not stamped", resp.Warnings)
+	if len(resp.Warnings) != 0 {
+		t.Errorf("warnings %q, want none", resp.Warnings)
 	}
 }

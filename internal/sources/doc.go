@@ -72,19 +72,29 @@
 //
 // Live reads are bounded per admission (Reader) and remembered for two
 // seconds, misses and finds alike (Misses, RecentReads), so names the cache
-// lacks cost one GET per name and TTL whoever sends them. A remembered miss
-// is never hashed as absent: it may be from before the source was created,
-// while the cache (the hook's view) has it already, or holds its
-// placeholder while the fill runs; the lookup fails with Unconfirmed, and
-// the webhook leaves the stamp as it is, rather than stamp an absence the
-// hook's re-check would correct with a second rollout.
+// lacks cost one GET per name and TTL whoever sends them, outside
+// PreferLive. A remembered miss is never hashed as absent: it may be from
+// before the source was created, while the cache (the hook's view) has it
+// already, or holds its placeholder while the fill runs; the lookup fails
+// with Unconfirmed, and the webhook leaves the stamp as it is, rather than
+// stamp an absence the hook's re-check would correct with a second
+// rollout.
 //
-// A fresh read (PreferLive) of a source the cache holds first asks
-// Versions: one metadata-only LIST of the namespace's sources of that
-// kind, remembered for the same two seconds, gives every resourceVersion,
-// and a cached source at the listed version needs no GET. So 200 creates
-// in a row, each reading its own ConfigMap, cost one quorum read per TTL,
-// not 200. Sources the LIST did not reach are read with GETs, as before.
+// A fresh read (PreferLive: a new or changed template) must see every
+// write that completed before its admission began: Helm and kubectl write
+// a ConfigMap, then the Deployment that reads it, and a stamp of the
+// content before that write is a second rollout when the hook corrects it.
+// Only a read sent after the admission began is sure to: so under
+// PreferLive nothing remembered from a read sent earlier is taken, however
+// recent (a GET, a miss, a LIST); admissions that begin before a read is
+// sent share it.
+//
+// Such a read of a source the cache holds first asks Versions: one
+// metadata-only LIST of the namespace's sources of that kind gives every
+// resourceVersion, and a cached source at the listed version needs no GET.
+// So a template reading ten ConfigMaps costs one LIST, not ten GETs, and
+// concurrent admissions in a namespace share it. Sources the LIST did not
+// reach are read with GETs, within the per-admission budget.
 //
 // The LIST costs a fixed amount, whatever tenants put in their sources'
 // metadata. Its pages carry every source's annotations (up to 256 KiB
@@ -101,13 +111,8 @@
 // So all of them together hold under 20 MiB, where decoding pages of 500
 // sources with 250 KiB of annotations each took one LIST to 566-804 MiB.
 //
-// The LIST is kept off the admission path. A list's age counts from the
-// moment its LIST was sent, so no lookup takes one older than the TTL; one
-// past three quarters of it is read again in the background while lookups
-// go on taking it. In a namespace admitted steadily no admission waits for
-// a LIST; only the first after a quiet spell does. Each LIST runs in its
-// own goroutine, for at most the TTL, with the first caller's values but
-// not its cancellation: a caller that gives up stops neither the LIST nor
-// the others waiting for it, and the namespace is not remembered as
-// listing nothing because one request's deadline came first.
+// Each LIST runs in its own goroutine, for at most the TTL, with the first
+// caller's values but not its cancellation: a caller that gives up stops
+// neither the LIST nor the others waiting for it, and the namespace is not
+// remembered as listing nothing because one request's deadline came first.
 package sources

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -77,7 +78,7 @@ func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 		budget = 0
 	}
 	slimmer := Slimmer{MaxKeys: r.MaxKeys}
-	prefer, fresh := preferLive(ctx), budget
+	prefer, fresh, since := preferLive(ctx), budget, freshSince(ctx)
 	return func(s hasher.Source) (hasher.Content, bool, error) {
 		key := client.ObjectKey{Namespace: namespace, Name: s.Name}
 		obj, err := NewObject(s.Kind)
@@ -87,17 +88,18 @@ func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 		// Read only, never changed: no copy of the cached object.
 		err = r.Cache.Get(ctx, key, obj, client.UnsafeDisableDeepCopy)
 		switch {
-		case apierrors.IsNotFound(err) && budget > 0 && r.Misses.Recent(namespace, s):
-			// Absent from the cache, and remembered absent: the memory may
-			// be from before the source was created and reached the cache.
+		case apierrors.IsNotFound(err) && budget > 0 && r.Misses.Recent(namespace, s, since):
+			// Absent from the cache, and remembered absent (under
+			// PreferLive, by a GET sent since it began): the memory may be
+			// from before the source was created and reached the cache.
 			return hasher.Content{}, false, unconfirmed(namespace, s)
 		case apierrors.IsNotFound(err) && budget > 0:
 			budget--
 			obj, err = r.getLive(ctx, namespace, s, key, slimmer)
 		case err == nil && prefer && fresh > 0 && placeholder(obj) == "" && r.Versions.Current(ctx, namespace, s, obj):
-			// The cache holds what a LIST within the TTL found: as fresh
-			// as a remembered GET, and no GET.
-		case err == nil && prefer && fresh > 0 && placeholder(obj) != TooManyKeys && !r.Misses.Recent(namespace, s):
+			// The cache holds what a LIST sent since the lookup began
+			// found: as fresh as a GET, and no GET.
+		case err == nil && prefer && fresh > 0 && placeholder(obj) != TooManyKeys && !r.Misses.Recent(namespace, s, since):
 			// A source the cache holds is read live first (PreferLive),
 			// on a budget of its own, so that a template with more sources
 			// than the budget still has its misses confirmed. One over the
@@ -136,10 +138,11 @@ func (r Reader) getLive(ctx context.Context, namespace string, s hasher.Source, 
 	if err != nil {
 		return nil, err
 	}
+	sent := time.Now()
 	err = r.Live.Get(ctx, key, obj)
 	switch {
 	case apierrors.IsNotFound(err):
-		r.Misses.Add(namespace, s)
+		r.Misses.Add(namespace, s, sent)
 	case err == nil:
 		var slim any
 		if slim, err = slimmer.Slim(obj); err == nil {

@@ -32,7 +32,7 @@ const (
 // informer cache missed too, so it cannot make a present source look absent
 // for longer than the informer takes to see it.
 type Misses struct {
-	m *memory[missKey, struct{}]
+	m *memory[missKey, time.Time] // when the GET that missed was sent
 }
 
 type missKey struct {
@@ -43,24 +43,26 @@ type missKey struct {
 // NewMisses returns a negative cache holding at most max entries for ttl.
 // now is the clock; nil means time.Now.
 func NewMisses(ttl time.Duration, max int, now func() time.Time) *Misses {
-	return &Misses{newMemory[missKey, struct{}](ttl, max, now)}
+	return &Misses{newMemory[missKey, time.Time](ttl, max, now)}
 }
 
-// Recent reports whether s in namespace was confirmed missing within the TTL.
-func (m *Misses) Recent(namespace string, s hasher.Source) bool {
+// Recent reports whether s in namespace was confirmed missing within the
+// TTL, by a GET sent at or after since (see PreferLive; the zero time takes
+// any).
+func (m *Misses) Recent(namespace string, s hasher.Source, since time.Time) bool {
 	if m == nil {
 		return false
 	}
-	_, ok := m.m.get(missKey{namespace, s})
-	return ok
+	sent, ok := m.m.get(missKey{namespace, s})
+	return ok && !sent.Before(since)
 }
 
-// Add records that a live GET found s in namespace missing.
-func (m *Misses) Add(namespace string, s hasher.Source) {
+// Add records that a live GET sent at sent found s in namespace missing.
+func (m *Misses) Add(namespace string, s hasher.Source, sent time.Time) {
 	if m == nil {
 		return
 	}
-	m.m.add(missKey{namespace, s}, struct{}{}, 1)
+	m.m.add(missKey{namespace, s}, sent, 1)
 }
 
 // Len is the number of entries held, expired or not.

@@ -3,7 +3,11 @@ package sources
 import (
 	"context"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/confighash/confighash/hasher"
@@ -92,19 +96,41 @@ func TestReaderPreferLive(t *testing.T) {
 }
 
 // TestReaderPreferLiveRemembersMisses: a source found gone live is not read
-// live again within the TTL, under PreferLive or not.
+// live again within the TTL by a lookup that began after that GET was sent
+// (another admission at once); one that began later reads it again, since
+// the source may have been created in between.
 func TestReaderPreferLiveRemembersMisses(t *testing.T) {
 	misses := NewMisses(DefaultMissTTL, 8, nil)
 	r := Reader{Cache: fake.NewClientBuilder().Build(), Live: fake.NewClientBuilder().Build(), Misses: misses}
 	src := hasher.Source{Kind: hasher.Secret, Name: "db"}
-	if _, found, err := r.Lookup(PreferLive(context.Background()), "ns")(src); err != nil || found {
+	began := time.Now()
+	if _, found, err := r.Lookup(preferLiveSince(context.Background(), began), "ns")(src); err != nil || found {
 		t.Fatalf("Lookup = %v, %v; want not found", found, err)
 	}
-	if !misses.Recent("ns", src) {
+	if !misses.Recent("ns", src, began) {
 		t.Fatal("a miss read live under PreferLive was not remembered")
 	}
+	live := r.Live
 	r.Live = panicsOnGet{}
-	if _, found, err := r.Lookup(PreferLive(context.Background()), "ns")(src); !isUnconfirmed(err) || found {
+	if _, found, err := r.Lookup(preferLiveSince(context.Background(), began), "ns")(src); !isUnconfirmed(err) || found {
 		t.Fatalf("Lookup = %v, %v; want not found and unconfirmed, from the remembered miss", found, err)
 	}
+	r.Live = &createdSince{Reader: live, obj: &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db"}, Data: map[string][]byte{"k": []byte("v")}}}
+	if _, found, err := r.Lookup(PreferLive(context.Background()), "ns")(src); err != nil || !found {
+		t.Fatalf("a lookup begun after the miss: Lookup = %v, %v; want the source created since, read live", found, err)
+	}
+}
+
+// createdSince is a live reader that now has obj.
+type createdSince struct {
+	client.Reader
+	obj client.Object
+}
+
+func (c *createdSince) Get(ctx context.Context, key client.ObjectKey, out client.Object, _ ...client.GetOption) error {
+	if key.Name != c.obj.GetName() {
+		return c.Reader.Get(ctx, key, out)
+	}
+	c.obj.(*corev1.Secret).DeepCopyInto(out.(*corev1.Secret))
+	return nil
 }

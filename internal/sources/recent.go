@@ -28,12 +28,9 @@ const DefaultRecentWeight = 32768
 // more: ConfigMaps and Secrets slimmed (digests, never values), Namespaces
 // with their name, labels and lifecycle. Other objects, lists and errors
 // other than NotFound pass through unremembered. An answer it gives is at
-// most the TTL older than a GET would be, which also bounds how stale a
-// PreferLive read (Reader.Lookup) may be: that keeps callers who name
-// sources from turning each admission into GETs. A remembered NotFound says
-// so (rememberedMiss), and Reader.Lookup stamps no absence from it. Code
-// that must read fresh (the hook's confirmation) uses the live reader
-// itself.
+// most the TTL older than a GET would be; under PreferLive it is one to a
+// GET sent since the caller began, or a GET now. A remembered NotFound says
+// so (rememberedMiss), and Reader.Lookup stamps no absence from it.
 type RecentReads struct {
 	client.Reader
 	// Slimmer slims what is remembered. Its MaxKeys must be the cache's
@@ -41,7 +38,13 @@ type RecentReads struct {
 	// back as a placeholder where a fresh GET gives its digests. The zero
 	// value applies DefaultMaxKeys.
 	Slimmer Slimmer
-	m       *memory[recentKey, client.Object]
+	m       *memory[recentKey, recentRead]
+}
+
+// recentRead is one GET's answer (nil: not found), and when it was sent.
+type recentRead struct {
+	obj  client.Object
+	sent time.Time
 }
 
 type recentKey struct {
@@ -52,33 +55,35 @@ type recentKey struct {
 // NewRecentReads remembers live's answers for ttl, within weight (see
 // DefaultRecentWeight). now is the clock; nil means time.Now.
 func NewRecentReads(live client.Reader, ttl time.Duration, weight int, now func() time.Time) *RecentReads {
-	return &RecentReads{Reader: live, m: newMemory[recentKey, client.Object](ttl, weight, now)}
+	return &RecentReads{Reader: live, m: newMemory[recentKey, recentRead](ttl, weight, now)}
 }
 
 // Get answers from memory within the TTL, else from the live reader, and
-// remembers the answer. A remembered absence is held as a nil object.
+// remembers the answer. A remembered absence is held as a nil object. Under
+// PreferLive only an answer to a GET sent since it began is taken.
 func (r *RecentReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	kind, ok := recentKind(obj)
 	if !ok {
 		return r.Reader.Get(ctx, key, obj, opts...)
 	}
 	k := recentKey{kind, key.Namespace, key.Name}
-	if held, ok := r.m.get(k); ok {
-		if held == nil {
+	if held, ok := r.m.get(k); ok && !held.sent.Before(freshSince(ctx)) {
+		if held.obj == nil {
 			return rememberedMiss{apierrors.NewNotFound(corev1.Resource(kind), key.Name)}
 		}
-		return copyInto(held, obj)
+		return copyInto(held.obj, obj)
 	}
+	sent := r.m.now()
 	err := r.Reader.Get(ctx, key, obj, opts...)
 	switch {
 	case apierrors.IsNotFound(err):
-		r.m.add(k, nil, 1)
+		r.m.add(k, recentRead{nil, sent}, 1)
 	case err == nil:
 		keep, w, err := trimmed(r.Slimmer, obj)
 		if err != nil {
 			return err
 		}
-		r.m.add(k, keep, w)
+		r.m.add(k, recentRead{keep, sent}, w)
 		// Hand back what is remembered, slimmed: Reader would slim (hash)
 		// the whole object a second time otherwise.
 		return copyInto(keep, obj)

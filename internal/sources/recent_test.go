@@ -90,15 +90,53 @@ func TestRecentReads(t *testing.T) {
 	// What is held is trimmed: no annotation of a namespace, no value of a
 	// Secret.
 	held, _ := r.m.get(recentKey{"namespaces", "", "served"})
-	if len(held.GetAnnotations()) != 0 {
-		t.Errorf("held namespace keeps annotations %v", held.GetAnnotations())
+	if len(held.obj.GetAnnotations()) != 0 {
+		t.Errorf("held namespace keeps annotations %v", held.obj.GetAnnotations())
 	}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "s"}, &corev1.Secret{}); err != nil {
 		t.Fatal(err)
 	}
 	held, _ = r.m.get(recentKey{"secrets", "ns", "s"})
-	if s := held.(*corev1.Secret); string(s.Data["k"]) == "hunter2" || len(s.Data["k"]) != len(hasher.Digest{}) {
+	if s := held.obj.(*corev1.Secret); string(s.Data["k"]) == "hunter2" || len(s.Data["k"]) != len(hasher.Digest{}) {
 		t.Errorf("held Secret keeps %q, want its digest", s.Data["k"])
+	}
+}
+
+// TestRecentReadsUnderPreferLive: under PreferLive an answer is taken from
+// memory only if its GET was sent since the caller began; one sent before,
+// however recent, may predate a write that completed before the caller's
+// request (a ConfigMap written, then the Deployment that reads it).
+func TestRecentReadsUnderPreferLive(t *testing.T) {
+	c := newClock()
+	src := cm("c", "ns", map[string]string{"v": "one"})
+	live := fake.NewClientBuilder().WithObjects(src).Build()
+	var gets atomic.Int64
+	r := NewRecentReads(countGets(live, &gets), time.Hour, 100, c.now)
+	read := func(ctx context.Context) string {
+		t.Helper()
+		var got corev1.ConfigMap
+		if err := r.Get(ctx, client.ObjectKeyFromObject(src), &got); err != nil {
+			t.Fatal(err)
+		}
+		return string(got.BinaryData["v"])
+	}
+	began := c.now()
+	first := read(preferLiveSince(context.Background(), began))
+	// Written after that GET; a caller that began after the write must
+	// see it.
+	src.Data["v"] = "two"
+	if err := live.Update(context.Background(), src); err != nil {
+		t.Fatal(err)
+	}
+	c.add(time.Millisecond)
+	if read(preferLiveSince(context.Background(), began)) != first || gets.Load() != 1 {
+		t.Errorf("a caller that began before the first GET was sent: %d GETs, want the remembered answer", gets.Load())
+	}
+	if got := read(preferLiveSince(context.Background(), c.now())); got == first || gets.Load() != 2 {
+		t.Errorf("a caller that began after the write got the answer of a GET sent before it (%d GETs)", gets.Load())
+	}
+	if read(context.Background()); gets.Load() != 2 {
+		t.Errorf("without PreferLive: %d GETs, want the remembered answer", gets.Load())
 	}
 }
 

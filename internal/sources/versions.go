@@ -14,18 +14,15 @@ import (
 // Versions tells a PreferLive lookup whether the informer cache already
 // holds a source as the apiserver holds it, without a GET of that source.
 // One live LIST of a namespace's ConfigMaps (or Secrets), metadata only,
-// gives the resourceVersion of each; it is remembered for as long as
-// RecentReads remembers a GET (its TTL). A cached source whose
-// resourceVersion is the listed one was current when the LIST was served,
-// which is exactly the freshness a remembered GET gives. Any other source
+// sent after the lookup began, gives the resourceVersion of each. A cached
+// source whose resourceVersion is the listed one is the apiserver's copy as
+// of the lookup's start, which is what a GET would give. Any other source
 // (changed since, absent from the list, or past the pages read) is read
-// with a GET, as without Versions.
+// with a GET.
 //
-// Why it exists: a GET without a resourceVersion is a quorum read, and with
-// one per source, 200 Deployments created one after another, each reading
-// its own ConfigMap, cost 200 of them, which made admission 2.4 to 2.7
-// times the do-nothing webhook's time (docs/benchmarks.md). With Versions
-// they cost about one LIST per namespace, kind and TTL.
+// Why it exists: a GET without a resourceVersion is a quorum read, one per
+// source (docs/benchmarks.md). A LIST covers all of a namespace's sources
+// of a kind, and admissions that began before it was sent share it.
 //
 // Bounds, whatever a tenant creates: a LIST reads at most VersionsPages
 // pages of VersionsPageSize names, and at most VersionsListBytes in all,
@@ -35,15 +32,10 @@ import (
 // annotations and managedFields cost it time, not memory. At most
 // VersionsListsInFlight LISTs run at once; a lookup that would start
 // another while they do is not current (its sources are read with GETs).
-// Concurrent lookups of one namespace and kind share one LIST; what is
-// held is bounded by weight (one per name) and expires with the TTL. A
-// failed LIST is remembered as covering nothing, so that a missing
-// permission costs one call per three quarters of the TTL while
-// admissions come (see list), not one per admission. It is safe for
-// concurrent use.
-//
-// Its LISTs are kept off the admission path: see the package doc, "Live
-// reads".
+// What is held is bounded by weight (one per name) and expires with the
+// TTL. A failed LIST covers nothing, and is held like any other, so it is
+// sent once per admission, not once per source. It is safe for concurrent
+// use.
 type Versions struct {
 	live     Pages
 	ttl      time.Duration
@@ -100,29 +92,29 @@ func NewVersions(live Pages, ttl time.Duration, weight int, now func() time.Time
 }
 
 // Current reports whether cached, the cache's copy of source s in
-// namespace, is the version a LIST within the TTL found. A nil Versions
-// knows nothing.
+// namespace, is the version a LIST sent since the caller began (PreferLive;
+// without it, now) found. A nil Versions knows nothing.
 func (v *Versions) Current(ctx context.Context, namespace string, s hasher.Source, cached client.Object) bool {
 	if v == nil || cached.GetResourceVersion() == "" {
 		return false
 	}
-	rv, ok := v.list(ctx, versionsKey{s.Kind, namespace}).versions[s.Name]
+	since := freshSince(ctx)
+	if since.IsZero() {
+		since = v.now()
+	}
+	rv, ok := v.list(ctx, versionsKey{s.Kind, namespace}, since).versions[s.Name]
 	return ok && rv == cached.GetResourceVersion()
 }
 
-// list returns the list of key sent within the TTL, starting a LIST in the
-// background when it is due again (past three quarters of the TTL), or, if
-// there is none, waits for one, shared among concurrent callers. It
-// returns an empty list if ctx ends first.
-func (v *Versions) list(ctx context.Context, key versionsKey) versionList {
-	l, ok := v.m.get(key)
-	if age := v.now().Sub(l.sent); ok && age < v.ttl {
-		if age >= v.ttl*3/4 {
-			v.start(ctx, key)
-		}
+// list returns a list of key whose LIST was sent at or after since: one
+// held, one in flight, or a new one, shared with concurrent callers. It
+// returns an empty list if ctx ends first, or if a new LIST is due and
+// VersionsListsInFlight are running.
+func (v *Versions) list(ctx context.Context, key versionsKey, since time.Time) versionList {
+	if l, ok := v.m.get(key); ok && !l.sent.Before(since) {
 		return l
 	}
-	call := v.start(ctx, key)
+	call := v.start(ctx, key, since)
 	select {
 	case <-call.done:
 		return call.list
@@ -131,34 +123,40 @@ func (v *Versions) list(ctx context.Context, key versionsKey) versionList {
 	}
 }
 
-// start sends a LIST of key, unless one is in flight, and returns it. It
-// runs in its own goroutine, with ctx's values but not its end, for at most
-// the TTL (its answer would be too old to take after that). With
-// VersionsListsInFlight LISTs running, it sends none and returns an empty
-// list, which is not remembered: the next lookup tries again.
-func (v *Versions) start(ctx context.Context, key versionsKey) *versionsCall {
+// start returns the LIST of key in flight if it was sent at or after
+// since, or sends one. A LIST runs in its own goroutine, with ctx's values
+// but not its end, for at most the TTL. With VersionsListsInFlight LISTs
+// running, it sends none and returns an empty list, which is not
+// remembered: the next lookup tries again.
+func (v *Versions) start(ctx context.Context, key versionsKey, since time.Time) *versionsCall {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if call, ok := v.flight[key]; ok {
+	if call, ok := v.flight[key]; ok && !call.list.sent.Before(since) {
 		return call
 	}
-	call := &versionsCall{done: make(chan struct{})}
+	call := &versionsCall{done: make(chan struct{}), list: versionList{sent: v.now()}}
 	select {
 	case v.slots <- struct{}{}:
 	default:
 		close(call.done)
 		return call
 	}
+	// A LIST sent earlier and still in flight goes on for its own callers;
+	// later ones join this one.
 	v.flight[key] = call
-	sent := v.now()
 	go func() {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), v.ttl)
 		defer cancel()
-		call.list = versionList{sent: sent, versions: v.read(lctx, key)}
+		versions := v.read(lctx, key)
 		<-v.slots
-		v.m.add(key, call.list, 1+len(call.list.versions))
 		v.mu.Lock()
-		delete(v.flight, key)
+		call.list.versions = versions
+		if v.flight[key] == call {
+			delete(v.flight, key)
+		}
+		if held, ok := v.m.get(key); !ok || !held.sent.After(call.list.sent) {
+			v.m.add(key, call.list, 1+len(versions))
+		}
 		v.mu.Unlock()
 		close(call.done)
 	}()

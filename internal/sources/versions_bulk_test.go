@@ -220,7 +220,7 @@ func TestReadPageHeapBoundedPerItem(t *testing.T) {
 // with a GET), and no further page is asked for.
 func TestVersionsListByteBudget(t *testing.T) {
 	b, v := bulkyVersions(t)
-	ctx := context.Background()
+	ctx := PreferLive(context.Background())
 	first, last := bulkyName(0), bulkyName(VersionsPageSize-1)
 	if !v.Current(ctx, "ns", configMapSource(first), cachedAt(first, "100")) {
 		t.Errorf("%s, within the budget, is not current", first)

@@ -156,7 +156,7 @@ func TestVersionsPages(t *testing.T) {
 		live.versions[n] = "1"
 	}
 	v := NewVersions(live, time.Minute, 4*VersionsPageSize*VersionsPages, nil)
-	ctx := context.Background()
+	ctx := PreferLive(context.Background())
 	last := live.names[VersionsPageSize*VersionsPages-1]
 	past := live.names[VersionsPageSize*VersionsPages]
 	if !v.Current(ctx, "ns", configMapSource(last), cachedAt(last, "1")) {
@@ -171,12 +171,14 @@ func TestVersionsPages(t *testing.T) {
 }
 
 // TestVersionsFailedList: a failed LIST covers nothing, and is remembered,
-// so that a LIST the apiserver refuses is not sent again per admission.
+// so that a LIST the apiserver refuses is sent once per admission, not once
+// per source.
 func TestVersionsFailedList(t *testing.T) {
 	live := &listed{names: []string{"a"}, versions: map[string]string{"a": "5"}, fail: true}
 	v := NewVersions(live, time.Minute, DefaultRecentWeight, nil)
+	ctx := PreferLive(context.Background())
 	for range 5 {
-		if v.Current(context.Background(), "ns", configMapSource("a"), cachedAt("a", "5")) {
+		if v.Current(ctx, "ns", configMapSource("a"), cachedAt("a", "5")) {
 			t.Fatal("current after a failed LIST")
 		}
 	}
@@ -185,21 +187,23 @@ func TestVersionsFailedList(t *testing.T) {
 	}
 }
 
-// TestVersionsSharedList: lookups of one namespace at once share one LIST;
-// one whose context ends while it waits gives up without an answer.
+// TestVersionsSharedList: lookups of one namespace that began before a
+// LIST was sent share it; one whose context ends while it waits gives up
+// without an answer.
 func TestVersionsSharedList(t *testing.T) {
 	live := &listed{names: []string{"a"}, versions: map[string]string{"a": "5"}, block: make(chan struct{})}
 	v := NewVersions(live, time.Minute, DefaultRecentWeight, nil)
 	var wg sync.WaitGroup
 	var current atomic.Int32
+	began := PreferLive(context.Background())
 	for range 8 {
 		wg.Go(func() {
-			if v.Current(context.Background(), "ns", configMapSource("a"), cachedAt("a", "5")) {
+			if v.Current(began, "ns", configMapSource("a"), cachedAt("a", "5")) {
 				current.Add(1)
 			}
 		})
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(began)
 	cancel()
 	eventually(t, "the lookup sent no LIST", func() bool { return live.lists.Load() > 0 })
 	if v.Current(ctx, "ns", configMapSource("a"), cachedAt("a", "5")) {
@@ -286,13 +290,16 @@ func settled(t *testing.T, v *Versions, ns string) {
 	eventually(t, "the LIST never ended", func() bool { return !v.inFlight(versionsKey{hasher.ConfigMap, ns}) })
 }
 
-// currentWithin is v.Current of ConfigMap a in ns, failed if it does not
+// currentWithin is v.Current of ConfigMap a in ns for a lookup begun at
+// since, failed if it does not
 // answer within a second: a lookup that has a list must not wait for the
 // next one.
-func currentWithin(t *testing.T, v *Versions, rv string) bool {
+func currentWithin(t *testing.T, v *Versions, since time.Time, rv string) bool {
 	t.Helper()
 	got := make(chan bool, 1)
-	go func() { got <- v.Current(context.Background(), "ns", configMapSource("a"), cachedAt("a", rv)) }()
+	go func() {
+		got <- v.Current(preferLiveSince(context.Background(), since), "ns", configMapSource("a"), cachedAt("a", rv))
+	}()
 	select {
 	case ok := <-got:
 		return ok
@@ -302,38 +309,54 @@ func currentWithin(t *testing.T, v *Versions, rv string) bool {
 	}
 }
 
-// TestVersionsRefreshAhead: a list past three quarters of the TTL is read
-// again in the background; lookups meanwhile take the list they have,
-// without waiting, and those after it take the new one, without another
-// LIST.
-func TestVersionsRefreshAhead(t *testing.T) {
+// TestVersionsSentSinceTheCaller: a list is taken only by lookups that
+// began before its LIST was sent. One that began later lists again, even
+// within the TTL and with a LIST in flight: a write that completed before
+// it began may be after that LIST.
+func TestVersionsSentSinceTheCaller(t *testing.T) {
 	c := newClock()
 	live := &listed{names: []string{"a"}, versions: map[string]string{"a": "5"}}
 	v := NewVersions(live, 2*time.Second, DefaultRecentWeight, c.now)
-	if !currentWithin(t, v, "5") {
+	first := c.now()
+	if !currentWithin(t, v, first, "5") {
 		t.Fatal("a at 5 not current after the first LIST")
 	}
-	c.add(time.Second)
-	if !currentWithin(t, v, "5") || live.lists.Load() != 1 {
-		t.Fatalf("at half the TTL: %d LISTs, want 1, and a at 5 current", live.lists.Load())
+	live.versions["a"] = "9" // written after that LIST
+	c.add(100 * time.Millisecond)
+	if !currentWithin(t, v, first, "5") || live.lists.Load() != 1 {
+		t.Errorf("a lookup begun before the LIST: %d LISTs, want 1, and a at 5 current", live.lists.Load())
 	}
-	live.versions["a"] = "9"
-	live.block = make(chan struct{})
-	c.add(600 * time.Millisecond)
-	if !currentWithin(t, v, "5") {
-		t.Error("while the list is read again, the one held is not taken")
-	}
-	eventually(t, "no LIST past three quarters of the TTL", func() bool { return live.lists.Load() == 2 })
-	if !currentWithin(t, v, "5") {
-		t.Error("a second lookup during the LIST waited or lost the held list")
-	}
-	close(live.block)
-	settled(t, v, "ns")
-	if currentWithin(t, v, "5") || !currentWithin(t, v, "9") {
-		t.Error("after the background LIST, the new version is not the one taken")
+	second := c.now()
+	if currentWithin(t, v, second, "5") || !currentWithin(t, v, second, "9") {
+		t.Error("a lookup begun after the write took the list from before it")
 	}
 	if n := live.lists.Load(); n != 2 {
 		t.Errorf("%d LISTs, want 2", n)
+	}
+
+	// A LIST in flight, sent before a lookup began, is not joined; one
+	// sent after it is.
+	live.block = make(chan struct{})
+	done := make(chan bool, 3)
+	current := func(since time.Time) {
+		done <- v.Current(preferLiveSince(context.Background(), since), "ns", configMapSource("a"), cachedAt("a", "9"))
+	}
+	c.add(time.Millisecond)
+	third := c.now()
+	go current(third)
+	eventually(t, "no LIST sent", func() bool { return live.lists.Load() == 3 })
+	go current(third)
+	c.add(time.Millisecond)
+	go current(c.now())
+	eventually(t, "a lookup begun after the LIST in flight was sent did not send its own", func() bool { return live.lists.Load() == 4 })
+	close(live.block)
+	for range 3 {
+		if !<-done {
+			t.Error("a at 9 not current")
+		}
+	}
+	if n := live.lists.Load(); n != 4 {
+		t.Errorf("%d LISTs, want 4", n)
 	}
 }
 
@@ -342,7 +365,8 @@ func TestVersionsRefreshAhead(t *testing.T) {
 func TestVersionsCancelledWaiter(t *testing.T) {
 	live := &listed{names: []string{"a"}, versions: map[string]string{"a": "5"}, block: make(chan struct{})}
 	v := NewVersions(live, time.Minute, DefaultRecentWeight, nil)
-	ctx, cancel := context.WithCancel(context.Background())
+	began := time.Now()
+	ctx, cancel := context.WithCancel(preferLiveSince(context.Background(), began))
 	done := make(chan bool)
 	go func() { done <- v.Current(ctx, "ns", configMapSource("a"), cachedAt("a", "5")) }()
 	eventually(t, "the lookup sent no LIST", func() bool { return live.lists.Load() > 0 })
@@ -352,7 +376,7 @@ func TestVersionsCancelledWaiter(t *testing.T) {
 	}
 	close(live.block)
 	settled(t, v, "ns")
-	if !currentWithin(t, v, "5") {
+	if !currentWithin(t, v, began, "5") {
 		t.Error("the LIST of a lookup that gave up was not kept")
 	}
 	if n := live.lists.Load(); n != 1 {
@@ -397,7 +421,7 @@ func TestVersionsListsInFlight(t *testing.T) {
 		})
 	}
 	eventually(t, "the lookups sent no LISTs", func() bool { return live.lists.Load() == VersionsListsInFlight })
-	if currentWithin(t, v, "5") {
+	if currentWithin(t, v, time.Now(), "5") {
 		t.Error("a lookup past the LISTs in flight is current")
 	}
 	if n := live.lists.Load(); n != VersionsListsInFlight {
@@ -406,7 +430,7 @@ func TestVersionsListsInFlight(t *testing.T) {
 	close(live.block)
 	wg.Wait()
 	eventually(t, "the LISTs never ended", func() bool { return len(v.slots) == 0 })
-	if !currentWithin(t, v, "5") {
+	if !currentWithin(t, v, time.Now(), "5") {
 		t.Error("once the LISTs ended, ns is still not listed")
 	}
 }

@@ -249,7 +249,8 @@ func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, ke
 	// (see sources.Reader). What a live GET finds, source or namespace,
 	// present or absent, is remembered as briefly (see
 	// sources.RecentReads), so that callers naming what the cache lacks
-	// cost one GET per name and TTL, not one per request.
+	// cost one GET per name and TTL, not one per request; a fresh read
+	// takes only what was read after its admission began.
 	// Versions' LISTs are read as they arrive, through the manager's
 	// connections (sources.RESTPages).
 	pages, err := sources.NewRESTPages(mgr.GetConfig(), mgr.GetHTTPClient())
@@ -265,9 +266,10 @@ func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, ke
 		MaxKeys:       o.MaxSourceKeys,
 		Misses:        sources.NewMisses(sources.DefaultMissTTL, sources.DefaultMissEntries, nil),
 		// A new or changed template's sources are read fresh (PreferLive);
-		// one metadata LIST per namespace, kind and TTL tells which the
-		// cache already holds as the apiserver does, so that those cost
-		// no GET each (sources.Versions).
+		// one metadata LIST of the namespace's sources of a kind, shared
+		// by the admissions under way, tells which the cache already holds
+		// as the apiserver does, so that those cost no GET each
+		// (sources.Versions).
 		Versions: sources.NewVersions(pages, sources.DefaultMissTTL, sources.DefaultRecentWeight, nil),
 	}
 	h := &webhook.Handler{
