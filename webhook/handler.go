@@ -24,6 +24,12 @@ type Lookuper interface {
 	Lookup(ctx context.Context, namespace string) hasher.Lookup
 }
 
+// prefetcher is a Lookuper that can read a template's sources at once
+// before the lookup reads them one by one (sources.Reader.Prefetch).
+type prefetcher interface {
+	Prefetch(ctx context.Context, namespace string, srcs []hasher.Source)
+}
+
 // Handler stamps pod templates. It implements admission.Handler.
 type Handler struct {
 	// Key is the HMAC key shared by all replicas.
@@ -241,6 +247,13 @@ func (h *Handler) checksum(ctx context.Context, ns string, reads workload.Reads,
 		return unchanged(t, old), append(warnings, workload.Warning(reads.LimitMessage())), nil
 	}
 	h.Metrics.checksum()
+	if p, ok := h.Sources.(prefetcher); ok {
+		srcs := make([]hasher.Source, len(reads.Refs))
+		for i, ref := range reads.Refs {
+			srcs[i] = ref.Source
+		}
+		p.Prefetch(ctx, ns, srcs)
+	}
 	res, err := hasher.Checksum(h.Key, ns, reads.Refs, h.Sources.Lookup(ctx, ns))
 	if notHeld := (*sources.NotHeldError)(nil); errors.As(err, &notHeld) {
 		// Content the cache does not hold is never hashed as if absent:

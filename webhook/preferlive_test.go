@@ -105,3 +105,49 @@ func TestTemplateChangeReadsLive(t *testing.T) {
 		})
 	}
 }
+
+// prefetching records what the handler asks to prefetch, and under which
+// context.
+type prefetching struct {
+	Lookuper
+	got    []hasher.Source
+	prefer bool
+}
+
+func (p *prefetching) Prefetch(ctx context.Context, _ string, srcs []hasher.Source) {
+	p.got = srcs
+	// Only a PreferLive context makes a lookup read live.
+	var gets atomic.Int64
+	r := sources.Reader{Cache: fake.NewClientBuilder().Build(), Live: countingLive(&gets)}
+	_, _, _ = r.Lookup(ctx, "ns")(hasher.Source{Kind: hasher.ConfigMap, Name: "probe"})
+	p.prefer = gets.Load() > 0
+}
+
+// TestStampPrefetchesTheTemplatesSources: before a new template's checksum,
+// the handler asks its sources to read every source the template names at
+// once (sources.Reader.Prefetch), under the same fresh-read context as the
+// checksum.
+func TestStampPrefetchesTheTemplatesSources(t *testing.T) {
+	p := &prefetching{Lookuper: fakeSources{}}
+	h := newHandler(t, nil)
+	h.Sources = p
+	d := deployment()
+	if resp := h.Handle(context.Background(), request(admissionv1.Create, d, nil)); !resp.Allowed {
+		t.Fatal("denied")
+	}
+	refs, err := hasher.References(&d.Spec.Template.Spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.got) != len(refs) || len(refs) == 0 {
+		t.Fatalf("prefetched %v, want the template's %d sources", p.got, len(refs))
+	}
+	for i, ref := range refs {
+		if p.got[i] != ref.Source {
+			t.Errorf("prefetched %v, want %v", p.got[i], ref.Source)
+		}
+	}
+	if !p.prefer {
+		t.Error("prefetched outside the fresh-read context")
+	}
+}

@@ -21,7 +21,7 @@ import (
 // stamped the first write's content, and the hook's correction rolled the
 // workload a second time.
 func TestPreferLiveSeesEveryWriteBeforeIt(t *testing.T) {
-	live := &listed{names: []string{"app"}, versions: map[string]string{"app": "1"}, data: map[string]string{"v": "one"}}
+	live := &listed{names: []string{"app"}, versions: map[string]string{"app": "1"}, data: map[string]string{"v": "old"}}
 	cached := mustSlim(t, cachedAt("app", "1"))
 	cache := fake.NewClientBuilder().WithObjects(cached).Build()
 	r := Reader{

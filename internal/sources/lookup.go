@@ -89,16 +89,17 @@ func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 		err = r.Cache.Get(ctx, key, obj, client.UnsafeDisableDeepCopy)
 		switch {
 		case apierrors.IsNotFound(err) && budget > 0 && r.Misses.Recent(namespace, s, since):
-			// Absent from the cache, and remembered absent (under
-			// PreferLive, by a GET sent since it began): the memory may be
-			// from before the source was created and reached the cache.
+			if prefer {
+				// A GET sent since this lookup began found it missing:
+				// as good as its own.
+				return hasher.Content{}, false, nil
+			}
+			// Absent from the cache, and remembered absent: the memory may
+			// be from before the source was created and reached the cache.
 			return hasher.Content{}, false, unconfirmed(namespace, s)
 		case apierrors.IsNotFound(err) && budget > 0:
 			budget--
 			obj, err = r.getLive(ctx, namespace, s, key, slimmer)
-		case err == nil && prefer && fresh > 0 && placeholder(obj) == "" && r.Versions.Current(ctx, namespace, s, obj):
-			// The cache holds what a LIST sent since the lookup began
-			// found: as fresh as a GET, and no GET.
 		case err == nil && prefer && fresh > 0 && placeholder(obj) != TooManyKeys && !r.Misses.Recent(namespace, s, since):
 			// A source the cache holds is read live first (PreferLive),
 			// on a budget of its own, so that a template with more sources
@@ -109,6 +110,12 @@ func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 			if found, liveErr := r.getLive(ctx, namespace, s, key, slimmer); liveErr == nil || apierrors.IsNotFound(liveErr) {
 				obj, err = found, liveErr
 			}
+		case err == nil && prefer && placeholder(obj) == "" && r.Versions.Current(ctx, namespace, s, obj):
+			// Past the GET budget: the cache holds what a LIST sent since
+			// the lookup began found. A consistent LIST waits for the
+			// apiserver's watch cache to catch up (tens of milliseconds),
+			// where a GET is one quorum read, so it serves only the
+			// sources a GET cannot.
 		case err == nil && budget > 0 && placeholder(obj) == NotServed:
 			// A fresh object: decoding into the placeholder would merge
 			// its marker into the live object.

@@ -32,9 +32,10 @@ func isUnconfirmed(err error) bool {
 // confirmed it live and re-stamped: a second ReplicaSet with no change.
 // Now an admission that began after the create reads app live (a miss
 // remembered from before it began is not taken) and stamps what the hook
-// computes from the fill; one that began before the create, with the miss
-// its own arrival allows, says it cannot tell (Unconfirmed) and leaves no
-// stamp. Nothing rolls by itself.
+// computes from the fill. One that began before the create takes the miss
+// of a GET sent since it began, and is stamped as of its start: app's
+// create is a change after it. Without PreferLive a remembered miss is
+// Unconfirmed: no stamp. Nothing rolls by itself.
 func TestLookupNeverStampsARememberedMissOverTheFill(t *testing.T) {
 	now := time.Unix(1000, 0)
 	clock := func() time.Time { return now }
@@ -65,9 +66,11 @@ func TestLookupNeverStampsARememberedMissOverTheFill(t *testing.T) {
 	cache := fake.NewClientBuilder().WithObjects(placeholder.(*corev1.ConfigMap)).Build()
 	webhook.Cache = fills.Reader(cache)
 	now = now.Add(DefaultMissTTL / 2)
-	_, found, err := webhook.Lookup(before, "ns")(app)
-	if !isUnconfirmed(err) {
-		t.Fatalf("a remembered miss over the cache's placeholder, for an admission begun before the create: found %v, %v; want Unconfirmed, no stamp", found, err)
+	if _, found, err := webhook.Lookup(before, "ns")(app); err != nil || found {
+		t.Fatalf("an admission begun before the create: found %v, %v; want absent, as of its start", found, err)
+	}
+	if _, found, err := webhook.Lookup(context.Background(), "ns")(app); !isUnconfirmed(err) {
+		t.Fatalf("a remembered miss over the cache's placeholder, without PreferLive: found %v, %v; want Unconfirmed, no stamp", found, err)
 	}
 	began := preferLiveSince(context.Background(), now)
 	stamped, found, err := webhook.Lookup(began, "ns")(app)

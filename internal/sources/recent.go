@@ -68,10 +68,14 @@ func (r *RecentReads) Get(ctx context.Context, key client.ObjectKey, obj client.
 	}
 	k := recentKey{kind, key.Namespace, key.Name}
 	if held, ok := r.m.get(k); ok && !held.sent.Before(freshSince(ctx)) {
-		if held.obj == nil {
-			return rememberedMiss{apierrors.NewNotFound(corev1.Resource(kind), key.Name)}
+		switch {
+		case held.obj != nil:
+			return copyInto(held.obj, obj)
+		case preferLive(ctx):
+			// Sent since the caller began: as good as its own GET.
+			return apierrors.NewNotFound(corev1.Resource(kind), key.Name)
 		}
-		return copyInto(held.obj, obj)
+		return rememberedMiss{apierrors.NewNotFound(corev1.Resource(kind), key.Name)}
 	}
 	sent := r.m.now()
 	err := r.Reader.Get(ctx, key, obj, opts...)

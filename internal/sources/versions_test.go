@@ -219,37 +219,41 @@ func TestVersionsSharedList(t *testing.T) {
 	}
 }
 
-// TestReaderPreferLiveWithVersions: under PreferLive, a source the cache
-// holds at the listed version costs no GET; one the cache holds at an older
-// version is read live, as without Versions; a placeholder is never taken
-// for content.
+// TestReaderPreferLiveWithVersions: under PreferLive, sources the cache
+// holds are read with GETs while the lookup's budget lasts; past it, one at
+// the version a LIST sent since the lookup began found is taken from the
+// cache with no GET, and one the cache holds at an older version keeps the
+// cache's answer (the budget bounds the GETs).
 func TestReaderPreferLiveWithVersions(t *testing.T) {
-	live := &listed{names: []string{"same", "stale"}, versions: map[string]string{"same": "5", "stale": "8"}, data: map[string]string{"v": "new"}}
-	same, stale := mustSlim(t, cachedAt("same", "5")), mustSlim(t, cachedAt("stale", "7"))
-	cache := fake.NewClientBuilder().WithObjects(same, stale).Build()
-	r := Reader{Cache: cache, Live: live, Versions: NewVersions(live, time.Minute, DefaultRecentWeight, nil)}
+	live := &listed{names: []string{"first", "same", "behind"}, versions: map[string]string{"first": "2", "same": "5", "behind": "8"}, data: map[string]string{"v": "new"}}
+	cache := fake.NewClientBuilder().WithObjects(mustSlim(t, cachedAt("first", "1")), mustSlim(t, cachedAt("same", "5")), mustSlim(t, cachedAt("behind", "7"))).Build()
+	r := Reader{Cache: cache, Live: live, LivePerLookup: 1, Versions: NewVersions(live, time.Minute, DefaultRecentWeight, nil)}
 	lookup := r.Lookup(PreferLive(context.Background()), "ns")
 	oldC := hasher.ConfigMapContent(cm("x", "ns", map[string]string{"v": "old"}))
 	newC := hasher.ConfigMapContent(cm("x", "ns", map[string]string{"v": "new"}))
-
-	if got, found, err := lookup(configMapSource("same")); err != nil || !found || !sameContent(got, oldC) {
-		t.Errorf("same: %v %v %v, want the cached content", got, found, err)
+	steps := []struct {
+		name        string
+		want        hasher.Content
+		gets, lists int32
+	}{
+		{"first", newC, 1, 0},  // within the budget: a GET, no LIST
+		{"same", oldC, 1, 1},   // past it, listed at the cached version
+		{"behind", oldC, 1, 1}, // past it, listed newer: the cache's answer, no GET
 	}
-	if n := live.gets.Load(); n != 0 {
-		t.Errorf("%d GETs for a source the cache holds at the listed version", n)
-	}
-	if got, found, err := lookup(configMapSource("stale")); err != nil || !found || !sameContent(got, newC) {
-		t.Errorf("stale: %v %v %v, want the live content", got, found, err)
-	}
-	if n := live.gets.Load(); n != 1 {
-		t.Errorf("%d GETs for a source the cache holds at an older version, want 1", n)
+	for _, st := range steps {
+		got, found, err := lookup(configMapSource(st.name))
+		if err != nil || !found || !sameContent(got, st.want) {
+			t.Errorf("%s: %v %v %v", st.name, got, found, err)
+		}
+		if g, l := live.gets.Load(), live.lists.Load(); g != st.gets || l != st.lists {
+			t.Errorf("after %s: %d GETs and %d LISTs, want %d and %d", st.name, g, l, st.gets, st.lists)
+		}
 	}
 	// Without PreferLive nothing is listed.
-	before := live.lists.Load()
 	if _, _, err := r.Lookup(context.Background(), "ns")(configMapSource("same")); err != nil {
 		t.Fatal(err)
 	}
-	if live.lists.Load() != before {
+	if live.lists.Load() != 1 {
 		t.Error("a lookup without PreferLive listed")
 	}
 }
