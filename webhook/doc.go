@@ -18,11 +18,12 @@
 // stamp-only change this handler passes through.
 //
 // A fresh checksum of a kind the hook re-stamps reads the sources live
-// first, within the live-read budget (sources.PreferLive): that stamp rolls
-// the pods, and the answering replica's cache may not yet have seen a
-// ConfigMap written a moment before (Helm writes it just before the
-// Deployment), so a cached read would roll now and the hook's correction
-// again. Dry-runs read the cache only; so do Jobs and bare Pods, which the
+// first, within the live-read budget (sources.PreferLive), all at once
+// (sources.Reader.Prefetch), taking nothing read before the admission
+// began: that stamp rolls the pods, and neither the answering replica's
+// cache nor an earlier read need have seen a ConfigMap written a moment
+// before (Helm writes it just before the Deployment), so a cached read
+// would roll now and the hook's correction again. Dry-runs read the cache only; so do Jobs and bare Pods, which the
 // hook never re-stamps and which come in far greater numbers. Past the
 // budget the cache answers, and the hook re-checks every template change.
 //

@@ -89,12 +89,15 @@
 // recent (a GET, a miss, a LIST); admissions that begin before a read is
 // sent share it.
 //
-// Such a read of a source the cache holds first asks Versions: one
-// metadata-only LIST of the namespace's sources of that kind gives every
-// resourceVersion, and a cached source at the listed version needs no GET.
-// So a template reading ten ConfigMaps costs one LIST, not ten GETs, and
-// concurrent admissions in a namespace share it. Sources the LIST did not
-// reach are read with GETs, within the per-admission budget.
+// Such a read is a GET per source, one quorum read each, within the
+// per-admission budget (LivePerLookup); the webhook sends a template's GETs
+// at once (Reader.Prefetch), so a ConfigMap and a Secret cost one round
+// trip, not two. Sources past the budget ask Versions: one metadata-only
+// LIST of the namespace's sources of that kind, sent after the admission
+// began, gives every resourceVersion, and a cached source at the listed
+// version is current. A consistent LIST waits for the apiserver's watch
+// cache to catch up, tens of milliseconds on a quiet control plane, so it
+// is kept for the templates that name more sources than the budget.
 //
 // The LIST costs a fixed amount, whatever tenants put in their sources'
 // metadata. Its pages carry every source's annotations (up to 256 KiB

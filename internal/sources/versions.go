@@ -11,23 +11,25 @@ import (
 	"github.com/confighash/confighash/hasher"
 )
 
-// Versions tells a PreferLive lookup whether the informer cache already
-// holds a source as the apiserver holds it, without a GET of that source.
-// One live LIST of a namespace's ConfigMaps (or Secrets), metadata only,
-// sent after the lookup began, gives the resourceVersion of each. A cached
-// source whose resourceVersion is the listed one is the apiserver's copy as
-// of the lookup's start, which is what a GET would give. Any other source
-// (changed since, absent from the list, or past the pages read) is read
-// with a GET.
+// Versions tells a PreferLive lookup past its GET budget whether the
+// informer cache already holds a source as the apiserver holds it. One live
+// LIST of a namespace's ConfigMaps (or Secrets), metadata only, sent after
+// the lookup began, gives the resourceVersion of each. A cached source
+// whose resourceVersion is the listed one is the apiserver's copy as of the
+// lookup's start, which is what a GET would give. Any other source (changed
+// since, absent from the list, or past the pages read) keeps the cache's
+// answer: the budget bounds the GETs.
 //
-// Why it exists: a GET without a resourceVersion is a quorum read, one per
-// source (docs/benchmarks.md). A LIST covers all of a namespace's sources
-// of a kind, and admissions that began before it was sent share it.
+// Why only past the budget: a consistent LIST waits for the apiserver's
+// watch cache to catch up with etcd, tens of milliseconds on a quiet
+// control plane, where a GET is one quorum read of a few
+// (docs/benchmarks.md). A LIST covers all of a namespace's sources of a
+// kind at once, and admissions that began before it was sent share it.
 //
 // Bounds, whatever a tenant creates: a LIST reads at most VersionsPages
 // pages of VersionsPageSize names, and at most VersionsListBytes in all,
 // so a namespace with more sources than that, or bulkier ones, has the
-// rest read with GETs. A LIST is read as it arrives (readPage): it holds
+// rest not known to be current. A LIST is read as it arrives (readPage): it holds
 // one read buffer and the names it keeps, never a page, so a tenant's
 // annotations and managedFields cost it time, not memory. At most
 // VersionsListsInFlight LISTs run at once; a lookup that would start
