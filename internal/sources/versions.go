@@ -29,11 +29,11 @@ import (
 // Bounds, whatever a tenant creates: a LIST reads at most VersionsPages
 // pages of VersionsPageSize names, and at most VersionsListBytes in all,
 // so a namespace with more sources than that, or bulkier ones, has the
-// rest not known to be current. A LIST is read as it arrives (readPage): it holds
-// one read buffer and the names it keeps, never a page, so a tenant's
-// annotations and managedFields cost it time, not memory. At most
+// rest not known to be current. A LIST is read as it arrives (readPage):
+// it holds one read buffer and the names it keeps, never a page, so a
+// tenant's annotations and managedFields cost it time, not memory. At most
 // VersionsListsInFlight LISTs run at once; a lookup that would start
-// another while they do is not current (its sources are read with GETs).
+// another while they do is not current.
 // What is held is bounded by weight (one per name) and expires with the
 // TTL. A failed LIST covers nothing, and is held like any other, so it is
 // sent once per admission, not once per source. It is safe for concurrent
