@@ -28,7 +28,8 @@ import (
 // this tree, which the node pulls from the same registry. Both replicas must
 // become Ready through their probes, having pulled their image, and a
 // Deployment in a labelled namespace must be stamped by the webhook the
-// chart deployed.
+// chart deployed. Then a user's chart is upgraded and rolled back over it
+// (userChartUpgrades).
 func TestHelmChartOnANode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
@@ -99,6 +100,7 @@ func TestHelmChartOnANode(t *testing.T) {
 	if stamp := d.Spec.Template.Annotations[contract.ChecksumAnnotation]; !strings.Contains(stamp, ":") {
 		t.Fatalf("the chart's webhook did not stamp the Deployment: %q", stamp)
 	}
+	t.Run("a user's chart, upgraded and rolled back", func(t *testing.T) { userChartUpgrades(ctx, t, env, helmDir) })
 }
 
 // checkPulled fails unless the kubelet pulled ref for the pods in confighash's
