@@ -3,6 +3,7 @@ package sources
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,6 +40,9 @@ type RecentReads struct {
 	// value applies DefaultMaxKeys.
 	Slimmer Slimmer
 	m       *memory[recentKey, recentRead]
+
+	mu     sync.Mutex
+	flight map[recentKey]*recentCall
 }
 
 // recentRead is one GET's answer (nil: not found), and when it was sent.
@@ -61,38 +65,98 @@ func NewRecentReads(live client.Reader, ttl time.Duration, weight int, now func(
 // Get answers from memory within the TTL, else from the live reader, and
 // remembers the answer. A remembered absence is held as a nil object. Under
 // PreferLive only an answer to a GET sent since it began is taken.
+// Concurrent callers share one GET in flight if it was sent since they
+// began: a wave of Deployments an Argo CD sync applies at once, all reading
+// one ConfigMap, costs one read, not one each.
 func (r *RecentReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	kind, ok := recentKind(obj)
-	if !ok {
+	if !ok || len(opts) > 0 {
 		return r.Reader.Get(ctx, key, obj, opts...)
 	}
 	k := recentKey{kind, key.Namespace, key.Name}
-	if held, ok := r.m.get(k); ok && !held.sent.Before(freshSince(ctx)) {
-		switch {
-		case held.obj != nil:
-			return copyInto(held.obj, obj)
-		case preferLive(ctx):
-			// Sent since the caller began: as good as its own GET.
-			return apierrors.NewNotFound(corev1.Resource(kind), key.Name)
-		}
+	since := freshSince(ctx)
+	if held, ok := r.m.get(k); ok && !held.sent.Before(since) {
+		return r.answer(ctx, held, kind, key, obj, true)
+	}
+	call, first := r.call(k, since)
+	if first {
+		r.get(ctx, k, key, obj, call)
+	}
+	select {
+	case <-call.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if call.err != nil && !apierrors.IsNotFound(call.err) {
+		return call.err
+	}
+	return r.answer(ctx, call.read, kind, key, obj, false)
+}
+
+// answer sets obj to what read found. A NotFound from memory says so
+// (rememberedMiss), unless the caller reads fresh and the GET was sent
+// since it began, which is as good as its own.
+func (r *RecentReads) answer(ctx context.Context, read recentRead, kind string, key client.ObjectKey, obj client.Object, fromMemory bool) error {
+	switch {
+	case read.obj != nil:
+		// What is held is slimmed: Reader would slim (hash) the whole
+		// object a second time otherwise.
+		return copyInto(read.obj, obj)
+	case fromMemory && !preferLive(ctx):
 		return rememberedMiss{apierrors.NewNotFound(corev1.Resource(kind), key.Name)}
 	}
-	sent := r.m.now()
-	err := r.Reader.Get(ctx, key, obj, opts...)
-	switch {
-	case apierrors.IsNotFound(err):
-		r.m.add(k, recentRead{nil, sent}, 1)
-	case err == nil:
-		keep, w, err := trimmed(r.Slimmer, obj)
-		if err != nil {
-			return err
-		}
-		r.m.add(k, recentRead{keep, sent}, w)
-		// Hand back what is remembered, slimmed: Reader would slim (hash)
-		// the whole object a second time otherwise.
-		return copyInto(keep, obj)
+	return apierrors.NewNotFound(corev1.Resource(kind), key.Name)
+}
+
+// recentCall is a GET in flight, shared by callers that began before it
+// was sent.
+type recentCall struct {
+	done chan struct{}
+	sent time.Time
+	read recentRead
+	err  error
+}
+
+// call returns the GET of k in flight if it was sent at or after since,
+// or a new one, which the caller (first) must make.
+func (r *RecentReads) call(k recentKey, since time.Time) (c *recentCall, first bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.flight[k]; ok && !c.sent.Before(since) {
+		return c, false
 	}
-	return err
+	if r.flight == nil {
+		r.flight = map[recentKey]*recentCall{}
+	}
+	c = &recentCall{done: make(chan struct{}), sent: r.m.now()}
+	r.flight[k] = c
+	return c, true
+}
+
+// get makes c's GET under the first caller's ctx (a caller that gives up
+// fails the others' reads too, which then keep the cache's answer or the
+// stamp), remembers what it found, and ends c.
+func (r *RecentReads) get(ctx context.Context, k recentKey, key client.ObjectKey, obj client.Object, c *recentCall) {
+	defer func() {
+		r.mu.Lock()
+		if r.flight[k] == c {
+			delete(r.flight, k)
+		}
+		r.mu.Unlock()
+		close(c.done)
+	}()
+	c.err = r.Reader.Get(ctx, key, obj)
+	switch {
+	case apierrors.IsNotFound(c.err):
+		c.read = recentRead{nil, c.sent}
+		r.m.add(k, c.read, 1)
+	case c.err == nil:
+		keep, w, err := trimmed(r.Slimmer, obj)
+		if c.err = err; err == nil {
+			c.read = recentRead{keep, c.sent}
+			r.m.add(k, c.read, w)
+		}
+	}
 }
 
 func recentKind(obj client.Object) (string, bool) {

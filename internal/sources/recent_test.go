@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/confighash/confighash/hasher"
 )
@@ -187,5 +188,53 @@ func TestRecentReadsKeepsTheKeyBound(t *testing.T) {
 	}
 	if got := gets.Load(); got != 1 {
 		t.Errorf("%d GETs, want 1: the second lookup is answered from memory", got)
+	}
+}
+
+// TestRecentReadsShareAGetInFlight: callers that began before a GET in
+// flight was sent share it, present or missing; one that began after it
+// was sent makes its own.
+func TestRecentReadsShareAGetInFlight(t *testing.T) {
+	c := newClock()
+	release := make(chan struct{})
+	var gets atomic.Int64
+	apiserver := interceptor.NewClient(fake.NewClientBuilder().WithObjects(cm("c", "ns", map[string]string{"v": "1"})).Build(), interceptor.Funcs{
+		Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			gets.Add(1)
+			<-release
+			return cl.Get(ctx, key, obj, opts...)
+		},
+	})
+	r := NewRecentReads(apiserver, time.Hour, 100, c.now)
+	read := func(since time.Time, name string) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			var got corev1.ConfigMap
+			done <- r.Get(preferLiveSince(context.Background(), since), client.ObjectKey{Namespace: "ns", Name: name}, &got)
+		}()
+		return done
+	}
+	began := c.now()
+	a := read(began, "c")
+	eventually(t, "no GET sent", func() bool { return gets.Load() == 1 })
+	b := read(began, "c")
+	c.add(time.Millisecond)
+	late := read(c.now(), "c")
+	eventually(t, "a caller begun after the GET in flight was sent did not send its own", func() bool { return gets.Load() == 2 })
+	missA, missB := read(began, "gone"), read(began, "gone")
+	eventually(t, "no GET of the missing one", func() bool { return gets.Load() >= 3 })
+	close(release)
+	for _, ch := range []<-chan error{a, b, late} {
+		if err := <-ch; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ch := range []<-chan error{missA, missB} {
+		if err := <-ch; !apierrors.IsNotFound(err) || remembered(err) {
+			t.Errorf("a shared GET that found nothing: %v, want a plain NotFound", err)
+		}
+	}
+	if n := gets.Load(); n != 3 {
+		t.Errorf("%d GETs, want 3: one shared by two callers, one for the later caller, one shared for the missing source", n)
 	}
 }
