@@ -27,9 +27,13 @@ type holdFields Hold
 // Friday 4 December 2026, 18:00 UTC: after office hours in Berlin.
 var friday = utc("2026-12-04T18:00:00Z")
 
-func TestDecideWhichWindowApplies(t *testing.T) {
+// TestDecideWhichRuleHolds: each rule in Decide's order, what holds a
+// change (Held, and its Why) and until when.
+func TestDecideWhichRuleHolds(t *testing.T) {
 	office := mustParse(t, "Mon-Fri 09:00-17:00 Europe/Berlin")
 	evenings := "* 18:00-22:00 Europe/Berlin"
+	holidays := mustFreeze(t, "2026-12-04/2026-12-08 Europe/Berlin")
+	nsFreeze := "2026-12-04T17:00/2026-12-04T20:00 UTC"
 	for _, c := range []struct {
 		name  string
 		in    Inputs
@@ -57,22 +61,43 @@ func TestDecideWhichWindowApplies(t *testing.T) {
 		{name: "windows that never meet give no instant", in: Inputs{Workload: windowOf("Mon 09:00-10:00 UTC"),
 			Sources: map[string]map[string]string{"configmap/ca": windowOf("Tue 09:00-10:00 UTC")}},
 			held: Hold{By: ByWorkload, Rule: "Mon 09:00-10:00 UTC"}, why: `window "Mon 09:00-10:00 UTC" (the workload) is closed`},
+		// The freeze ends at midnight Tuesday into Wednesday (23:00 UTC);
+		// the window opens at 09:00 Wednesday.
+		{name: "the cluster's freeze, before its window", in: Inputs{Cluster: Cluster{Window: &office, Freezes: []Freeze{holidays}}},
+			until: "2026-12-09T08:00:00Z", held: Hold{By: ByFlag, Rule: holidays.String(), Frozen: true, Ends: utc("2026-12-08T23:00:00Z")},
+			why: `frozen by "2026-12-04/2026-12-08 Europe/Berlin" (--freeze) until 2026-12-08T23:00:00Z`},
+		{name: "the namespace's freeze", in: Inputs{Namespace: map[string]string{contract.FreezeAnnotation: nsFreeze}},
+			until: "2026-12-04T20:00:00Z", held: Hold{By: ByNamespace, Rule: nsFreeze, Frozen: true, Ends: utc("2026-12-04T20:00:00Z")},
+			why: `frozen by "2026-12-04T17:00/2026-12-04T20:00 UTC" (the namespace) until 2026-12-04T20:00:00Z`},
+		{name: "the namespace's freeze before the cluster's, and before a workload's window",
+			in: Inputs{Workload: windowOf("Sat 10:00-12:00 UTC"), Namespace: map[string]string{contract.FreezeAnnotation: nsFreeze},
+				Cluster: Cluster{Freezes: []Freeze{holidays}}},
+			until: "2026-12-12T10:00:00Z", held: Hold{By: ByNamespace, Rule: nsFreeze, Frozen: true, Ends: utc("2026-12-04T20:00:00Z")},
+			why: `frozen by "2026-12-04T17:00/2026-12-04T20:00 UTC" (the namespace) until 2026-12-04T20:00:00Z`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := Decide(c.in, friday)
 			if d.Go != c.go_ || len(d.Warnings) > 0 {
 				t.Fatalf("Decide = %+v, want Go %v and no warnings", d, c.go_)
 			}
-			if d.Held != c.held || d.Why() != c.why {
-				t.Errorf("Held = %+v (%q), want %+v (%q)", holdFields(d.Held), d.Why(), holdFields(c.held), c.why)
-			}
-			if c.go_ {
-				return
-			}
 			if got := d.Until; (c.until == "" && !got.IsZero()) || (c.until != "" && !got.Equal(utc(c.until))) {
 				t.Errorf("Until = %s, want %q", got, c.until)
 			}
+			if why := d.Why(); why != c.why {
+				t.Errorf("Why = %q, want %q", why, c.why)
+			}
+			if !d.Held.Ends.Equal(c.held.Ends) {
+				t.Errorf("Held.Ends = %s, want %s", d.Held.Ends, c.held.Ends)
+			}
+			d.Held.Ends, c.held.Ends = time.Time{}, time.Time{}
+			if d.Held != c.held {
+				t.Errorf("Held = %+v, want %+v", holdFields(d.Held), holdFields(c.held))
+			}
 		})
+	}
+	ns := map[string]string{contract.FreezeAnnotation: nsFreeze}
+	if d := Decide(Inputs{Namespace: ns}, utc("2026-12-04T20:00:00Z")); !d.Go || d.Held != (Hold{}) || d.Why() != "" {
+		t.Errorf("at the end of the freeze: %+v; want Go, held by nothing", d)
 	}
 }
 
@@ -87,52 +112,6 @@ func TestDecideIgnoresWhatItCannotRead(t *testing.T) {
 	d = Decide(Inputs{Namespace: map[string]string{contract.FreezeAnnotation: "2026-12-01/2026-12-31 UTC; someday"}}, friday)
 	if d.Go || len(d.Warnings) != 1 {
 		t.Errorf("a namespace with a good freeze and a bad one: %+v; want held by the good one, one warning", d)
-	}
-}
-
-func TestDecideFreezes(t *testing.T) {
-	office := mustParse(t, "Mon-Fri 09:00-17:00 Europe/Berlin")
-	holidays := mustFreeze(t, "2026-12-04/2026-12-08 Europe/Berlin")
-	nsFreeze := "2026-12-04T17:00/2026-12-04T20:00 UTC"
-	for _, c := range []struct {
-		name  string
-		in    Inputs
-		until string
-		held  Hold
-		why   string
-	}{
-		// The freeze ends at midnight Tuesday into Wednesday (23:00 UTC);
-		// the window opens at 09:00 Wednesday.
-		{name: "the cluster's, before its window", in: Inputs{Cluster: Cluster{Window: &office, Freezes: []Freeze{holidays}}},
-			until: "2026-12-09T08:00:00Z", held: Hold{By: ByFlag, Rule: holidays.String(), Frozen: true, Ends: utc("2026-12-08T23:00:00Z")},
-			why: `frozen by "2026-12-04/2026-12-08 Europe/Berlin" (--freeze) until 2026-12-08T23:00:00Z`},
-		{name: "the namespace's", in: Inputs{Namespace: map[string]string{contract.FreezeAnnotation: nsFreeze}},
-			until: "2026-12-04T20:00:00Z", held: Hold{By: ByNamespace, Rule: nsFreeze, Frozen: true, Ends: utc("2026-12-04T20:00:00Z")},
-			why: `frozen by "2026-12-04T17:00/2026-12-04T20:00 UTC" (the namespace) until 2026-12-04T20:00:00Z`},
-		{name: "the namespace's before the cluster's, and before a workload's window",
-			in: Inputs{Workload: windowOf("Sat 10:00-12:00 UTC"), Namespace: map[string]string{contract.FreezeAnnotation: nsFreeze},
-				Cluster: Cluster{Freezes: []Freeze{holidays}}},
-			until: "2026-12-12T10:00:00Z", held: Hold{By: ByNamespace, Rule: nsFreeze, Frozen: true, Ends: utc("2026-12-04T20:00:00Z")},
-			why: `frozen by "2026-12-04T17:00/2026-12-04T20:00 UTC" (the namespace) until 2026-12-04T20:00:00Z`},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			d := Decide(c.in, friday)
-			if d.Go || len(d.Warnings) > 0 || !d.Until.Equal(utc(c.until)) {
-				t.Fatalf("Decide = %+v, want held until %s, no warnings", d, c.until)
-			}
-			if !d.Held.Ends.Equal(c.held.Ends) {
-				t.Errorf("Held.Ends = %s, want %s", d.Held.Ends, c.held.Ends)
-			}
-			why := d.Why()
-			d.Held.Ends, c.held.Ends = time.Time{}, time.Time{}
-			if d.Held != c.held || why != c.why {
-				t.Errorf("Held = %+v (%q), want %+v (%q)", holdFields(d.Held), why, holdFields(c.held), c.why)
-			}
-		})
-	}
-	ns := map[string]string{contract.FreezeAnnotation: nsFreeze}
-	if d := Decide(Inputs{Namespace: ns}, utc("2026-12-04T20:00:00Z")); !d.Go || d.Held != (Hold{}) || d.Why() != "" {
-		t.Errorf("at the end of the freeze: %+v; want Go, held by nothing", d)
 	}
 }
 
