@@ -15,10 +15,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/internal/contract"
 )
 
@@ -371,22 +371,5 @@ func TestHookWorkloadsCreatedDuringAChange(t *testing.T) {
 	}
 	wg.Wait()
 	env.Update(t, cm, func() { cm.Data["k"] = "2" })
-	want := expectedChecksum(t, ns, &spec, nil)
-	err := wait.PollUntilContextTimeout(env.SpecContext(t), 500*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		for _, d := range ds {
-			if env.StampOf(t, d) != want {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
-	if err != nil {
-		stale := 0
-		for _, d := range ds {
-			if env.StampOf(t, d) != want {
-				stale++
-			}
-		}
-		t.Fatalf("%d of %d workloads kept the old stamp", stale, len(ds))
-	}
+	framework.WaitAllStamped(t, env, ds, expectedChecksum(t, ns, &spec, nil), 500*time.Millisecond, 30*time.Second)
 }

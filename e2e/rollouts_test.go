@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/e2e/controlplane"
 	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/internal/restamp"
 )
@@ -30,28 +28,7 @@ import (
 // which is enough here: what is checked is the ReplicaSets the controller
 // makes from the template confighash stamps.
 func TestArgoRollouts(t *testing.T) {
-	// The first run builds the controller (about 5 minutes on 2 cores,
-	// more when its modules and Go 1.27 are not cached): longer than a
-	// spec's context.
-	buildCtx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	r, err := controlplane.EnsureRollouts(buildCtx, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := env.SpecContext(t)
-	if err := r.InstallCRDs(ctx, env.KubectlPath, env.Kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-	stop, err := controlplane.StartRollouts(ctx, r, env.Kubeconfig, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := stop(); err != nil {
-			t.Errorf("stopping the Rollouts controller: %v", err)
-		}
-	})
+	env.StartRollouts(t, t.TempDir())
 	t.Run("canary", testRolloutCanary)
 	t.Run("workloadRef", testRolloutWorkloadRef)
 }

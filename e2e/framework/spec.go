@@ -100,6 +100,27 @@ func (e *Env) StampOf(t testing.TB, obj client.Object) string {
 	return s
 }
 
+// WaitAllStamped waits, polling every poll for at most within, until each
+// of objs carries stamp want, and fails t with how many did not.
+func WaitAllStamped[T client.Object](t testing.TB, e *Env, objs []T, want string, poll, within time.Duration) {
+	t.Helper()
+	stale := func() int {
+		n := 0
+		for _, o := range objs {
+			if e.StampOf(t, o) != want {
+				n++
+			}
+		}
+		return n
+	}
+	err := wait.PollUntilContextTimeout(e.SpecContext(t), poll, within, true, func(context.Context) (bool, error) {
+		return stale() == 0, nil
+	})
+	if err != nil {
+		t.Fatalf("%d of %d workloads did not get stamp %s within %s", stale(), len(objs), want, within)
+	}
+}
+
 // ReplicaSets lists the ReplicaSets that Deployment ns/name owns.
 func (e *Env) ReplicaSets(t testing.TB, ns, name string) []appsv1.ReplicaSet {
 	t.Helper()

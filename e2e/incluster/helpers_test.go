@@ -36,6 +36,16 @@ func sampleConfig(ns, greeting, password string) (*corev1.ConfigMap, *corev1.Sec
 		}
 }
 
+// sharedConfig creates ConfigMap shared in ns, holding data: the config
+// the specs' readers read.
+func sharedConfig(t *testing.T, ns string, data map[string]string) *corev1.ConfigMap {
+	t.Helper()
+	cm := &corev1.ConfigMap{}
+	cm.Namespace, cm.Name, cm.Data = ns, "shared", data
+	env.Create(t, cm)
+	return cm
+}
+
 // sampleApp is a Deployment of the sample app that reads the greeting and
 // the password twice each: as environment variables and as mounted files.
 func sampleApp(ns string) *appsv1.Deployment {

@@ -44,9 +44,7 @@ import (
 func TestHaltHoldsPinnedContent(t *testing.T) {
 	ctx := env.SpecContext(t)
 	ns := pinningNamespace(t)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"mode": "good"}
-	env.Create(t, cm)
+	cm := sharedConfig(t, ns, map[string]string{"mode": "good"})
 	canary := pinnedReader(ns, "canary", 1)
 	canary.Annotations = map[string]string{contract.RolloutOrderAnnotation: "-1"}
 	waiting := pinnedReader(ns, "waiting", 2)
