@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -230,20 +229,7 @@ func TestHookOptionalSourceAppearsAndDisappears(t *testing.T) {
 
 func TestHookWorksWhileWebhookUnreachable(t *testing.T) {
 	f := newFixture(t)
-	ctx := env.SpecContext(t)
-	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Name: "confighash"}, cfg); err != nil {
-		t.Skipf("no out-of-cluster webhook configuration to break: %v", err)
-	}
-	if cfg.Webhooks[0].ClientConfig.URL == nil {
-		t.Skip("webhook is reached through a Service here")
-	}
-	good := *cfg.Webhooks[0].ClientConfig.URL
-	setURL := func(u string) {
-		env.Update(t, cfg, func() { cfg.Webhooks[0].ClientConfig.URL = &u })
-	}
-	setURL("https://127.0.0.1:1/mutate") // nothing listens: failurePolicy Ignore applies
-	t.Cleanup(func() { setURL(good) })
+	webhookUnreachable(t, f.ns)
 
 	f.setCM(t, "2")
 	expectReplicaSets(t, f.ns, "app", 2)

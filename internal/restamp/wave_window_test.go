@@ -143,8 +143,7 @@ func TestUrgentSourceGoesThroughAFreeze(t *testing.T) {
 func TestReadersOutsideTheirWindowGoLast(t *testing.T) {
 	f, _ := windowed(t, 3)
 	f.annotate(t, f.get(t, "d0"), contract.WindowAnnotation, "Sat 10:00-12:00 UTC")
-	f.reconcile(t, "d1")
-	f.reconcile(t, "d0")
+	f.reconcile(t, "d1", "d0")
 	if got := f.restamped(t, 3); len(got) != 1 || got[0] != "d1" {
 		t.Fatalf("re-stamped %v, want d1 alone as the canary (d0, first by name, waits for Saturday)", got)
 	}
