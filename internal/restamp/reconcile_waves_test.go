@@ -89,6 +89,21 @@ func (f *wavesFixture) haltCanary(t *testing.T) *appsv1.Deployment {
 	return d
 }
 
+// secondWaveGoes reconciles the canary d0, of three readers, after what
+// lets the change go on, and checks that it wakes d1 and d2 and that
+// they are re-stamped.
+func (f *wavesFixture) secondWaveGoes(t *testing.T, after string) {
+	t.Helper()
+	f.reconcile(t, "d0")
+	if !slices.Equal(f.woken, []string{"d1", "d2"}) {
+		t.Fatalf("after %s: woke %v, want the second wave", after, f.woken)
+	}
+	f.reconcile(t, "d1", "d2")
+	if got := f.restamped(t, 3); len(got) != 3 {
+		t.Fatalf("re-stamped %v after %s, want all", got, after)
+	}
+}
+
 // release sets the halt on reader name to contract.HaltReleased, as a
 // user does.
 func (f *wavesFixture) release(t *testing.T, name string) {
@@ -177,14 +192,7 @@ func TestReconcileWavesWaitForTheCanary(t *testing.T) {
 	}
 	// It rolled out: the next wave is woken and goes.
 	f.setStatus(t, true, false)
-	f.reconcile(t, "d0")
-	if !slices.Equal(f.woken, []string{"d1", "d2"}) {
-		t.Fatalf("woke %v, want the second wave", f.woken)
-	}
-	f.reconcile(t, "d1", "d2")
-	if got := f.restamped(t, 3); len(got) != 3 {
-		t.Fatalf("re-stamped %v after the canary rolled out, want all", got)
-	}
+	f.secondWaveGoes(t, "the canary rolled out")
 }
 
 func TestReconcileWavesHaltAtTheDeadline(t *testing.T) {
@@ -212,14 +220,7 @@ func TestReconcileWavesHaltAtTheDeadline(t *testing.T) {
 	}
 	// A user releases the halt: the waves go on.
 	f.release(t, "d0")
-	f.reconcile(t, "d0")
-	if !slices.Equal(f.woken, []string{"d1", "d2"}) {
-		t.Fatalf("the release woke %v, want the second wave", f.woken)
-	}
-	f.reconcile(t, "d1", "d2")
-	if got := f.restamped(t, 3); len(got) != 3 {
-		t.Fatalf("re-stamped %v after the release, want all", got)
-	}
+	f.secondWaveGoes(t, "the release")
 }
 
 func TestReconcileWavesOffOnTheSource(t *testing.T) {
