@@ -26,6 +26,15 @@ import (
 	"github.com/confighash/confighash/internal/hashkey"
 )
 
+// logPathOf is the file r logs to, "" when it keeps none here (a
+// confighash in the cluster).
+func logPathOf(r framework.Runner) string {
+	if l, ok := r.(interface{ LogPath() string }); ok {
+		return l.LogPath()
+	}
+	return ""
+}
+
 // webhookUnreachable points confighash's webhook configuration at an
 // address where nothing listens (failurePolicy Ignore then admits
 // unstamped) for the rest of t; it skips t where the webhook is reached

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -20,6 +21,22 @@ import (
 // unstructured objects: the product does not import Argo Rollouts' types,
 // and neither do its specs.
 var RolloutGVK = schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Rollout"}
+
+// RolloutHashLabel is the label Argo Rollouts puts on each ReplicaSet it
+// makes: the hash of the pod template it runs.
+const RolloutHashLabel = "rollouts-pod-template-hash"
+
+// RolloutReplicaSets lists, sorted, the template hashes of the
+// ReplicaSets that Rollout ns/name controls.
+func (e *Env) RolloutReplicaSets(t testing.TB, ns, name string) []string {
+	t.Helper()
+	var out []string
+	for _, rs := range e.ControlledReplicaSets(t, ns, RolloutGVK.Kind, name) {
+		out = append(out, rs.Labels[RolloutHashLabel])
+	}
+	slices.Sort(out)
+	return out
+}
 
 // CanaryRollout is a canary Rollout of replicas pods of spec, labelled
 // app=name, as a manifest declares it (no stamp), with the canary steps

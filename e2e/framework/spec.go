@@ -124,13 +124,20 @@ func WaitAllStamped[T client.Object](t testing.TB, e *Env, objs []T, want string
 // ReplicaSets lists the ReplicaSets that Deployment ns/name owns.
 func (e *Env) ReplicaSets(t testing.TB, ns, name string) []appsv1.ReplicaSet {
 	t.Helper()
+	return e.ControlledReplicaSets(t, ns, "Deployment", name)
+}
+
+// ControlledReplicaSets lists the ReplicaSets in ns whose controller is
+// the object of kind named name.
+func (e *Env) ControlledReplicaSets(t testing.TB, ns, kind, name string) []appsv1.ReplicaSet {
+	t.Helper()
 	l := &appsv1.ReplicaSetList{}
 	if err := e.Client.List(e.SpecContext(t), l, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	var out []appsv1.ReplicaSet
 	for _, rs := range l.Items {
-		if c := metav1.GetControllerOf(&rs); c != nil && c.Kind == "Deployment" && c.Name == name {
+		if c := metav1.GetControllerOf(&rs); c != nil && c.Kind == kind && c.Name == name {
 			out = append(out, rs)
 		}
 	}
