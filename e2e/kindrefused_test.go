@@ -118,7 +118,7 @@ func TestTrimmedRolloutCRDIsWatched(t *testing.T) {
 	ro := rolloutOf(ns, "trimmed", spec)
 	createStamped(t, ro, spec)
 
-	changeSettings(t, cm, ro, spec, restamp.ProbeInterval+20*time.Second)
+	changeSettings(t, cm, ro, spec)
 
 	if w := workloadStatus(t, "rollout/trimmed", ns); w.State != status.StateCurrent || w.NotWatched != "" {
 		t.Errorf("status of the Rollout: %s (%s), want current", w.State, w.Reason)

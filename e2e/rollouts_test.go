@@ -50,13 +50,14 @@ func settingsConfig(t *testing.T, ns string) *corev1.ConfigMap {
 }
 
 // changeSettings sets mode two in cm, settingsConfig's ConfigMap, and
-// waits at most within until obj, whose pods run spec, carries the stamp
-// of spec's sources then; it returns that stamp.
-func changeSettings(t *testing.T, cm *corev1.ConfigMap, obj client.Object, spec corev1.PodSpec, within time.Duration) string {
+// waits until obj, whose pods run spec, carries the stamp of spec's
+// sources then (for as long as the hook may take to notice a new kind,
+// restamp.ProbeInterval, and more); it returns that stamp.
+func changeSettings(t *testing.T, cm *corev1.ConfigMap, obj client.Object, spec corev1.PodSpec) string {
 	t.Helper()
 	env.Update(t, cm, func() { cm.Data["mode"] = "two" })
 	want := expectedChecksum(t, cm.Namespace, &spec, nil)
-	waitStamp(t, obj, want, within)
+	waitStamp(t, obj, want, restamp.ProbeInterval+20*time.Second)
 	return want
 }
 
@@ -124,7 +125,7 @@ func testRolloutCanary(t *testing.T) {
 	hashes := expectRolloutReplicaSets(t, ns, "web", 1)
 	h1 := hashes[0]
 
-	second := changeSettings(t, cm, ro, spec, restamp.ProbeInterval+20*time.Second)
+	second := changeSettings(t, cm, ro, spec)
 	hashes = expectRolloutReplicaSets(t, ns, "web", 2)
 
 	// A replace with the manifest (no stamp) keeps the stamp: no new

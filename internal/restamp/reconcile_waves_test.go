@@ -76,17 +76,15 @@ func readerNames(n int) []string {
 }
 
 // haltCanary re-stamps d0, the canary, fails its rollout at the deadline,
-// checks that d0 then carries a halt the hook sealed, and returns d0.
-func (f *wavesFixture) haltCanary(t *testing.T) *appsv1.Deployment {
+// and checks that d0 then carries a halt the hook sealed.
+func (f *wavesFixture) haltCanary(t *testing.T) {
 	t.Helper()
 	f.reconcile(t, "d0")
 	f.setStatus(t, false, true)
 	f.reconcile(t, "d0")
-	d := f.get(t, "d0")
-	if _, err := contract.ReadHalt(hookKey, canarySubject, d.Annotations[contract.HaltAnnotation], time.Now()); err != nil {
+	if _, err := contract.ReadHalt(hookKey, canarySubject, f.get(t, "d0").Annotations[contract.HaltAnnotation], time.Now()); err != nil {
 		t.Fatalf("the canary's halt: %v", err)
 	}
-	return d
 }
 
 // secondWaveGoes reconciles the canary d0, of three readers, after what
