@@ -63,21 +63,14 @@ func TestBenchPinning(t *testing.T) {
 	}
 	n1, ms1 := perCall(start, firsts)
 	n2, ms2 := perCall(firsts, later)
-	var cms corev1.ConfigMapList
-	var ss corev1.SecretList
-	if err := env.Client.List(ctx, &cms, client.InNamespace(ns), client.HasLabels{pinning.SnapshotLabel}); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Client.List(ctx, &ss, client.InNamespace(ns), client.HasLabels{pinning.SnapshotLabel}); err != nil {
-		t.Fatal(err)
-	}
+	cms, ss := snapshots(t, ns)
 	t.Logf("pin webhook, as the apiserver times it: first pod of a revision %.1f ms (%v calls), later pods %.1f ms (%v calls)", ms1, n1, ms2, n2)
 	t.Logf("writes to ConfigMaps and Secrets: %v for the %d revisions' first pods (2 pinned sources each), %v for the %v later pods", writes1-writes0, workloads, writes2-writes1, n2)
 	if writes1-writes0 > 2*workloads || writes2 != writes1 {
 		t.Errorf("want at most one write per pinned source for a revision's first pod and none for later pods")
 	}
-	t.Logf("snapshots: %d ConfigMaps for %d revisions, %d Secret shared by them (owners %d)", len(cms.Items), workloads, len(ss.Items), len(ss.Items[0].OwnerReferences))
-	if len(cms.Items) != workloads || len(ss.Items) != 1 || len(ss.Items[0].OwnerReferences) != workloads {
+	t.Logf("snapshots: %d ConfigMaps for %d revisions, %d Secret shared by them (owners %d)", len(cms), workloads, len(ss), len(ss[0].OwnerReferences))
+	if len(cms) != workloads || len(ss) != 1 || len(ss[0].OwnerReferences) != workloads {
 		t.Errorf("want %d ConfigMap snapshots and one Secret snapshot owned by all %d ReplicaSets", workloads, workloads)
 	}
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/confighash/confighash/cmd/confighash/app"
 	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/restamp"
 	"github.com/confighash/confighash/internal/status"
 )
 
@@ -106,9 +105,7 @@ func TestCustomKindStampedAndRestamped(t *testing.T) {
 
 	// The hook looks for the CRD every ProbeInterval; it then watches the
 	// kind, and a change reaches the Widget.
-	env.Update(t, cm, func() { cm.Data["mode"] = "two" })
-	want := expectedChecksum(t, ns, &spec, nil)
-	waitStamp(t, w, want, restamp.ProbeInterval+20*time.Second)
+	changeSettings(t, cm, w, spec)
 	if n := len(events(t, ns, "gadget", contract.ReasonConfigChanged)); n != 1 {
 		t.Errorf("%d ConfigChanged events, want 1", n)
 	}
@@ -203,9 +200,7 @@ func TestCustomKindInWaves(t *testing.T) {
 	}
 	before := env.StampOf(t, rest[0])
 
-	env.Update(t, cm, func() { cm.Data["mode"] = "two" })
-	want := expectedChecksum(t, ns, &spec, nil)
-	waitStamp(t, canary, want, 30*time.Second)
+	want := changeSettings(t, cm, canary, spec)
 	time.Sleep(settle)
 	for _, w := range rest {
 		if env.StampOf(t, w) != before {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +25,45 @@ import (
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/hashkey"
 )
+
+// logPathOf is the file r logs to, "" when it keeps none here (a
+// confighash in the cluster).
+func logPathOf(r framework.Runner) string {
+	if l, ok := r.(interface{ LogPath() string }); ok {
+		return l.LogPath()
+	}
+	return ""
+}
+
+// webhookUnreachable points confighash's webhook configuration at an
+// address where nothing listens (failurePolicy Ignore then admits
+// unstamped) for the rest of t; it skips t where the webhook is reached
+// through a Service. The cleanup puts the address back and waits until
+// the API server calls the webhook again, for the next spec: until a dry
+// run of a reader of ns's cfg and sec is stamped.
+func webhookUnreachable(t *testing.T, ns string) {
+	t.Helper()
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := env.Client.Get(env.SpecContext(t), client.ObjectKey{Name: "confighash"}, cfg); err != nil {
+		t.Skipf("no webhook configuration to break: %v", err)
+	}
+	if cfg.Webhooks[0].ClientConfig.URL == nil {
+		t.Skip("webhook is reached through a Service here")
+	}
+	good := *cfg.Webhooks[0].ClientConfig.URL
+	setURL := func(u string) {
+		env.Update(t, cfg, func() { cfg.Webhooks[0].ClientConfig.URL = &u })
+	}
+	setURL("https://127.0.0.1:1/mutate")
+	t.Cleanup(func() {
+		setURL(good)
+		_ = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			d := deploymentOf(ns, "probe", podSpec("cfg", "sec"))
+			err := env.Client.Create(ctx, d, client.DryRunAll)
+			return err == nil && d.Spec.Template.Annotations[contract.ChecksumAnnotation] != "", nil
+		})
+	})
+}
 
 func configMap(ns, name string, data map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}

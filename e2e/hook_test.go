@@ -10,15 +10,14 @@ import (
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/internal/contract"
 )
 
@@ -230,20 +229,7 @@ func TestHookOptionalSourceAppearsAndDisappears(t *testing.T) {
 
 func TestHookWorksWhileWebhookUnreachable(t *testing.T) {
 	f := newFixture(t)
-	ctx := env.SpecContext(t)
-	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Name: "confighash"}, cfg); err != nil {
-		t.Skipf("no out-of-cluster webhook configuration to break: %v", err)
-	}
-	if cfg.Webhooks[0].ClientConfig.URL == nil {
-		t.Skip("webhook is reached through a Service here")
-	}
-	good := *cfg.Webhooks[0].ClientConfig.URL
-	setURL := func(u string) {
-		env.Update(t, cfg, func() { cfg.Webhooks[0].ClientConfig.URL = &u })
-	}
-	setURL("https://127.0.0.1:1/mutate") // nothing listens: failurePolicy Ignore applies
-	t.Cleanup(func() { setURL(good) })
+	webhookUnreachable(t, f.ns)
 
 	f.setCM(t, "2")
 	expectReplicaSets(t, f.ns, "app", 2)
@@ -371,22 +357,5 @@ func TestHookWorkloadsCreatedDuringAChange(t *testing.T) {
 	}
 	wg.Wait()
 	env.Update(t, cm, func() { cm.Data["k"] = "2" })
-	want := expectedChecksum(t, ns, &spec, nil)
-	err := wait.PollUntilContextTimeout(env.SpecContext(t), 500*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		for _, d := range ds {
-			if env.StampOf(t, d) != want {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
-	if err != nil {
-		stale := 0
-		for _, d := range ds {
-			if env.StampOf(t, d) != want {
-				stale++
-			}
-		}
-		t.Fatalf("%d of %d workloads kept the old stamp", stale, len(ds))
-	}
+	framework.WaitAllStamped(t, env, ds, expectedChecksum(t, ns, &spec, nil), 500*time.Millisecond, 30*time.Second)
 }

@@ -118,9 +118,7 @@ func TestTrimmedRolloutCRDIsWatched(t *testing.T) {
 	ro := rolloutOf(ns, "trimmed", spec)
 	createStamped(t, ro, spec)
 
-	env.Update(t, cm, func() { cm.Data["mode"] = "two" })
-	want := expectedChecksum(t, ns, &spec, nil)
-	waitStamp(t, ro, want, restamp.ProbeInterval+20*time.Second)
+	changeSettings(t, cm, ro, spec)
 
 	if w := workloadStatus(t, "rollout/trimmed", ns); w.State != status.StateCurrent || w.NotWatched != "" {
 		t.Errorf("status of the Rollout: %s (%s), want current", w.State, w.Reason)

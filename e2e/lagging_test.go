@@ -52,9 +52,9 @@ func anotherConfighash(t *testing.T, name string, args ...string) {
 		t.Fatalf("starting confighash %s: %v", name, err)
 	}
 	t.Cleanup(func() {
-		if l, ok := r.(interface{ LogPath() string }); ok && t.Failed() {
-			if text, err := controlplane.TailFile(l.LogPath(), 80); err == nil {
-				t.Logf("--- last lines of %s ---\n%s", l.LogPath(), text)
+		if log := logPathOf(r); log != "" && t.Failed() {
+			if text, err := controlplane.TailFile(log, 80); err == nil {
+				t.Logf("--- last lines of %s ---\n%s", log, text)
 			}
 		}
 		if err := r.Stop(context.Background()); err != nil {

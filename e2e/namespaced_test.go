@@ -31,10 +31,7 @@ import (
 // no "forbidden": its caches, watches and the waves' reads never reach
 // beyond ALLOWED.
 func TestNamespacedMode(t *testing.T) {
-	logPath := ""
-	if l, ok := env.Confighash.(interface{ LogPath() string }); ok {
-		logPath = l.LogPath()
-	}
+	logPath := logPathOf(env.Confighash)
 	if logPath == "" {
 		t.Skip("needs the local confighash: the spec starts it with its own token and reads its log")
 	}

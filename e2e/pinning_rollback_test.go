@@ -54,18 +54,25 @@ func stampStays(t *testing.T, d *appsv1.Deployment, want string, dur time.Durati
 	}
 }
 
+// pinnedWeb creates, in a pinned app's namespace, Deployment web reading
+// configmap/app and secret/db, and waits for its first ReplicaSet: it
+// returns the namespace, the pod spec, the Deployment, its stamp and that
+// ReplicaSet.
+func pinnedWeb(t *testing.T) (ns string, spec corev1.PodSpec, d *appsv1.Deployment, stamp, rs string) {
+	t.Helper()
+	ns, spec = pinnedApp(t), podSpec("app", "db")
+	d = deploymentOf(ns, "web", spec)
+	env.Create(t, d)
+	return ns, spec, d, env.StampOf(t, d), expectReplicaSets(t, ns, "web", 1)[0]
+}
+
 // TestPinningUndoOfAConfigChange: `kubectl rollout undo` of a config-only
 // revision of a pinned Deployment goes back to the old ReplicaSet, whose
 // new pods read the old snapshots. confighash records a RolledBack halt and
 // does not roll it forward by itself, for a minute and across its restart;
 // the next change of the ConfigMap (the fix) rolls it forward, once.
 func TestPinningUndoOfAConfigChange(t *testing.T) {
-	ns := pinnedApp(t)
-	spec := podSpec("app", "db")
-	d := deploymentOf(ns, "web", spec)
-	env.Create(t, d)
-	stamp1 := env.StampOf(t, d)
-	rs1 := expectReplicaSets(t, ns, "web", 1)[0]
+	ns, spec, d, stamp1, rs1 := pinnedWeb(t)
 	snap1 := podOf(t, ns, rs1)
 	if !strings.HasPrefix(snap1, "app-pin-") {
 		t.Fatalf("the first revision's pod reads %s, not a snapshot", snap1)
@@ -140,12 +147,7 @@ func TestPinningUndoOfAConfigChange(t *testing.T) {
 // changed the image and the config together goes back to exactly the old
 // ReplicaSet, image and stamp, and its pods read the old snapshot.
 func TestPinningUndoOfAnImageAndConfigChange(t *testing.T) {
-	ns := pinnedApp(t)
-	spec := podSpec("app", "db")
-	d := deploymentOf(ns, "web", spec)
-	env.Create(t, d)
-	stamp1 := env.StampOf(t, d)
-	rs1 := expectReplicaSets(t, ns, "web", 1)[0]
+	ns, spec, d, stamp1, rs1 := pinnedWeb(t)
 	snap1 := podOf(t, ns, rs1)
 
 	// As a Helm upgrade does: the ConfigMap, then the Deployment's image,
@@ -186,12 +188,7 @@ func TestPinningUndoOfAnImageAndConfigChange(t *testing.T) {
 // the live revisions (another image here), is an edit, not a rollback: it
 // gets the current content's stamp, as without pinning, and no halt.
 func TestPinningCopiedStampOfNoRevisionIsRestamped(t *testing.T) {
-	ns := pinnedApp(t)
-	spec := podSpec("app", "db")
-	d := deploymentOf(ns, "web", spec)
-	env.Create(t, d)
-	stamp1 := env.StampOf(t, d)
-	expectReplicaSets(t, ns, "web", 1)
+	ns, spec, d, stamp1, _ := pinnedWeb(t)
 	cm := configMap(ns, "app", nil)
 	env.Update(t, cm, func() { cm.Data["k"] = "v2" })
 	stamp2 := expectedChecksum(t, ns, &spec, nil)

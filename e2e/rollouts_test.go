@@ -4,12 +4,10 @@ package e2e
 
 import (
 	"context"
-	"os"
 	"slices"
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,7 +16,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/e2e/controlplane"
 	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/internal/restamp"
 )
@@ -30,28 +27,7 @@ import (
 // which is enough here: what is checked is the ReplicaSets the controller
 // makes from the template confighash stamps.
 func TestArgoRollouts(t *testing.T) {
-	// The first run builds the controller (about 5 minutes on 2 cores,
-	// more when its modules and Go 1.27 are not cached): longer than a
-	// spec's context.
-	buildCtx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	r, err := controlplane.EnsureRollouts(buildCtx, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := env.SpecContext(t)
-	if err := r.InstallCRDs(ctx, env.KubectlPath, env.Kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-	stop, err := controlplane.StartRollouts(ctx, r, env.Kubeconfig, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := stop(); err != nil {
-			t.Errorf("stopping the Rollouts controller: %v", err)
-		}
-	})
+	env.StartRollouts(t, t.TempDir())
 	t.Run("canary", testRolloutCanary)
 	t.Run("workloadRef", testRolloutWorkloadRef)
 }
@@ -73,6 +49,18 @@ func settingsConfig(t *testing.T, ns string) *corev1.ConfigMap {
 	return cm
 }
 
+// changeSettings sets mode two in cm, settingsConfig's ConfigMap, and
+// waits until obj, whose pods run spec, carries the stamp of spec's
+// sources then (for as long as the hook may take to notice a new kind,
+// restamp.ProbeInterval, and more); it returns that stamp.
+func changeSettings(t *testing.T, cm *corev1.ConfigMap, obj client.Object, spec corev1.PodSpec) string {
+	t.Helper()
+	env.Update(t, cm, func() { cm.Data["mode"] = "two" })
+	want := expectedChecksum(t, cm.Namespace, &spec, nil)
+	waitStamp(t, obj, want, restamp.ProbeInterval+20*time.Second)
+	return want
+}
+
 // createStamped creates obj, whose pods run spec, checks that the webhook
 // stamped it with the checksum of spec's sources as they are, and returns
 // the stamp.
@@ -92,38 +80,20 @@ func rolloutOf(ns, name string, spec corev1.PodSpec) *unstructured.Unstructured 
 	return framework.CanaryRollout(ns, name, 1, spec)
 }
 
-// rolloutReplicaSets lists the ReplicaSets a Rollout controls, by
-// rollouts-pod-template-hash.
-func rolloutReplicaSets(t *testing.T, ns, name string) []string {
-	t.Helper()
-	l := &appsv1.ReplicaSetList{}
-	if err := env.Client.List(env.SpecContext(t), l, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, rs := range l.Items {
-		if c := metav1.GetControllerOf(&rs); c != nil && c.Kind == "Rollout" && c.Name == name {
-			out = append(out, rs.Labels["rollouts-pod-template-hash"])
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // expectRolloutReplicaSets waits for n ReplicaSets, then checks that the
 // count holds for the settle time.
 func expectRolloutReplicaSets(t *testing.T, ns, name string, n int) []string {
 	t.Helper()
 	var got []string
 	err := wait.PollUntilContextTimeout(env.SpecContext(t), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		got = rolloutReplicaSets(t, ns, name)
+		got = env.RolloutReplicaSets(t, ns, name)
 		return len(got) >= n, nil
 	})
 	if err != nil {
 		t.Fatalf("Rollout %s has ReplicaSets %v, want %d", name, got, n)
 	}
 	time.Sleep(settle)
-	if got = rolloutReplicaSets(t, ns, name); len(got) != n {
+	if got = env.RolloutReplicaSets(t, ns, name); len(got) != n {
 		t.Fatalf("Rollout %s has ReplicaSets %v after settling, want exactly %d", name, got, n)
 	}
 	return got
@@ -155,9 +125,7 @@ func testRolloutCanary(t *testing.T) {
 	hashes := expectRolloutReplicaSets(t, ns, "web", 1)
 	h1 := hashes[0]
 
-	env.Update(t, cm, func() { cm.Data["mode"] = "two" })
-	second := expectedChecksum(t, ns, &spec, nil)
-	waitStamp(t, ro, second, restamp.ProbeInterval+20*time.Second)
+	second := changeSettings(t, cm, ro, spec)
 	hashes = expectRolloutReplicaSets(t, ns, "web", 2)
 
 	// A replace with the manifest (no stamp) keeps the stamp: no new

@@ -25,10 +25,7 @@ import (
 // Secret the Deployment reads re-stamps it with the checksum of what it
 // reads, as for a Deployment created in a served namespace.
 func TestWorkloadCreatedBeforeItsNamespaceWasServed(t *testing.T) {
-	logPath := ""
-	if l, ok := env.Confighash.(interface{ LogPath() string }); ok {
-		logPath = l.LogPath()
-	}
+	logPath := logPathOf(env.Confighash)
 	ns := env.NewNamespace(t, false)
 	env.Create(t, secret(ns, "db", map[string]string{"password": "p1"}))
 	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10",

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -371,27 +370,7 @@ func hasCheckLine(out, verdict, check string) bool {
 func TestStatusWebhookUnreachable(t *testing.T) {
 	ns, _ := statusFixture(t, true)
 	ctx := env.SpecContext(t)
-	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Name: "confighash"}, cfg); err != nil {
-		t.Skipf("no webhook configuration to break: %v", err)
-	}
-	if cfg.Webhooks[0].ClientConfig.URL == nil {
-		t.Skip("webhook is reached through a Service here")
-	}
-	good := *cfg.Webhooks[0].ClientConfig.URL
-	setURL := func(u string) {
-		env.Update(t, cfg, func() { cfg.Webhooks[0].ClientConfig.URL = &u })
-	}
-	setURL("https://127.0.0.1:1/mutate") // nothing listens: failurePolicy Ignore admits unstamped
-	t.Cleanup(func() {
-		setURL(good)
-		// Wait until the API server calls the webhook again, for the next spec.
-		_ = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			d := deploymentOf(ns, "probe", podSpec("cfg", "sec"))
-			err := env.Client.Create(ctx, d, client.DryRunAll)
-			return err == nil && d.Spec.Template.Annotations[contract.ChecksumAnnotation] != "", nil
-		})
-	})
+	webhookUnreachable(t, ns)
 
 	// The API server picks the change up asynchronously.
 	var w status.Workload

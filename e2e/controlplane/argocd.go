@@ -53,21 +53,11 @@ func argocdGroup(repoRoot string) binaryGroup {
 // it from the Go module proxy first if it is missing, and reporting that
 // build's progress to progress (nil discards it).
 func EnsureArgoCD(ctx context.Context, progress io.Writer) (ArgoCD, error) {
-	if progress == nil {
-		progress = io.Discard
-	}
-	root, err := RepoRoot()
+	g, bin, err := ensureTool(ctx, progress, argocdGroup)
 	if err != nil {
 		return ArgoCD{}, err
 	}
-	g := argocdGroup(root)
-	if err := g.ensure(ctx, root, progress); err != nil {
-		return ArgoCD{}, err
-	}
-	a := ArgoCD{Binary: filepath.Join(g.outDir, argocdControllerName)}
-	if err := isExecutable(a.Binary); err != nil {
-		return ArgoCD{}, fmt.Errorf("after building: %w", err)
-	}
+	a := ArgoCD{Binary: bin}
 	dir, err := moduleDir(ctx, g.toolsDir, g.env, argocdModule)
 	if err != nil {
 		return ArgoCD{}, err

@@ -234,6 +234,30 @@ func missingTargets(groups []binaryGroup) []buildTarget {
 	return missing
 }
 
+// ensureTool is what the Ensure functions of the tools built on demand
+// share: it builds the group of the repository's tree that group makes,
+// if a binary of it is missing, reporting to progress (nil discards it),
+// and returns the group and the path of its first target, checked to be
+// executable.
+func ensureTool(ctx context.Context, progress io.Writer, group func(repoRoot string) binaryGroup) (binaryGroup, string, error) {
+	if progress == nil {
+		progress = io.Discard
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return binaryGroup{}, "", err
+	}
+	g := group(root)
+	if err := g.ensure(ctx, root, progress); err != nil {
+		return binaryGroup{}, "", err
+	}
+	bin := filepath.Join(g.outDir, g.targets[0].name)
+	if err := isExecutable(bin); err != nil {
+		return binaryGroup{}, "", fmt.Errorf("after building: %w", err)
+	}
+	return g, bin, nil
+}
+
 // ensure builds the group once if any of its binaries is missing, under
 // EnsureBinaries' lock, so that parallel callers wait for one build. With
 // everything built it prints nothing.

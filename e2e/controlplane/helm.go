@@ -4,7 +4,6 @@ package controlplane
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"path/filepath"
 )
@@ -32,20 +31,6 @@ func helmGroup(repoRoot string) binaryGroup {
 // building it from the Go module proxy first if it is missing (progress to
 // progress; nil discards it). It shares EnsureBinaries' lock.
 func EnsureHelm(ctx context.Context, progress io.Writer) (string, error) {
-	if progress == nil {
-		progress = io.Discard
-	}
-	root, err := RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	g := helmGroup(root)
-	if err := g.ensure(ctx, root, progress); err != nil {
-		return "", err
-	}
-	bin := filepath.Join(g.outDir, g.targets[0].name)
-	if err := isExecutable(bin); err != nil {
-		return "", fmt.Errorf("after building: %w", err)
-	}
-	return bin, nil
+	_, bin, err := ensureTool(ctx, progress, helmGroup)
+	return bin, err
 }

@@ -63,21 +63,11 @@ func rolloutsGroup(repoRoot string) binaryGroup {
 // and reporting that build's progress to progress (nil discards it). It
 // shares EnsureBinaries' lock, so parallel callers wait for one build.
 func EnsureRollouts(ctx context.Context, progress io.Writer) (Rollouts, error) {
-	if progress == nil {
-		progress = io.Discard
-	}
-	root, err := RepoRoot()
+	g, bin, err := ensureTool(ctx, progress, rolloutsGroup)
 	if err != nil {
 		return Rollouts{}, err
 	}
-	g := rolloutsGroup(root)
-	if err := g.ensure(ctx, root, progress); err != nil {
-		return Rollouts{}, err
-	}
-	r := Rollouts{Controller: filepath.Join(g.outDir, g.targets[0].name)}
-	if err := isExecutable(r.Controller); err != nil {
-		return Rollouts{}, fmt.Errorf("after building: %w", err)
-	}
+	r := Rollouts{Controller: bin}
 	// Asked of the go command, not derived from GOMODCACHE, so that it also
 	// works with a moved or cleaned module cache (it downloads again).
 	dir, err := moduleDir(ctx, g.toolsDir, g.env, rolloutsModule)

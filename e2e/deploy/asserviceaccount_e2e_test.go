@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/confighash/confighash/e2e/controlplane"
+	"github.com/confighash/confighash/e2e/framework"
 )
 
 // adminClient is a cluster admin's client of the local control plane.
@@ -40,7 +41,7 @@ func install(ctx context.Context, t *testing.T, r Render) *rendered {
 // cert-manager would have mounted.
 func runAsServiceAccount(ctx context.Context, t *testing.T, c *controlplane.ControlPlane, admin kubernetes.Interface, bin string, dec *rendered) (*process, local) {
 	t.Helper()
-	kubeconfig := serviceAccountKubeconfig(ctx, t, admin, c.RESTConfig().Host, c.RESTConfig().CAData, dec.SA)
+	kubeconfig := framework.ServiceAccountKubeconfig(ctx, t, admin, c.RESTConfig().Host, c.RESTConfig().CAData, dec.SA)
 	l := localArgs(t, dec, kubeconfig)
 	if dec.Mode.Flag == "external" {
 		writeSelfSignedPair(t, l.certDir, servingCert(t, dec).Spec.DNSNames)

@@ -18,6 +18,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/confighash/confighash/e2e/framework"
 )
 
 // metricsReaderRole is the ClusterRole the manifests ship for scrapers.
@@ -54,8 +56,8 @@ func checkMetricsAccess(ctx context.Context, t *testing.T, admin kubernetes.Inte
 		wantBody string
 	}{
 		"no token":                              {want: http.StatusUnauthorized},
-		"confighash's own token":                {token: serviceAccountToken(ctx, t, admin, r.SA), want: http.StatusForbidden},
-		"a token bound to " + metricsReaderRole: {token: serviceAccountToken(ctx, t, admin, scraper), want: http.StatusOK, wantBody: "confighash_hook_restamps_total"},
+		"confighash's own token":                {token: framework.ServiceAccountToken(ctx, t, admin, r.SA), want: http.StatusForbidden},
+		"a token bound to " + metricsReaderRole: {token: framework.ServiceAccountToken(ctx, t, admin, scraper), want: http.StatusOK, wantBody: "confighash_hook_restamps_total"},
 	} {
 		t.Run("metrics with "+name, func(t *testing.T) {
 			code, body := scrape(ctx, t, url, tc.token, roots, metricsServerName(r))

@@ -1,7 +1,6 @@
 package deploy
 
 import (
-	"io"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -23,15 +22,7 @@ func TestChartFromOCIRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := images.StartRegistry(io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := reg.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
+	reg := images.RegistryFor(t)
 	dir := t.TempDir()
 	client, err := NewOCIRegistryClient(dir)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/hashkey"
@@ -318,7 +319,7 @@ func stampedRevision(ctx context.Context, t *testing.T, admin kubernetes.Interfa
 func serviceAccountConfig(ctx context.Context, t *testing.T, admin kubernetes.Interface, base *rest.Config, sa *corev1.ServiceAccount) *rest.Config {
 	t.Helper()
 	cfg := rest.AnonymousClientConfig(base)
-	cfg.BearerToken = serviceAccountToken(ctx, t, admin, sa)
+	cfg.BearerToken = framework.ServiceAccountToken(ctx, t, admin, sa)
 	return cfg
 }
 

@@ -19,15 +19,11 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/utils/ptr"
 
 	"github.com/confighash/confighash/e2e/controlplane"
 	"github.com/confighash/confighash/internal/contract"
@@ -91,33 +87,6 @@ func TestRBACSufficesAtRunTime(t *testing.T) {
 			stopNeverForbidden(t, proc)
 		})
 	}
-}
-
-// serviceAccountToken is a short-lived token for sa, from the TokenRequest API.
-func serviceAccountToken(ctx context.Context, t *testing.T, admin kubernetes.Interface, sa *corev1.ServiceAccount) string {
-	t.Helper()
-	tr, err := admin.CoreV1().ServiceAccounts(sa.Namespace).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("requesting a token for ServiceAccount %s/%s: %v", sa.Namespace, sa.Name, err)
-	}
-	return tr.Status.Token
-}
-
-// serviceAccountKubeconfig writes a kubeconfig that authenticates as sa.
-func serviceAccountKubeconfig(ctx context.Context, t *testing.T, admin kubernetes.Interface, host string, caData []byte, sa *corev1.ServiceAccount) string {
-	t.Helper()
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: host, CertificateAuthorityData: caData}
-	cfg.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: serviceAccountToken(ctx, t, admin, sa)}
-	cfg.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "sa", Namespace: sa.Namespace}
-	cfg.CurrentContext = "c"
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // local is a command line for running the Deployment's container here.

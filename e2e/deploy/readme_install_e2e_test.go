@@ -37,14 +37,7 @@ import (
 // the stamp must be a stamp, preview must name the reader, the change must
 // roll it exactly once, and status must name the change.
 func TestReadmeInstall(t *testing.T) {
-	p, err := FindPaths()
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks, err := ReadReadmeBlocks(filepath.Join(p.Root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, blocks := readmeBlocks(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	helm, err := controlplane.EnsureHelm(ctx, os.Stderr)

@@ -11,14 +11,7 @@ import (
 // README, is valid bash, and the blocks that name the image name it under
 // ReadmeRegistry, the one host the spec substitutes.
 func TestReadmeBlocks(t *testing.T) {
-	p, err := FindPaths()
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks, err := ReadReadmeBlocks(filepath.Join(p.Root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, blocks := readmeBlocks(t)
 	for name, script := range blocks {
 		if out, err := exec.Command("bash", "-n", "-c", script).CombinedOutput(); err != nil {
 			t.Errorf("block %s is not valid bash: %v\n%s", name, err, out)
@@ -29,6 +22,20 @@ func TestReadmeBlocks(t *testing.T) {
 			t.Errorf("block %s does not name the image under %s:\n%s", name, ReadmeRegistry, blocks[name])
 		}
 	}
+}
+
+// readmeBlocks finds the tree and reads its README's blocks.
+func readmeBlocks(t *testing.T) (Paths, map[string]string) {
+	t.Helper()
+	p, err := FindPaths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := ReadReadmeBlocks(filepath.Join(p.Root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, blocks
 }
 
 // TestParseReadmeBlocks: indented blocks lose their indentation, and a

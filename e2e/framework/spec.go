@@ -100,8 +100,36 @@ func (e *Env) StampOf(t testing.TB, obj client.Object) string {
 	return s
 }
 
+// WaitAllStamped waits, polling every poll for at most within, until each
+// of objs carries stamp want, and fails t with how many did not.
+func WaitAllStamped[T client.Object](t testing.TB, e *Env, objs []T, want string, poll, within time.Duration) {
+	t.Helper()
+	stale := func() int {
+		n := 0
+		for _, o := range objs {
+			if e.StampOf(t, o) != want {
+				n++
+			}
+		}
+		return n
+	}
+	err := wait.PollUntilContextTimeout(e.SpecContext(t), poll, within, true, func(context.Context) (bool, error) {
+		return stale() == 0, nil
+	})
+	if err != nil {
+		t.Fatalf("%d of %d workloads did not get stamp %s within %s", stale(), len(objs), want, within)
+	}
+}
+
 // ReplicaSets lists the ReplicaSets that Deployment ns/name owns.
 func (e *Env) ReplicaSets(t testing.TB, ns, name string) []appsv1.ReplicaSet {
+	t.Helper()
+	return e.ControlledReplicaSets(t, ns, "Deployment", name)
+}
+
+// ControlledReplicaSets lists the ReplicaSets in ns whose controller is
+// the object of kind named name.
+func (e *Env) ControlledReplicaSets(t testing.TB, ns, kind, name string) []appsv1.ReplicaSet {
 	t.Helper()
 	l := &appsv1.ReplicaSetList{}
 	if err := e.Client.List(e.SpecContext(t), l, client.InNamespace(ns)); err != nil {
@@ -109,7 +137,7 @@ func (e *Env) ReplicaSets(t testing.TB, ns, name string) []appsv1.ReplicaSet {
 	}
 	var out []appsv1.ReplicaSet
 	for _, rs := range l.Items {
-		if c := metav1.GetControllerOf(&rs); c != nil && c.Kind == "Deployment" && c.Name == name {
+		if c := metav1.GetControllerOf(&rs); c != nil && c.Kind == kind && c.Name == name {
 			out = append(out, rs)
 		}
 	}

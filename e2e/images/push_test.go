@@ -2,7 +2,6 @@ package images
 
 import (
 	"context"
-	"io"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/v1/random"
@@ -15,15 +14,7 @@ import (
 // refused before anything is sent.
 func TestPushTo(t *testing.T) {
 	ctx := context.Background()
-	reg, err := StartRegistry(io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := reg.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
+	reg := RegistryFor(t)
 	idx, err := random.Index(64, 1, 2)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"testing"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -42,6 +43,22 @@ func StartRegistry(logw io.Writer) (*Registry, error) {
 	}
 	go func() { r.done <- r.srv.Serve(ln) }()
 	return r, nil
+}
+
+// RegistryFor is a registry (StartRegistry, logging nowhere) for a test,
+// closed when it ends.
+func RegistryFor(t testing.TB) *Registry {
+	t.Helper()
+	reg, err := StartRegistry(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := reg.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return reg
 }
 
 // Host is the registry's host:port, the first element of its references.

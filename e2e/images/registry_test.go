@@ -2,7 +2,6 @@ package images
 
 import (
 	"context"
-	"io"
 	"path/filepath"
 	"testing"
 )
@@ -26,15 +25,7 @@ func TestIndexFromRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := StartRegistry(io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := reg.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
+	reg := RegistryFor(t)
 	if err := reg.Push(ctx, spec, idx); err != nil {
 		t.Fatal(err)
 	}

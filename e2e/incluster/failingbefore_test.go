@@ -139,11 +139,9 @@ func TestFailingReaderIsNotTheCanary(t *testing.T) {
 // a moment, and it rolls out printing the fixed value.
 func TestHaltedReaderGetsTheNextChange(t *testing.T) {
 	ns := env.NewNamespace(t, true)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"mode": "good"}
+	cm := sharedConfig(t, ns, map[string]string{"mode": "good"})
 	secret := &corev1.Secret{}
 	secret.Namespace, secret.Name, secret.Data = ns, "token", map[string][]byte{"token": []byte("a")}
-	env.Create(t, cm)
 	env.Create(t, secret)
 	d := picky(ns, "lone")
 	c := &d.Spec.Template.Spec.Containers[0]

@@ -40,9 +40,7 @@ func readerOf(ns string, i int) *appsv1.Deployment {
 // replicas, so they are in no wave: this is the fan-out all at once.
 func TestLeaderFailoverMidFanOut(t *testing.T) {
 	ns := env.NewNamespace(t, true)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"v": "1"}
-	env.Create(t, cm)
+	cm := sharedConfig(t, ns, map[string]string{"v": "1"})
 	var ds []*appsv1.Deployment
 	for i := range readers {
 		d := readerOf(ns, i)
@@ -162,23 +160,7 @@ func expectEachRolledOnce(t *testing.T, ns, before string, ds []*appsv1.Deployme
 	if want == before {
 		t.Fatal("a fresh reader got the old stamp")
 	}
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
-		for _, d := range ds {
-			if env.StampOf(t, d) != want {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
-	if err != nil {
-		stale := 0
-		for _, d := range ds {
-			if env.StampOf(t, d) != want {
-				stale++
-			}
-		}
-		t.Fatalf("%d of %d readers did not end on the new content", stale, len(ds))
-	}
+	framework.WaitAllStamped(t, env.Env, ds, want, 250*time.Millisecond, 3*time.Minute)
 	time.Sleep(settle)
 	for _, d := range ds {
 		if n := len(env.ReplicaSets(t, ns, d.Name)); n != 2 {

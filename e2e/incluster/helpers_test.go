@@ -36,6 +36,16 @@ func sampleConfig(ns, greeting, password string) (*corev1.ConfigMap, *corev1.Sec
 		}
 }
 
+// sharedConfig creates ConfigMap shared in ns, holding data: the config
+// the specs' readers read.
+func sharedConfig(t *testing.T, ns string, data map[string]string) *corev1.ConfigMap {
+	t.Helper()
+	cm := &corev1.ConfigMap{}
+	cm.Namespace, cm.Name, cm.Data = ns, "shared", data
+	env.Create(t, cm)
+	return cm
+}
+
 // sampleApp is a Deployment of the sample app that reads the greeting and
 // the password twice each: as environment variables and as mounted files.
 func sampleApp(ns string) *appsv1.Deployment {
@@ -113,23 +123,14 @@ func runningPod(t *testing.T, ns, rs string) (string, time.Time) {
 	var name string
 	var readyAt time.Time
 	err := wait.PollUntilContextTimeout(env.SpecContext(t), 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		l := &corev1.PodList{}
-		if err := env.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
-			return false, err
-		}
-		for _, p := range l.Items {
-			c := metav1.GetControllerOf(&p)
-			if c == nil || c.Name != rs || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
-				continue
-			}
-			for _, cond := range p.Status.Conditions {
-				if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
-					name, readyAt = p.Name, time.Now()
-					return true, nil
-				}
+		pods, err := podsOf(ctx, ns, rs)
+		for _, p := range pods {
+			if runningReady(p) {
+				name, readyAt = p.Name, time.Now()
+				return true, nil
 			}
 		}
-		return false, nil
+		return false, err
 	})
 	if err != nil {
 		t.Fatalf("no Running, Ready pod of ReplicaSet %s: %v", rs, err)
@@ -202,6 +203,24 @@ func confighashPods(t *testing.T) []corev1.Pod {
 		}
 	}
 	return out
+}
+
+// podsOf lists the pods of ReplicaSet rs in ns that are not being
+// deleted.
+func podsOf(ctx context.Context, ns, rs string) ([]corev1.Pod, error) {
+	l := &corev1.PodList{}
+	if err := env.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(l.Items, func(p corev1.Pod) bool {
+		c := metav1.GetControllerOf(&p)
+		return c == nil || c.Name != rs || p.DeletionTimestamp != nil
+	}), nil
+}
+
+// runningReady reports whether pod p runs and is Ready.
+func runningReady(p corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodRunning && ready(p)
 }
 
 // ready reports whether a pod's Ready condition is true.

@@ -237,9 +237,7 @@ func failureQuotaAtCount(t *testing.T, ns string) {
 func failureReader(t *testing.T, name string, replicas int32) (string, *corev1.ConfigMap, *appsv1.Deployment, string) {
 	t.Helper()
 	ns := pinningNamespace(t)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"mode": "one"}
-	env.Create(t, cm)
+	cm := sharedConfig(t, ns, map[string]string{"mode": "one"})
 	d := pinnedReader(ns, name, replicas)
 	env.Create(t, d)
 	if err := env.WaitRollout(env.SpecContext(t), ns, d.Name, 3*time.Minute); err != nil {

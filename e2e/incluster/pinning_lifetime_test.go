@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -25,9 +24,7 @@ import (
 func TestSnapshotLifetimeOnTheNode(t *testing.T) {
 	ctx := env.SpecContext(t)
 	ns := pinningNamespace(t)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"mode": "v0"}
-	env.Create(t, cm)
+	cm := sharedConfig(t, ns, map[string]string{"mode": "v0"})
 	web := pinnedReader(ns, "web", 1)
 	web.Spec.RevisionHistoryLimit = ptr.To[int32](2)
 	env.Create(t, web)

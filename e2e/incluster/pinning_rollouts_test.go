@@ -27,9 +27,7 @@ import (
 func testPinnedAbort(t *testing.T) {
 	ctx := env.SpecContext(t)
 	ns := pinningNamespace(t)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"mode": "good"}
-	env.Create(t, cm)
+	cm := sharedConfig(t, ns, map[string]string{"mode": "good"})
 	ro := canaryRollout(ns, "web", canaryReplicas, pinnedReader(ns, "web", 1).Spec.Template.Spec)
 	env.Create(t, ro)
 	stable := waitHealthy(t, ro).StableRS

@@ -34,9 +34,7 @@ import (
 func TestStatefulSetPartitionPinned(t *testing.T) {
 	ctx := env.SpecContext(t)
 	ns := pinningNamespace(t)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"mode": "good"}
-	env.Create(t, cm)
+	cm := sharedConfig(t, ns, map[string]string{"mode": "good"})
 	sts := stsReader(ns, "db", 4, 2)
 	env.Create(t, sts)
 	rev1 := stsUpdateRevision(t, sts)

@@ -44,9 +44,7 @@ import (
 func TestHaltHoldsPinnedContent(t *testing.T) {
 	ctx := env.SpecContext(t)
 	ns := pinningNamespace(t)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"mode": "good"}
-	env.Create(t, cm)
+	cm := sharedConfig(t, ns, map[string]string{"mode": "good"})
 	canary := pinnedReader(ns, "canary", 1)
 	canary.Annotations = map[string]string{contract.RolloutOrderAnnotation: "-1"}
 	waiting := pinnedReader(ns, "waiting", 2)
@@ -161,17 +159,9 @@ func readyPods(t *testing.T, ns, rs string, n int) []corev1.Pod {
 	t.Helper()
 	var got []corev1.Pod
 	err := wait.PollUntilContextTimeout(env.SpecContext(t), 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		l := &corev1.PodList{}
-		if err := env.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
-			return false, err
-		}
-		got = got[:0]
-		for _, p := range l.Items {
-			if c := metav1.GetControllerOf(&p); c != nil && c.Name == rs && p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && ready(p) {
-				got = append(got, p)
-			}
-		}
-		return len(got) == n, nil
+		pods, err := podsOf(ctx, ns, rs)
+		got = slices.DeleteFunc(pods, func(p corev1.Pod) bool { return !runningReady(p) })
+		return err == nil && len(got) == n, err
 	})
 	if err != nil {
 		t.Fatalf("ReplicaSet %s: %d Running, Ready pods, want %d", rs, len(got), n)
@@ -184,13 +174,12 @@ func waitNewPod(t *testing.T, ns, rs string, known []corev1.Pod) corev1.Pod {
 	t.Helper()
 	var found corev1.Pod
 	err := wait.PollUntilContextTimeout(env.SpecContext(t), 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		l := &corev1.PodList{}
-		if err := env.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
+		pods, err := podsOf(ctx, ns, rs)
+		if err != nil {
 			return false, err
 		}
-		for _, p := range l.Items {
-			c := metav1.GetControllerOf(&p)
-			if c == nil || c.Name != rs || p.DeletionTimestamp != nil || slices.ContainsFunc(known, func(k corev1.Pod) bool { return k.UID == p.UID }) {
+		for _, p := range pods {
+			if slices.ContainsFunc(known, func(k corev1.Pod) bool { return k.UID == p.UID }) {
 				continue
 			}
 			found = p

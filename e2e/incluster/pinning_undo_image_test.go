@@ -10,7 +10,6 @@ import (
 
 	"github.com/confighash/confighash/e2e/images"
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/waves"
 )
 
 // TestUndoOfAnImageAndConfigChange: as a Helm upgrade writes them, the
@@ -57,26 +56,11 @@ func TestUndoOfAnImageAndConfigChange(t *testing.T) {
 	expectImage(t, second, image2)
 	expectPinnedValue(t, second, "", "second")
 
-	if out, err := env.Run(ctx, "", "rollout", "undo", "deployment/"+web.Name, "-n", ns); err != nil {
-		t.Fatalf("kubectl rollout undo: %v\n%s", err, out)
-	}
-	if err := env.WaitRollout(ctx, ns, web.Name, 3*time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if got := env.StampOf(t, web); got != stamp1 {
-		t.Fatalf("after the undo the stamp is %s, want the first revision's %s", got, stamp1)
-	}
-	if got, n := env.CurrentReplicaSet(t, ns, web.Name), len(env.ReplicaSets(t, ns, web.Name)); got != rs1 || n != 2 {
-		t.Fatalf("after the undo web runs %s of %d ReplicaSets, want the first, %s, of 2", got, n, rs1)
-	}
-	back := readyPods(t, ns, rs1, 1)[0]
+	back := undoToFirst(t, web, first)
 	expectImage(t, back, image1)
 	expectPinnedValue(t, back, snapshot1, "good")
 	t.Logf("after the undo, %s of the first ReplicaSet runs %s and printed good, from %s", back.Name, image1, snapshot1)
-	halt, err := contract.ParseHalt(contract.Unsealed(annotationOf(t, web, contract.HaltAnnotation)))
-	if err != nil || halt.Reason != waves.RolledBack {
-		t.Fatalf("web's halt after the undo: %+v (%v), want %s", halt, err, waves.RolledBack)
-	}
+	expectRolledBack(t, web)
 }
 
 // expectImage checks that pod p's one container runs image.

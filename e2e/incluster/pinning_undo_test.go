@@ -28,7 +28,6 @@ import (
 // Without pinning the undo is re-stamped to the live content and the pod
 // prints second.
 func TestUndoRestoresPinnedContent(t *testing.T) {
-	ctx := env.SpecContext(t)
 	first := pinnedFirstRevision(t, nil)
 	ns, cm, web := first.ns, first.cm, first.web
 	rs1, stamp1, snapshot1 := first.rs, first.stamp, first.snapshot
@@ -38,19 +37,7 @@ func TestUndoRestoresPinnedContent(t *testing.T) {
 	second := readyPods(t, ns, rs2, 1)[0]
 	expectPinnedValue(t, second, "", "second")
 
-	if out, err := env.Run(ctx, "", "rollout", "undo", "deployment/"+web.Name, "-n", ns); err != nil {
-		t.Fatalf("kubectl rollout undo: %v\n%s", err, out)
-	}
-	if err := env.WaitRollout(ctx, ns, web.Name, 3*time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if got := env.StampOf(t, web); got != stamp1 {
-		t.Fatalf("after the undo the stamp is %s, want the first revision's %s", got, stamp1)
-	}
-	if got := env.CurrentReplicaSet(t, ns, web.Name); got != rs1 || len(env.ReplicaSets(t, ns, web.Name)) != 2 {
-		t.Fatalf("after the undo web runs %s of %d ReplicaSets, want the first, %s, of 2", got, len(env.ReplicaSets(t, ns, web.Name)), rs1)
-	}
-	back := readyPods(t, ns, rs1, 1)[0]
+	back := undoToFirst(t, web, first)
 	expectPinnedValue(t, back, snapshot1, "good")
 	t.Logf("after the undo, %s of the first ReplicaSet printed good, from %s", back.Name, snapshot1)
 	expectRolledBack(t, web)
@@ -118,6 +105,27 @@ func expectRolledBack(t *testing.T, d *appsv1.Deployment) {
 	}
 }
 
+// undoToFirst runs `kubectl rollout undo` of web, now on its second
+// revision, waits for the rollout, checks that it is back on first's
+// stamp and ReplicaSet (of 2), and returns that ReplicaSet's ready pod.
+func undoToFirst(t *testing.T, web *appsv1.Deployment, first firstRevision) corev1.Pod {
+	t.Helper()
+	ctx, ns := env.SpecContext(t), web.Namespace
+	if out, err := env.Run(ctx, "", "rollout", "undo", "deployment/"+web.Name, "-n", ns); err != nil {
+		t.Fatalf("kubectl rollout undo: %v\n%s", err, out)
+	}
+	if err := env.WaitRollout(ctx, ns, web.Name, 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got := env.StampOf(t, web); got != first.stamp {
+		t.Fatalf("after the undo the stamp is %s, want the first revision's %s", got, first.stamp)
+	}
+	if got, n := env.CurrentReplicaSet(t, ns, web.Name), len(env.ReplicaSets(t, ns, web.Name)); got != first.rs || n != 2 {
+		t.Fatalf("after the undo web runs %s of %d ReplicaSets, want the first, %s, of 2", got, n, first.rs)
+	}
+	return readyPods(t, ns, first.rs, 1)[0]
+}
+
 // restampedTo waits until the hook re-stamps d away from stamp and its
 // rollout completes, and returns its new ReplicaSet.
 func restampedTo(t *testing.T, d *appsv1.Deployment, stamp string) string {
@@ -173,9 +181,7 @@ func pinnedFirstRevision(t *testing.T, annotations map[string]string) firstRevis
 	t.Helper()
 	ctx := env.SpecContext(t)
 	ns := pinningNamespace(t)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"mode": "good"}
-	env.Create(t, cm)
+	cm := sharedConfig(t, ns, map[string]string{"mode": "good"})
 	web := pinnedReader(ns, "web", 1)
 	web.Annotations = annotations
 	env.Create(t, web)

@@ -46,9 +46,7 @@ func keyReader(ns, name, key string) *appsv1.Deployment {
 func TestPreviewThenApplyOnTheNode(t *testing.T) {
 	ctx := env.SpecContext(t)
 	ns := env.NewNamespace(t, true)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"a": "a1", "b": "b1", "c": "c1"}
-	env.Create(t, cm)
+	sharedConfig(t, ns, map[string]string{"a": "a1", "b": "b1", "c": "c1"})
 	ds := []*appsv1.Deployment{keyReader(ns, "reads-a", "a"), keyReader(ns, "reads-b", "b"),
 		keyReader(ns, "reads-c", "c"), keyReader(ns, "whole", "")}
 	for _, d := range ds {

@@ -11,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -28,7 +26,7 @@ import (
 // rolloutHashLabel is the label Argo Rollouts puts on each ReplicaSet it
 // makes and on that ReplicaSet's pods: the template hash that
 // status.currentPodHash and status.stableRS name.
-const rolloutHashLabel = "rollouts-pod-template-hash"
+const rolloutHashLabel = framework.RolloutHashLabel
 
 // canaryReplicas: with setWeight 50 the canary step runs one pod of the
 // new template beside one of the stable one.
@@ -270,22 +268,11 @@ func rolloutPods(t *testing.T, ro *unstructured.Unstructured) []corev1.Pod {
 	return slices.DeleteFunc(l.Items, func(p corev1.Pod) bool { return p.DeletionTimestamp != nil })
 }
 
-// rolloutReplicaSets lists the template hashes of the ReplicaSets Rollout
-// ro controls.
+// rolloutReplicaSets lists, sorted, the template hashes of the
+// ReplicaSets Rollout ro controls.
 func rolloutReplicaSets(t *testing.T, ro *unstructured.Unstructured) []string {
 	t.Helper()
-	l := &appsv1.ReplicaSetList{}
-	if err := env.Client.List(env.SpecContext(t), l, client.InNamespace(ro.GetNamespace())); err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, rs := range l.Items {
-		if c := metav1.GetControllerOf(&rs); c != nil && c.Kind == framework.RolloutGVK.Kind && c.Name == ro.GetName() {
-			out = append(out, rs.Labels[rolloutHashLabel])
-		}
-	}
-	slices.Sort(out)
-	return out
+	return env.RolloutReplicaSets(t, ro.GetNamespace(), ro.GetName())
 }
 
 // waitHalt waits for confighash's halt record on ro and returns it parsed.

@@ -4,8 +4,6 @@ package incluster
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/confighash/confighash/e2e/controlplane"
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/restamp"
 )
@@ -48,34 +45,11 @@ func TestRolloutsCanaryOnNode(t *testing.T) {
 	t.Run("pinnedAbort", testPinnedAbort)
 }
 
-// rolloutsController starts the Argo Rollouts controller for one spec (the
-// first run builds it, about 5 minutes on 2 cores: longer than a spec's
-// context) and waits until the hook watches Rollouts.
+// rolloutsController starts the Argo Rollouts controller for one spec and
+// waits until the hook watches Rollouts.
 func rolloutsController(t *testing.T) {
 	t.Helper()
-	buildCtx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	r, err := controlplane.EnsureRollouts(buildCtx, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := env.SpecContext(t)
-	if err := r.InstallCRDs(ctx, env.KubectlPath, env.Kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-	stop, err := controlplane.StartRollouts(ctx, r, env.Kubeconfig, env.ControlPlane.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			log, err := controlplane.TailFile(filepath.Join(env.ControlPlane.Dir, "logs", "argo-rollouts.log"), 40)
-			t.Logf("argo-rollouts log (tail, %v):\n%s", err, log)
-		}
-		if err := stop(); err != nil {
-			t.Errorf("stopping the Rollouts controller: %v", err)
-		}
-	})
+	env.StartRollouts(t, env.ControlPlane.Dir)
 	waitHookWatchesRollouts(t)
 }
 
@@ -339,9 +313,7 @@ func testCanaryRevert(t *testing.T) {
 func twoReaders(t *testing.T) (cm *corev1.ConfigMap, first, second *unstructured.Unstructured, firstStable, secondStable string) {
 	t.Helper()
 	ns := env.NewNamespace(t, true)
-	cm = &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"mode": "one"}
-	env.Create(t, cm)
+	cm = sharedConfig(t, ns, map[string]string{"mode": "one"})
 	first = canaryRollout(ns, "web-z", canaryReplicas, modeReader("shared"))
 	first.SetAnnotations(map[string]string{contract.RolloutOrderAnnotation: "-1"})
 	second = canaryRollout(ns, "web-a", canaryReplicas, modeReader("shared"))
@@ -430,9 +402,7 @@ func testWavesHaltOnAbort(t *testing.T) {
 // reader keeps its stamp and its pods.
 func testWavesHaltOnDegraded(t *testing.T) {
 	ns := env.NewNamespace(t, true)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"mode": "one"}
-	env.Create(t, cm)
+	cm := sharedConfig(t, ns, map[string]string{"mode": "one"})
 	var ros []*unstructured.Unstructured
 	for _, name := range []string{"web-z", "web-a"} {
 		ro := canaryRollout(ns, name, canaryReplicas, modeFileReader("shared"))

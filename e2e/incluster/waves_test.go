@@ -44,9 +44,7 @@ func picky(ns, name string) *appsv1.Deployment {
 func rolledOutReaders(t *testing.T, data map[string]string, n int, reader func(ns, name string) *appsv1.Deployment) (*corev1.ConfigMap, []*appsv1.Deployment) {
 	t.Helper()
 	ns := env.NewNamespace(t, true)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", data
-	env.Create(t, cm)
+	cm := sharedConfig(t, ns, data)
 	var ds []*appsv1.Deployment
 	for i := range n {
 		d := reader(ns, fmt.Sprintf("reader-%d", i))

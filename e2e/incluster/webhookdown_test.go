@@ -5,8 +5,6 @@ package incluster
 import (
 	"testing"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // TestWebhookDownBlocksNothing scales confighash to zero. With no endpoint
@@ -19,9 +17,7 @@ import (
 func TestWebhookDownBlocksNothing(t *testing.T) {
 	ctx := env.SpecContext(t)
 	ns := env.NewNamespace(t, true)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"v": "1"}
-	env.Create(t, cm)
+	cm := sharedConfig(t, ns, map[string]string{"v": "1"})
 	before := readerOf(ns, 0)
 	env.Create(t, before)
 	stamp := env.StampOf(t, before)

@@ -31,9 +31,7 @@ func TestWindowWaitSurvivesALeaderDeletion(t *testing.T) {
 		}
 		nsObj.Annotations[contract.WindowAnnotation] = schedule
 	})
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"mode": "good"}
-	env.Create(t, cm)
+	cm := sharedConfig(t, ns, map[string]string{"mode": "good"})
 	web := pinnedReader(ns, "web", 1)
 	env.Create(t, web)
 	if err := env.WaitRollout(ctx, ns, web.Name, 3*time.Minute); err != nil {

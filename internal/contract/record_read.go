@@ -23,17 +23,7 @@ func (r Rollout) Sealed(key []byte, s Subject) string {
 // other value is an error, and no record.
 func ReadRollout(key []byte, s Subject, value string, now time.Time) (Rollout, error) {
 	body, err := open(key, s, RolloutAnnotation, value)
-	if err != nil {
-		return Rollout{}, err
-	}
-	r, err := ParseRollout(body)
-	if err != nil {
-		return Rollout{}, err
-	}
-	if r.Since, err = notAhead(RolloutAnnotation, r.Since, now); err != nil {
-		return Rollout{}, err
-	}
-	return r, nil
+	return rolloutRecord.read(body, err, now, true)
 }
 
 // Sealed returns h's annotation value sealed for s. Changes that would take
@@ -57,17 +47,7 @@ func (h Halt) Sealed(key []byte, s Subject) string {
 // reader of its source.
 func ReadHalt(key []byte, s Subject, value string, now time.Time) (Halt, error) {
 	body, err := open(key, s, HaltAnnotation, value)
-	if err != nil {
-		return Halt{}, err
-	}
-	h, err := ParseHalt(body)
-	if err != nil {
-		return Halt{}, err
-	}
-	if h.Since, err = notAhead(HaltAnnotation, h.Since, now); err != nil {
-		return Halt{}, err
-	}
-	return h, nil
+	return haltRecord.read(body, err, now, true)
 }
 
 // Sealed returns h's annotation value sealed for s.
@@ -81,20 +61,57 @@ func (h Hold) Sealed(key []byte, s Subject) string {
 // sources' last change.
 func ReadHold(key []byte, s Subject, value string, now time.Time, maxQuiet time.Duration) (Hold, error) {
 	body, err := open(key, s, HoldAnnotation, value)
-	if err != nil {
-		return Hold{}, err
-	}
-	h, err := ParseHold(body)
-	if err != nil {
-		return Hold{}, err
-	}
-	// Since is not a time the hook waits for, but what tells one hold
-	// from another: refused when ahead, never moved.
-	if _, err := notAhead(HoldAnnotation, h.Since, now); err != nil {
-		return Hold{}, err
-	}
+	h, err := holdRecord.read(body, err, now, true)
+	return h.capped(maxQuiet), err
+}
+
+// capped is h with its quiet time at most maxQuiet (0: no cap).
+func (h Hold) capped(maxQuiet time.Duration) Hold {
 	if maxQuiet > 0 && h.Quiet > maxQuiet {
 		h.Quiet = maxQuiet
 	}
-	return h, nil
+	return h
+}
+
+// recordKind is what reading one kind of record takes: its annotation,
+// its parser and its since. keepSince: a since within clockSkew ahead is
+// kept as it is rather than taken as now (a hold's since is not a time
+// the hook waits for, but what tells one hold from another).
+type recordKind[R any] struct {
+	annotation string
+	parse      func(string) (R, error)
+	since      func(*R) *time.Time
+	keepSince  bool
+}
+
+var (
+	rolloutRecord = recordKind[Rollout]{annotation: RolloutAnnotation, parse: ParseRollout, since: func(r *Rollout) *time.Time { return &r.Since }}
+	haltRecord    = recordKind[Halt]{annotation: HaltAnnotation, parse: ParseHalt, since: func(h *Halt) *time.Time { return &h.Since }}
+	holdRecord    = recordKind[Hold]{annotation: HoldAnnotation, parse: ParseHold, since: func(h *Hold) *time.Time { return &h.Since }, keepSince: true}
+)
+
+// read parses a record's body, opened with err, and refuses it when its
+// since is ahead of now; dated false checks no date. Any error gives the
+// zero record.
+func (k recordKind[R]) read(body string, err error, now time.Time, dated bool) (R, error) {
+	var zero R
+	if err != nil {
+		return zero, err
+	}
+	r, err := k.parse(body)
+	if err != nil {
+		return zero, err
+	}
+	if !dated {
+		return r, nil
+	}
+	since := k.since(&r)
+	at, err := notAhead(k.annotation, *since, now)
+	if err != nil {
+		return zero, err
+	}
+	if !k.keepSince {
+		*since = at
+	}
+	return r, nil
 }

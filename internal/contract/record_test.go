@@ -100,6 +100,16 @@ func TestRecordSinceNotAhead(t *testing.T) {
 	if got, err := ReadHold(recKey, recSubj, hold.Sealed(recKey, recSubj), recNow, time.Hour); !errors.Is(err, ErrRecordFuture) {
 		t.Errorf("a hold an hour ahead: %+v, %v", got, err)
 	}
+	// A hold's since tells one hold from another: within the skew it is
+	// kept as written, not moved to now.
+	hold.Since = recNow.Add(30 * time.Second)
+	if got, err := ReadHold(recKey, recSubj, hold.Sealed(recKey, recSubj), recNow, time.Hour); err != nil || !got.Since.Equal(hold.Since) {
+		t.Errorf("a hold within the skew: %+v, %v; want since %s", got, err, hold.Since)
+	}
+	nearHalt := Halt{Since: recNow.Add(30 * time.Second), Changes: recCs, Reason: "X"}
+	if got, err := ReadHaltUnverified(nearHalt.Sealed(recKey, recSubj), recNow); err != nil || !got.Since.Equal(recNow) {
+		t.Errorf("an unverified halt within the skew: %+v, %v; want since %s", got, err, recNow)
+	}
 }
 
 // TestHoldQuietCapped: whatever quiet time a hold says, it is read as at

@@ -14,41 +14,15 @@ import (
 // hook's. A zero now checks no date.
 func ReadHaltUnverified(value string, now time.Time) (Halt, error) {
 	body, err := openUnverified(HaltAnnotation, value)
-	if err != nil {
-		return Halt{}, err
-	}
-	h, err := ParseHalt(body)
-	if err != nil {
-		return Halt{}, err
-	}
-	if !now.IsZero() {
-		if h.Since, err = notAhead(HaltAnnotation, h.Since, now); err != nil {
-			return Halt{}, err
-		}
-	}
-	return h, nil
+	return haltRecord.read(body, err, now, !now.IsZero())
 }
 
 // ReadHoldUnverified reads a hold record value as ReadHold does (quiet
 // capped at maxQuiet, 0: no cap), but for the MAC, as ReadHaltUnverified.
 func ReadHoldUnverified(value string, now time.Time, maxQuiet time.Duration) (Hold, error) {
 	body, err := openUnverified(HoldAnnotation, value)
-	if err != nil {
-		return Hold{}, err
-	}
-	h, err := ParseHold(body)
-	if err != nil {
-		return Hold{}, err
-	}
-	if !now.IsZero() {
-		if _, err := notAhead(HoldAnnotation, h.Since, now); err != nil {
-			return Hold{}, err
-		}
-	}
-	if maxQuiet > 0 && h.Quiet > maxQuiet {
-		h.Quiet = maxQuiet
-	}
-	return h, nil
+	h, err := holdRecord.read(body, err, now, !now.IsZero())
+	return h.capped(maxQuiet), err
 }
 
 // openUnverified is open without the key: the length, and a MAC field in

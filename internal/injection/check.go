@@ -19,13 +19,24 @@ type Getter interface {
 // not served. err is set only when the namespace could not be read, and the
 // Decision then serves nothing.
 func (p Policy) Check(ctx context.Context, r Getter, name string) (Decision, error) {
-	d, _, err := p.CheckLabels(ctx, r, name)
+	d, _, err := p.CheckNamespace(ctx, r, name)
 	return d, err
 }
 
 // CheckLabels is Check that also returns the labels it read (nil when it
 // read none), for a caller that decides more from them (pinning).
 func (p Policy) CheckLabels(ctx context.Context, r Getter, name string) (Decision, map[string]string, error) {
+	d, ns, err := p.CheckNamespace(ctx, r, name)
+	if ns == nil {
+		return d, nil, err
+	}
+	return d, ns.Labels, err
+}
+
+// CheckNamespace is Check that also returns the namespace it read (nil
+// when it read none), for a caller that decides more from its labels
+// (pinning) or annotations (rollout windows and freezes).
+func (p Policy) CheckNamespace(ctx context.Context, r Getter, name string) (Decision, *corev1.Namespace, error) {
 	if p.Excluded(name) {
 		return p.Decide(name, nil), nil, nil
 	}
@@ -37,7 +48,7 @@ func (p Policy) CheckLabels(ctx context.Context, r Getter, name string) (Decisio
 	if err != nil {
 		return Decision{Reason: fmt.Sprintf("cannot read namespace %s", name)}, nil, fmt.Errorf("reading namespace %s: %w", name, err)
 	}
-	return p.Decide(name, ns.Labels), ns.Labels, nil
+	return p.Decide(name, ns.Labels), ns, nil
 }
 
 // CacheThenLive reads a namespace from Cache and, when the cache does not

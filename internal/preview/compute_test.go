@@ -281,25 +281,22 @@ func TestComputeWaves(t *testing.T) {
 
 	// waves=off on the input: every reader at once.
 	offNext := cmState(t, map[string]string{"a": "2"}, map[string]string{contract.WavesAnnotation: contract.WavesOff})
-	rep = computed(t, facts(t, &live, offNext, nil, objs...), 2)
-	for _, r := range rep.Rolling {
-		if !r.AtOnce || r.Wave != 0 {
-			t.Errorf("%s: wave %d, at once %v; want at once", r.Ref, r.Wave, r.AtOnce)
-		}
-	}
-	if len(rep.Rolling) != 5 || rep.Waves != 0 {
-		t.Errorf("%d rolling in %d waves, want 5 at once", len(rep.Rolling), rep.Waves)
-	}
+	wantAllAtOnce(t, "waves=off", computed(t, facts(t, &live, offNext, nil, objs...), 2), 5)
 
 	// --max-wave-size=0, the hook without waves: every reader at once too.
-	rep = computed(t, facts(t, &live, next, nil, objs...), 0)
+	wantAllAtOnce(t, "--max-wave-size=0", computed(t, facts(t, &live, next, nil, objs...), 0), 5)
+}
+
+// wantAllAtOnce checks that rep rolls n readers, all at once, in no wave.
+func wantAllAtOnce(t *testing.T, what string, rep *Report, n int) {
+	t.Helper()
 	for _, r := range rep.Rolling {
 		if !r.AtOnce || r.Wave != 0 {
-			t.Errorf("--max-wave-size=0: %s: wave %d, at once %v; want at once", r.Ref, r.Wave, r.AtOnce)
+			t.Errorf("%s: %s: wave %d, at once %v; want at once", what, r.Ref, r.Wave, r.AtOnce)
 		}
 	}
-	if len(rep.Rolling) != 5 || rep.Waves != 0 {
-		t.Errorf("--max-wave-size=0: %d rolling in %d waves, want 5 at once", len(rep.Rolling), rep.Waves)
+	if len(rep.Rolling) != n || rep.Waves != 0 {
+		t.Errorf("%s: %d rolling in %d waves, want %d at once", what, len(rep.Rolling), rep.Waves, n)
 	}
 }
 

@@ -50,17 +50,14 @@ func Gather(ctx context.Context, c client.Reader, in *Input, namespace string, o
 	f := &Facts{Namespace: namespace, Source: in.Source, Others: map[hasher.Source]Other{}, Now: time.Now(),
 		Windows: o.Windows, SourceAnnotations: in.Object.GetAnnotations()}
 	var err error
-	var labels map[string]string
-	if f.Served, labels, err = o.Policy.CheckLabels(ctx, c, namespace); err != nil {
+	var ns *corev1.Namespace
+	if f.Served, ns, err = o.Policy.CheckNamespace(ctx, c, namespace); err != nil {
 		return nil, err
 	}
-	if f.Served.Serves {
-		f.NamespacePins = pinning.NamespacePins(labels)
+	if f.Served.Serves && ns != nil {
+		f.NamespacePins = pinning.NamespacePins(ns.Labels)
 		f.SourcePin = pinning.SkipOf(sourceFacts(in.Source, in.Object))
-		f.NamespaceAnnotations, err = namespaceAnnotations(ctx, c, namespace)
-		if err != nil {
-			f.Warnings = append(f.Warnings, err.Error()+"; its rollout window and freezes are not applied")
-		}
+		f.NamespaceAnnotations = ns.Annotations
 	}
 	if f.New, err = StateOf(in.Object, o.MaxKeys); err != nil {
 		return nil, fmt.Errorf("digesting the input: %w", err)
@@ -86,16 +83,6 @@ func Gather(ctx context.Context, c client.Reader, in *Input, namespace string, o
 		}
 	}
 	return f, nil
-}
-
-// namespaceAnnotations are the annotations of namespace, for its rollout
-// window and freezes.
-func namespaceAnnotations(ctx context.Context, c client.Reader, namespace string) (map[string]string, error) {
-	ns := &corev1.Namespace{}
-	if err := c.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
-		return nil, fmt.Errorf("reading namespace %s: %w", namespace, err)
-	}
-	return ns.Annotations, nil
 }
 
 // getSource reads src live. A source being deleted counts as absent, as it

@@ -2,6 +2,7 @@ package preview
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,11 +32,13 @@ func setWhen(roll *Rolling, d window.Decision) {
 		if !d.Until.IsZero() {
 			at = d.Until.UTC().Format(time.RFC3339)
 		}
-		roll.When = d.Why + " — at " + at
-		if closed, ok := strings.CutSuffix(d.Why, " is closed"); ok {
-			roll.When = "waits for " + closed + " — at " + at
-		} else if strings.HasSuffix(d.Why, at) {
-			roll.When = d.Why // a freeze's Why says its end
+		switch h := d.Held; {
+		case !h.Frozen:
+			roll.When = "waits for window " + strconv.Quote(h.Rule) + " (" + h.Where() + ") — at " + at
+		case d.Until.Equal(h.Ends):
+			roll.When = h.String() // it says the freeze's end
+		default:
+			roll.When = h.String() + " — at " + at
 		}
 	}
 }

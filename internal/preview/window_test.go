@@ -51,9 +51,14 @@ func TestComputeWindows(t *testing.T) {
 	// opts out of windows, not of freezes.
 	f.NamespaceAnnotations = map[string]string{contract.FreezeAnnotation: "2026-12-01/2026-12-10 UTC"}
 	rep = computed(t, f, 2)
+	// a's own window opens after the freeze ends, and when says so.
 	for _, r := range rep.Rolling {
-		if !strings.HasPrefix(r.When, `frozen by "2026-12-01/2026-12-10 UTC" (the namespace) until 2026-12-11T00:00:00Z`) || !r.Later {
-			t.Errorf("%s: when %q, later %v; want frozen by the namespace", r.Name, r.When, r.Later)
+		want := `frozen by "2026-12-01/2026-12-10 UTC" (the namespace) until 2026-12-11T00:00:00Z`
+		if r.Name == "a" {
+			want += " — at 2026-12-11T09:00:00Z"
+		}
+		if r.When != want || !r.Later {
+			t.Errorf("%s: when %q, later %v; want %q", r.Name, r.When, r.Later, want)
 		}
 	}
 

@@ -74,9 +74,7 @@ func TestRolledBackReaderStays(t *testing.T) {
 			})
 			t.Run("released", func(t *testing.T) {
 				f := newFixture(t)
-				d := f.get(t, "d0")
-				d.Annotations[contract.HaltAnnotation] = contract.HaltReleased
-				f.put(t, d)
+				f.release(t, "d0")
 				if _, err := f.r.Reconcile(context.Background(), recheck); err != nil {
 					t.Fatal(err)
 				}

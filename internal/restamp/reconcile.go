@@ -114,11 +114,11 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) outc
 	}
 	// The same policy as the webhook's: readers in a namespace confighash
 	// does not serve (a labelled kube-system, say) are never re-stamped.
-	ns, err := r.policy.Check(ctx, r.client, req.Namespace)
+	served, ns, err := r.policy.CheckNamespace(ctx, r.client, req.Namespace)
 	if err != nil {
 		return ended(reconcile.Result{}, forget, err)
 	}
-	if !ns.Serves || obj.GetDeletionTimestamp() != nil {
+	if !served.Serves || ns == nil || obj.GetDeletionTimestamp() != nil {
 		return settledOutcome(reconcile.Result{}, forget, nil)
 	}
 	reads := workload.ReadsOf(kind, obj)
@@ -196,7 +196,8 @@ func (r *reconciler) reconcile(ctx context.Context, req Request, p pending) outc
 		}
 		return o
 	}
-	return r.restamp(ctx, staleReader{req: req, kind: kind, obj: obj, template: t, refs: refs, lookup: lookup, current: current, fresh: res.Checksum, p: p})
+	return r.restamp(ctx, staleReader{req: req, kind: kind, obj: obj, template: t, refs: refs, lookup: lookup, current: current, fresh: res.Checksum, p: p,
+		namespace: ns.Annotations})
 }
 
 func joinSources(s []hasher.Source) string {

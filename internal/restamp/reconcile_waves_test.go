@@ -56,12 +56,59 @@ func newWavesFixtureOf(t *testing.T, readers int, replicas int32) *wavesFixture 
 	return f
 }
 
-func (f *wavesFixture) reconcile(t *testing.T, name string) {
+// reconcile reconciles the readers named, one after the other.
+func (f *wavesFixture) reconcile(t *testing.T, names ...string) {
 	t.Helper()
-	req := req(name)
-	if _, err := f.r.Reconcile(context.Background(), req); err != nil {
-		t.Fatalf("reconcile %s: %v", name, err)
+	for _, name := range names {
+		if _, err := f.r.Reconcile(context.Background(), req(name)); err != nil {
+			t.Fatalf("reconcile %s: %v", name, err)
+		}
 	}
+}
+
+// readerNames are the names of the fixture's first n readers.
+func readerNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("d%d", i)
+	}
+	return names
+}
+
+// haltCanary re-stamps d0, the canary, fails its rollout at the deadline,
+// and checks that d0 then carries a halt the hook sealed.
+func (f *wavesFixture) haltCanary(t *testing.T) {
+	t.Helper()
+	f.reconcile(t, "d0")
+	f.setStatus(t, false, true)
+	f.reconcile(t, "d0")
+	if _, err := contract.ReadHalt(hookKey, canarySubject, f.get(t, "d0").Annotations[contract.HaltAnnotation], time.Now()); err != nil {
+		t.Fatalf("the canary's halt: %v", err)
+	}
+}
+
+// secondWaveGoes reconciles the canary d0, of three readers, after what
+// lets the change go on, and checks that it wakes d1 and d2 and that
+// they are re-stamped.
+func (f *wavesFixture) secondWaveGoes(t *testing.T, after string) {
+	t.Helper()
+	f.reconcile(t, "d0")
+	if !slices.Equal(f.woken, []string{"d1", "d2"}) {
+		t.Fatalf("after %s: woke %v, want the second wave", after, f.woken)
+	}
+	f.reconcile(t, "d1", "d2")
+	if got := f.restamped(t, 3); len(got) != 3 {
+		t.Fatalf("re-stamped %v after %s, want all", got, after)
+	}
+}
+
+// release sets the halt on reader name to contract.HaltReleased, as a
+// user does.
+func (f *wavesFixture) release(t *testing.T, name string) {
+	t.Helper()
+	d := f.get(t, name)
+	d.Annotations[contract.HaltAnnotation] = contract.HaltReleased
+	f.put(t, d)
 }
 
 func (f *wavesFixture) get(t *testing.T, name string) *appsv1.Deployment {
@@ -127,9 +174,7 @@ func (f *wavesFixture) setStatus(t *testing.T, rolledOut bool, deadline bool) {
 
 func TestReconcileWavesWaitForTheCanary(t *testing.T) {
 	f := newWavesFixture(t, 3)
-	for i := range 3 {
-		f.reconcile(t, fmt.Sprintf("d%d", i))
-	}
+	f.reconcile(t, readerNames(3)...)
 	if got := f.restamped(t, 3); !slices.Equal(got, []string{"d0"}) {
 		t.Fatalf("re-stamped %v, want the canary d0 only", got)
 	}
@@ -139,38 +184,25 @@ func TestReconcileWavesWaitForTheCanary(t *testing.T) {
 	}
 	// Its rollout is still going: the others wait.
 	f.setStatus(t, false, false)
-	f.reconcile(t, "d0")
-	f.reconcile(t, "d1")
+	f.reconcile(t, "d0", "d1")
 	if got := f.restamped(t, 3); !slices.Equal(got, []string{"d0"}) {
 		t.Fatalf("re-stamped %v while the canary rolls", got)
 	}
 	// It rolled out: the next wave is woken and goes.
 	f.setStatus(t, true, false)
-	f.reconcile(t, "d0")
-	if !slices.Equal(f.woken, []string{"d1", "d2"}) {
-		t.Fatalf("woke %v, want the second wave", f.woken)
-	}
-	f.reconcile(t, "d1")
-	f.reconcile(t, "d2")
-	if got := f.restamped(t, 3); len(got) != 3 {
-		t.Fatalf("re-stamped %v after the canary rolled out, want all", got)
-	}
+	f.secondWaveGoes(t, "the canary rolled out")
 }
 
 func TestReconcileWavesHaltAtTheDeadline(t *testing.T) {
 	f := newWavesFixture(t, 3)
-	for i := range 3 {
-		f.reconcile(t, fmt.Sprintf("d%d", i))
-	}
+	f.reconcile(t, readerNames(3)...)
 	f.setStatus(t, false, true)
 	f.reconcile(t, "d0")
 	h, err := contract.ParseHalt(f.get(t, "d0").Annotations[contract.HaltAnnotation])
 	if err != nil || h.Reason != "ProgressDeadlineExceeded" || len(h.Changes) != 1 || h.Changes[0].Source != "configmap/app" {
 		t.Fatalf("d0's halt %+v, %v", h, err)
 	}
-	for _, name := range []string{"d1", "d2", "d1"} {
-		f.reconcile(t, name)
-	}
+	f.reconcile(t, "d1", "d2", "d1")
 	if got := f.restamped(t, 3); !slices.Equal(got, []string{"d0"}) {
 		t.Fatalf("re-stamped %v after the halt, want the canary only", got)
 	}
@@ -185,18 +217,8 @@ func TestReconcileWavesHaltAtTheDeadline(t *testing.T) {
 		}
 	}
 	// A user releases the halt: the waves go on.
-	d := f.get(t, "d0")
-	d.Annotations[contract.HaltAnnotation] = contract.HaltReleased
-	f.put(t, d)
-	f.reconcile(t, "d0")
-	if !slices.Equal(f.woken, []string{"d1", "d2"}) {
-		t.Fatalf("the release woke %v, want the second wave", f.woken)
-	}
-	f.reconcile(t, "d1")
-	f.reconcile(t, "d2")
-	if got := f.restamped(t, 3); len(got) != 3 {
-		t.Fatalf("re-stamped %v after the release, want all", got)
-	}
+	f.release(t, "d0")
+	f.secondWaveGoes(t, "the release")
 }
 
 func TestReconcileWavesOffOnTheSource(t *testing.T) {
@@ -209,9 +231,7 @@ func TestReconcileWavesOffOnTheSource(t *testing.T) {
 	if err := f.c.Update(context.Background(), cm); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 3 {
-		f.reconcile(t, fmt.Sprintf("d%d", i))
-	}
+	f.reconcile(t, readerNames(3)...)
 	if got := f.restamped(t, 3); len(got) != 3 {
 		t.Fatalf("re-stamped %v with waves off on the source, want all at once", got)
 	}
@@ -222,9 +242,7 @@ func TestReconcileWavesOffOnTheSource(t *testing.T) {
 // controller.
 func TestReconcileWavesOfNothingToRun(t *testing.T) {
 	f := newWavesFixtureOf(t, 4, 0)
-	for i := range 4 {
-		f.reconcile(t, fmt.Sprintf("d%d", i))
-	}
+	f.reconcile(t, readerNames(4)...)
 	if got := f.restamped(t, 4); len(got) != 4 {
 		t.Fatalf("re-stamped %v, want all four without any status", got)
 	}
@@ -238,9 +256,7 @@ func TestReconcileWavesLeaveOutReadersWithNothingToRun(t *testing.T) {
 	t.Run("light first", func(t *testing.T) {
 		f := newWavesFixture(t, 4)
 		f.scale(t, "d0", 0)
-		for i := range 4 {
-			f.reconcile(t, fmt.Sprintf("d%d", i))
-		}
+		f.reconcile(t, readerNames(4)...)
 		if got := f.restamped(t, 4); !slices.Equal(got, []string{"d0", "d1"}) {
 			t.Errorf("re-stamped %v, want [d0 d1]: d0 at once, d1 the canary", got)
 		}
@@ -250,9 +266,7 @@ func TestReconcileWavesLeaveOutReadersWithNothingToRun(t *testing.T) {
 		for _, name := range []string{"d1", "d2", "d3"} {
 			f.scale(t, name, 0)
 		}
-		for i := range 4 {
-			f.reconcile(t, fmt.Sprintf("d%d", i))
-		}
+		f.reconcile(t, readerNames(4)...)
 		if got := f.restamped(t, 4); len(got) != 4 {
 			t.Errorf("re-stamped %v, want all four: the canary d0 in flight, the others at once", got)
 		}
@@ -271,9 +285,7 @@ func (f *wavesFixture) scale(t *testing.T, name string, replicas int32) {
 // status): it holds up no wave and halts nothing, rather than timing out.
 func TestReconcileWavesCanaryNoLongerServed(t *testing.T) {
 	f := newWavesFixture(t, 3)
-	for i := range 3 {
-		f.reconcile(t, fmt.Sprintf("d%d", i))
-	}
+	f.reconcile(t, readerNames(3)...)
 	if got := f.restamped(t, 3); !slices.Equal(got, []string{"d0"}) {
 		t.Fatalf("re-stamped %v, want the canary d0 only", got)
 	}

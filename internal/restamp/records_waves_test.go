@@ -135,11 +135,8 @@ func TestUnverifiedHaltHaltsNoOne(t *testing.T) {
 			f.put(t, d)
 			// A new leader: it knows nothing but the objects.
 			f.newLeader()
-			f.reconcile(t, "d1")
-			f.reconcile(t, "d0")
-			for _, name := range []string{"d1", "d2", "d3"} {
-				f.reconcile(t, name)
-			}
+			f.reconcile(t, "d1", "d0")
+			f.reconcile(t, "d1", "d2", "d3")
 			if got := f.restamped(t, 4); !slices.Equal(got, []string{"d0", "d1", "d2"}) {
 				t.Fatalf("re-stamped %v; want the second wave after the canary, d1 in it", got)
 			}
@@ -159,18 +156,10 @@ func TestUnverifiedHaltHaltsNoOne(t *testing.T) {
 // the change goes on.
 func TestReleasedHaltNeedsNoSeal(t *testing.T) {
 	f := newWavesFixture(t, 3)
-	f.reconcile(t, "d0")
-	f.setStatus(t, false, true)
-	f.reconcile(t, "d0")
-	d := f.get(t, "d0")
-	if _, err := contract.ReadHalt(hookKey, canarySubject, d.Annotations[contract.HaltAnnotation], time.Now()); err != nil {
-		t.Fatalf("the canary's halt: %v", err)
-	}
-	d.Annotations[contract.HaltAnnotation] = contract.HaltReleased
-	f.put(t, d)
+	f.haltCanary(t)
+	f.release(t, "d0")
 	f.newLeader()
-	f.reconcile(t, "d1")
-	f.reconcile(t, "d2")
+	f.reconcile(t, "d1", "d2")
 	if got := f.restamped(t, 3); len(got) != 3 {
 		t.Fatalf("re-stamped %v after the release, want all", got)
 	}
@@ -213,12 +202,7 @@ func TestHaltFromBeforeSealingDropped(t *testing.T) {
 // again.
 func TestHaltAcrossKeyRotation(t *testing.T) {
 	f := newWavesFixture(t, 3)
-	f.reconcile(t, "d0")
-	f.setStatus(t, false, true)
-	f.reconcile(t, "d0")
-	if _, err := contract.ReadHalt(hookKey, canarySubject, f.get(t, "d0").Annotations[contract.HaltAnnotation], time.Now()); err != nil {
-		t.Fatalf("the canary's halt: %v", err)
-	}
+	f.haltCanary(t)
 	// The new key, and a new leader.
 	f.r.key = []byte("a rotated key, 32 bytes long....")
 	f.r.planner = newPlanner(8, 0, func(Request) {})

@@ -14,9 +14,7 @@ import (
 func TestFailingReaderIsNeitherCanaryNorEvidence(t *testing.T) {
 	f := newWavesFixture(t, 3)
 	f.setStatus(t, false, true) // d0: ProgressDeadlineExceeded, before any re-stamp
-	for i := range 3 {
-		f.reconcile(t, "d"+string(rune('0'+i)))
-	}
+	f.reconcile(t, readerNames(3)...)
 	if got := f.restamped(t, 3); !slices.Equal(got, []string{"d0", "d1"}) {
 		t.Fatalf("re-stamped %v, want d0 (failing, at once) and d1, the canary", got)
 	}

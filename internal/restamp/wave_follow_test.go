@@ -29,9 +29,7 @@ func TestCanaryRestampedOutsideTheWavesIsJudgedOnItsNewStamp(t *testing.T) {
 	d0.Spec.Template.Spec.Containers[0].EnvFrom = append(d0.Spec.Template.Spec.Containers[0].EnvFrom,
 		corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "flags"}}})
 	f.put(t, d0)
-	for _, name := range []string{"d0", "d1", "d2"} {
-		f.reconcile(t, name)
-	}
+	f.reconcile(t, "d0", "d1", "d2")
 	canary := f.get(t, "d0").Spec.Template.Annotations[contract.ChecksumAnnotation]
 	if canary == f.old || f.get(t, "d1").Spec.Template.Annotations[contract.ChecksumAnnotation] != f.old {
 		t.Fatal("want the canary d0 re-stamped alone")

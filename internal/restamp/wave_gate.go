@@ -93,19 +93,20 @@ type gated struct {
 	window bool
 }
 
-// gate is the wave gate: may obj, whose stamp is stale, be re-stamped now
-// to fresh? named are the changes pending for it.
-func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, refs []hasher.Reference, lookup hasher.Lookup, fresh string, named []string) (gated, error) {
+// gate is the wave gate: may s, whose stamp is stale, be re-stamped now
+// to s.fresh? named are the changes pending for it.
+func (r *reconciler) gate(ctx context.Context, s staleReader, named []string) (gated, error) {
+	req, obj := s.req, s.obj
 	if r.planner == nil {
 		if len(named) == 0 {
-			named = sourceNames(refs)
+			named = sourceNames(s.refs)
 		}
-		if wait, closed := r.windowGate(ctx, req, obj, named); closed {
+		if wait, closed := r.windowGate(ctx, req, obj, s.namespace, named); closed {
 			return gated{wait: wait, window: true}, nil
 		}
 		return gated{ok: true}, nil
 	}
-	ids, err := r.contentIDs(req.Namespace, refs, lookup)
+	ids, err := r.contentIDs(req.Namespace, s.refs, s.lookup)
 	if err != nil {
 		return gated{}, err
 	}
@@ -118,7 +119,7 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 	for _, src := range changed {
 		rec.Changes = append(rec.Changes, contract.Change{Source: src, Content: ids[src]})
 	}
-	if wait, closed := r.windowGate(ctx, req, obj, changed); closed {
+	if wait, closed := r.windowGate(ctx, req, obj, s.namespace, changed); closed {
 		return gated{wait: wait, window: true}, nil
 	}
 	if wavesOff(obj) {
@@ -155,7 +156,7 @@ func (r *reconciler) gate(ctx context.Context, req Request, obj client.Object, r
 	}
 	// A reader failing before the change takes no slot, as one that
 	// starts no pod: its rollout is not judged, so nothing would end it.
-	v, by, f := r.planner.admit(identity(req), req, plans, fresh, now, light || failing)
+	v, by, f := r.planner.admit(identity(req), req, plans, s.fresh, now, light || failing)
 	logger := log.FromContext(ctx)
 	switch v {
 	case admitted:

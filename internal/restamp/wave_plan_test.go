@@ -32,6 +32,17 @@ func sharedPlan(n int) (*planner, *plan) {
 	return p, p.install(shared, change1, members(n), wavesT0, 0)
 }
 
+// admittedTwice is a plan of 3 whose first member, r0, is admitted twice
+// at once (its change and a re-check): the planner, the plan, r0 and the
+// two flights, in order.
+func admittedTwice() (p *planner, pl *plan, r0 Request, first, second *flight) {
+	p, pl = sharedPlan(3)
+	r0 = req("r00")
+	_, _, first = p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
+	_, _, second = p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
+	return p, pl, r0, first, second
+}
+
 // admitAll asks for every member not re-stamped nor settled, as their reconciles
 // do, and returns those admitted.
 func admitAll(p *planner, pl *plan, n int) []string {
@@ -333,10 +344,7 @@ func TestAbortAfterSuccessKeepsTheReaderDone(t *testing.T) {
 // lock to it and is aborted. The written rollout stays in flight, to be
 // judged; the wave does not wait for it forever.
 func TestAbortOfTheLaterAdmitKeepsTheWrittenFlight(t *testing.T) {
-	p, pl := sharedPlan(3)
-	r0 := req("r00")
-	_, _, first := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
-	_, _, second := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
+	p, pl, r0, first, second := admittedTwice()
 	p.written(r0, first, "s1")
 	p.abort(r0, second)
 	f, ok := p.inFlight(r0)
@@ -353,10 +361,7 @@ func TestAbortOfTheLaterAdmitKeepsTheWrittenFlight(t *testing.T) {
 // replaced meanwhile, is aborted. The later flight stays, and no longer
 // goes back to the aborted one if it fails to be written.
 func TestAbortOfAReplacedFlightLeavesTheLaterOne(t *testing.T) {
-	p, pl := sharedPlan(3)
-	r0 := req("r00")
-	_, _, first := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
-	_, _, second := p.admit(r0, r0, []*plan{pl}, "s1", wavesT0, false)
+	p, pl, r0, first, second := admittedTwice()
 	p.abort(r0, first)
 	if f, ok := p.inFlight(r0); !ok || f != second || second.prev != nil {
 		t.Fatalf("after the first admit's abort: in flight %v, the second %v, going back to %p", ok, f == second, second.prev)

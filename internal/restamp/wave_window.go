@@ -23,12 +23,12 @@ import (
 // own annotations wake it at once (event_enqueue.go).
 const windowRecheck = 10 * time.Minute
 
-// windowInputs reads what window.Decide needs for a re-stamp of obj for
+// windowInputs is what window.Decide needs for a re-stamp of obj for
 // changes to sources (as "configmap/NAME"): the annotations of obj, of its
-// namespace and of each source, from the cache (a source's copy keeps its
-// window and urgent annotations).
-func (r *reconciler) windowInputs(ctx context.Context, obj client.Object, changed []string) window.Inputs {
-	in := window.Inputs{Workload: obj.GetAnnotations(), Namespace: r.namespaceAnnotations(ctx, obj.GetNamespace()), Cluster: r.windows, Sources: map[string]map[string]string{}}
+// namespace (given: the policy read them) and of each source, from the
+// cache (a source's copy keeps its window and urgent annotations).
+func (r *reconciler) windowInputs(ctx context.Context, obj client.Object, namespace map[string]string, changed []string) window.Inputs {
+	in := window.Inputs{Workload: obj.GetAnnotations(), Namespace: namespace, Cluster: r.windows, Sources: map[string]map[string]string{}}
 	for _, name := range changed {
 		in.Sources[name] = r.sourceAnnotations(ctx, obj.GetNamespace(), name)
 	}
@@ -49,7 +49,7 @@ func (r *reconciler) windowClosed(ctx context.Context, namespace, source string)
 }
 
 // namespaceAnnotations are the cached annotations of namespace, nil when
-// it cannot be read (the policy read it a moment ago).
+// it cannot be read.
 func (r *reconciler) namespaceAnnotations(ctx context.Context, namespace string) map[string]string {
 	ns := &corev1.Namespace{}
 	if err := r.client.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
@@ -76,9 +76,9 @@ func (r *reconciler) sourceAnnotations(ctx context.Context, namespace, source st
 // rolling obj now? When not, it answers when to look again, says so once
 // in an Event, and counts the reader as waiting. An urgent source that
 // lets the change through is reported on obj, once per reader and source.
-func (r *reconciler) windowGate(ctx context.Context, req Request, obj client.Object, changed []string) (reconcile.Result, bool) {
+func (r *reconciler) windowGate(ctx context.Context, req Request, obj client.Object, namespace map[string]string, changed []string) (reconcile.Result, bool) {
 	now := r.now()
-	d := window.Decide(r.windowInputs(ctx, obj, changed), now)
+	d := window.Decide(r.windowInputs(ctx, obj, namespace, changed), now)
 	for _, w := range d.Warnings {
 		if r.waits.warnOnce(identity(req), w.Error()) {
 			r.events.Eventf(obj, nil, corev1.EventTypeWarning, contract.ReasonInvalidAnnotation, "Restamp", "%s", w.Error())
@@ -99,11 +99,12 @@ func (r *reconciler) windowGate(ctx context.Context, req Request, obj client.Obj
 		after = min(max(d.Until.Sub(now), time.Second), windowRecheck)
 		when = "at " + d.Until.UTC().Format(time.RFC3339)
 	}
-	if r.waits.wait(identity(req), d.Why, now, strings.HasPrefix(d.Why, "frozen")) {
+	why := d.Why()
+	if r.waits.wait(identity(req), why, now, d.Held.Frozen) {
 		r.events.Eventf(obj, nil, corev1.EventTypeNormal, contract.ReasonWaitingForWindow, "Restamp",
-			"config change (%s) waits: %s; it may start %s", strings.Join(changed, ", "), d.Why, when)
+			"config change (%s) waits: %s; it may start %s", strings.Join(changed, ", "), why, when)
 	}
-	log.FromContext(ctx).V(1).Info("waiting for a window", "why", d.Why, "until", d.Until)
+	log.FromContext(ctx).V(1).Info("waiting for a window", "why", why, "until", d.Until)
 	return reconcile.Result{RequeueAfter: after}, true
 }
 

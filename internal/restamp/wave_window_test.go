@@ -143,8 +143,7 @@ func TestUrgentSourceGoesThroughAFreeze(t *testing.T) {
 func TestReadersOutsideTheirWindowGoLast(t *testing.T) {
 	f, _ := windowed(t, 3)
 	f.annotate(t, f.get(t, "d0"), contract.WindowAnnotation, "Sat 10:00-12:00 UTC")
-	f.reconcile(t, "d1")
-	f.reconcile(t, "d0")
+	f.reconcile(t, "d1", "d0")
 	if got := f.restamped(t, 3); len(got) != 1 || got[0] != "d1" {
 		t.Fatalf("re-stamped %v, want d1 alone as the canary (d0, first by name, waits for Saturday)", got)
 	}
@@ -180,5 +179,35 @@ func TestWaitingReadersAreCountedByReason(t *testing.T) {
 	w.done(req("d1"))
 	if got := testutil.ToFloat64(m.WaitingFreeze); got != 1 {
 		t.Errorf("waiting for a freeze after one is done: %v, want 1", got)
+	}
+}
+
+// namespaceGets counts the reads of Namespaces through a client.
+type namespaceGets struct {
+	client.Client
+	n int
+}
+
+func (c *namespaceGets) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*corev1.Namespace); ok {
+		c.n++
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+// TestWindowReadsTheNamespaceOnce: a reconcile of a reader waiting for its
+// namespace's window reads the namespace once, for the policy and the
+// window both.
+func TestWindowReadsTheNamespaceOnce(t *testing.T) {
+	f, _ := windowed(t, 1)
+	f.annotate(t, namespaceNS(), contract.WindowAnnotation, "Mon-Fri 09:00-17:00 Europe/Berlin")
+	counted := &namespaceGets{Client: f.r.client}
+	f.r.client = counted
+	f.reconcile(t, "d0")
+	if waits := f.drained(contract.ReasonWaitingForWindow); len(waits) != 1 {
+		t.Fatalf("WaitingForWindow events %q, want one: the namespace's window holds it", waits)
+	}
+	if counted.n != 1 {
+		t.Errorf("read the namespace %d times, want once", counted.n)
 	}
 }

@@ -28,6 +28,9 @@ type staleReader struct {
 	current, fresh string
 	// p is what its changes recorded.
 	p pending
+	// namespace is the annotations of its namespace, as the policy read
+	// them: its rollout window and freezes.
+	namespace map[string]string
 }
 
 // restamp takes a stale reader through the wave gate (gate) and, if it may
@@ -36,7 +39,7 @@ func (r *reconciler) restamp(ctx context.Context, s staleReader) outcome {
 	// Whether its previous re-stamp's rollout was still going: the flap
 	// guard counts only such re-stamps, or content that came back.
 	_, wasRolling := r.planner.inFlight(identity(s.req))
-	g, err := r.gate(ctx, s.req, s.obj, s.refs, s.lookup, s.fresh, s.p.withSources(r.changes.since(s.req)).names())
+	g, err := r.gate(ctx, s, s.p.withSources(r.changes.since(s.req)).names())
 	if err != nil || !g.ok {
 		// Waiting for its window, its wave, the bound or a halt: the
 		// changes are kept for the re-stamp that comes when it may go.

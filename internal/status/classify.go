@@ -53,15 +53,14 @@ func Classify(w *Workload, now time.Time, cluster window.Cluster) (State, string
 	case state == StateStale && len(w.HaltedChanges) > 0:
 		state, reason = StateWaiting, waitingReason(w.HaltedChanges)
 	case state == StateStale:
-		wait, warnings := waitOf(w, now, cluster)
-		w.Warnings = append(w.Warnings, warnings...)
-		w.Window = wait
+		d := window.Decide(windowInputs(w, cluster), now)
+		w.Warnings = append(w.Warnings, warningsOf(d)...)
+		w.Window = waitOf(d)
 		switch {
-		case wait == nil:
-		case len(wait.Urgent) > 0:
-			reason += urgentNote(wait)
-		default:
-			state, reason = StateWaiting, windowReason(wait)
+		case d.Go && len(d.Urgent) > 0:
+			reason += urgentNote(d.Urgent)
+		case !d.Go:
+			state, reason = StateWaiting, windowReason(d)
 		}
 	}
 	if w.Rollout != nil && w.Rollout.Failing != "" {

@@ -46,17 +46,13 @@ func sampleReport() *Report {
 }
 
 func TestWriteTable(t *testing.T) {
-	var b bytes.Buffer
-	if err := WriteTable(&b, sampleReport(), TableOptions{Now: renderNow}); err != nil {
-		t.Fatal(err)
-	}
 	want := strings.Join([]string{
 		"WORKLOAD         INJECTION   STATE          SOURCES   CONFIG CHANGED   REASON",
 		"deployment/web   on          stale          2/3       5m ago           the stamp differs from what the sources give now",
 		"cronjob/report   off         not-injected   0/0       <none>           opted out by annotation confighash.dev/injection=disabled",
 		"",
 	}, "\n")
-	if got := b.String(); got != want {
+	if got := table(t, sampleReport(), TableOptions{Now: renderNow}); got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)
 	}
 }
@@ -64,12 +60,8 @@ func TestWriteTable(t *testing.T) {
 func TestWriteTableAllNamespacesAndDetails(t *testing.T) {
 	r := sampleReport()
 	r.Workloads = r.Workloads[:1]
-	var b bytes.Buffer
-	if err := WriteTable(&b, r, TableOptions{AllNamespaces: true, Details: true, Now: renderNow}); err != nil {
-		t.Fatal(err)
-	}
-	got := b.String()
-	for _, want := range []string{
+	got := table(t, r, TableOptions{AllNamespaces: true, Details: true, Now: renderNow})
+	wantLines(t, got,
 		"NAMESPACE   WORKLOAD",
 		"shop        deployment/web",
 		"deployment/web in namespace shop\n",
@@ -83,7 +75,23 @@ func TestWriteTableAllNamespacesAndDetails(t *testing.T) {
 		"  configmap/web     *               no         present\n",
 		"  secret/db         password,user   no         present\n",
 		"  configmap/flags   *               yes        absent\n",
-	} {
+	)
+}
+
+// table is r as WriteTable writes it with o.
+func table(t *testing.T, r *Report, o TableOptions) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteTable(&b, r, o); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// wantLines checks that got holds each of wants.
+func wantLines(t *testing.T, got string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
@@ -153,12 +161,8 @@ func haltReport() *Report {
 }
 
 func TestWriteTableHalts(t *testing.T) {
-	var b bytes.Buffer
-	if err := WriteTable(&b, haltReport(), TableOptions{Details: true, Now: renderNow}); err != nil {
-		t.Fatal(err)
-	}
-	got := b.String()
-	for _, want := range []string{
+	got := table(t, haltReport(), TableOptions{Details: true, Now: renderNow})
+	wantLines(t, got,
 		"deployment/canary   on          halted    1/1       <none>           its rollout for configmap/shared failed (CrashLoopBackOff since 2026-01-02T03:02:05Z) and holds back the change from the source's other readers",
 		"deployment/web      on          waiting   1/1       <none>           waiting: change of configmap/shared halted at deployment/canary (CrashLoopBackOff); ",
 		"deployment/freed    on          current   1/1       <none>           the stamp is what the sources give now; its halt (confighash.dev/halt) was released by hand",
@@ -167,11 +171,7 @@ func TestWriteTableHalts(t *testing.T) {
 		"  Halted change:        configmap/shared at deployment/canary (CrashLoopBackOff since 2026-01-02T03:02:05Z)\n",
 		"  Halt:                 released by hand: it holds back no change\n",
 		"  Last re-stamp:        <none>\n",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("output lacks %q:\n%s", want, got)
-		}
-	}
+	)
 }
 
 func TestWriteJSONHalts(t *testing.T) {

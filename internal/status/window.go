@@ -1,6 +1,7 @@
 package status
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 // its sources is open and no freeze holds it, unless a source is urgent.
 type Wait struct {
 	// Why names the closed window or the freeze, as written, and where
-	// it is set (window.Decision.Why).
+	// it is set (window.Decision's Why).
 	Why string `json:"why,omitempty"`
 	// Until is when the re-stamp may start; zero when no opening comes
 	// within the year or so window.Decide looks ahead.
@@ -53,32 +54,38 @@ func windowInputs(w *Workload, cluster window.Cluster) window.Inputs {
 	return in
 }
 
-// waitOf decides w's window at now; nil when it may be re-stamped now and
-// no urgent source was needed for that.
-func waitOf(w *Workload, now time.Time, cluster window.Cluster) (*Wait, []string) {
-	d := window.Decide(windowInputs(w, cluster), now)
+// waitOf is what d says of w's next re-stamp, nil when it may start now
+// and no urgent source was needed for that.
+func waitOf(d window.Decision) *Wait {
+	if d.Go && len(d.Urgent) == 0 {
+		return nil
+	}
+	return &Wait{Why: d.Why(), Until: d.Until, Urgent: d.Urgent}
+}
+
+// warningsOf are the annotations d could not read.
+func warningsOf(d window.Decision) []string {
 	warnings := make([]string, 0, len(d.Warnings))
 	for _, err := range d.Warnings {
 		warnings = append(warnings, err.Error())
 	}
-	if d.Go && len(d.Urgent) == 0 {
-		return nil, warnings
-	}
-	return &Wait{Why: d.Why, Until: d.Until, Urgent: d.Urgent}, warnings
+	return warnings
 }
 
-// windowReason explains a stale workload whose window is closed.
-func windowReason(wt *Wait) string {
-	when := "no opening within the next year: the hook looks again later"
-	if !wt.Until.IsZero() {
-		when = "may start at " + wt.Until.UTC().Format(time.RFC3339)
+// windowReason explains a stale workload whose re-stamp d holds: a
+// closed window, with when it opens, or a freeze, with its end, and when
+// the re-stamp may start if that is later.
+func windowReason(d window.Decision) string {
+	what := "waiting for window " + strconv.Quote(d.Held.Rule) + " (" + d.Held.Where() + ")"
+	if d.Held.Frozen {
+		what = "waiting: " + d.Held.String()
 	}
-	what := "waiting: " + wt.Why
-	if closed, ok := strings.CutSuffix(wt.Why, " is closed"); ok {
-		what = "waiting for " + closed
-	}
-	if !strings.HasSuffix(what, wt.Until.UTC().Format(time.RFC3339)) {
-		what += " — " + when // a freeze's Why says its end
+	if !d.Held.Frozen || !d.Until.Equal(d.Held.Ends) {
+		when := "no opening within the next year: the hook looks again later"
+		if !d.Until.IsZero() {
+			when = "may start at " + d.Until.UTC().Format(time.RFC3339)
+		}
+		what += " — " + when
 	}
 	return what +
 		"; the stamp is out of date and the hook re-stamps it, with the sources' newest content, then"
@@ -86,7 +93,7 @@ func windowReason(wt *Wait) string {
 
 // urgentNote is appended to a stale workload's reason when an urgent
 // source lets its re-stamp through a closed window or a freeze.
-func urgentNote(wt *Wait) string {
-	return "; urgent: " + strings.Join(wt.Urgent, ", ") + " marked " + contract.UrgentAnnotation +
+func urgentNote(urgent []string) string {
+	return "; urgent: " + strings.Join(urgent, ", ") + " marked " + contract.UrgentAnnotation +
 		", so the re-stamp goes through the closed window or freeze now"
 }

@@ -49,9 +49,9 @@ type Decision struct {
 	// Until is when it may start (zero: not within lookAhead). Set when
 	// Go is false.
 	Until time.Time
-	// Why says what holds it, for Events, status and preview: the window
-	// or freeze, as written, and where it is set.
-	Why string
+	// Held is the rule that holds it: the first freeze in force, else the
+	// first closed window. Set when Go is false.
+	Held Hold
 	// Urgent names the changed sources whose contract.UrgentAnnotation let
 	// it through a closed window or a freeze; set only when one did.
 	Urgent []string
@@ -60,9 +60,72 @@ type Decision struct {
 	Warnings []error
 }
 
+// Why says what holds d, for Events and logs: Held's String.
+func (d Decision) Why() string { return d.Held.String() }
+
+// Place is where the rule holding a change is set.
+type Place int
+
+const (
+	// ByWorkload is the reader's own window annotation.
+	ByWorkload Place = iota + 1
+	// ByNamespace is its namespace's window or freeze annotation.
+	ByNamespace
+	// ByFlag is --rollout-window or --freeze.
+	ByFlag
+	// BySource is a changed source's window annotation.
+	BySource
+)
+
+// Hold is the one rule that holds a change: a closed window or a freeze,
+// and where it is set.
+type Hold struct {
+	// By is where the rule is set; Source names the changed source
+	// ("configmap/NAME") when By is BySource.
+	By     Place
+	Source string
+	// Rule is the window or the freeze, as written.
+	Rule string
+	// Frozen: Rule is a freeze, in force until Ends.
+	Frozen bool
+	Ends   time.Time
+}
+
+// Where says where h's rule is set, as a reader of an Event or a report
+// finds it: "the workload", "the namespace", the flag, or the source.
+func (h Hold) Where() string {
+	switch h.By {
+	case ByWorkload:
+		return "the workload"
+	case ByNamespace:
+		return "the namespace"
+	case ByFlag:
+		if h.Frozen {
+			return "--freeze"
+		}
+		return "--rollout-window"
+	case BySource:
+		return h.Source
+	}
+	return ""
+}
+
+// String says what h is: a freeze and its end, or a closed window; ""
+// for the zero Hold.
+func (h Hold) String() string {
+	switch {
+	case h.By == 0:
+		return ""
+	case h.Frozen:
+		return fmt.Sprintf("frozen by %q (%s) until %s", h.Rule, h.Where(), h.Ends.UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("window %q (%s) is closed", h.Rule, h.Where())
+}
+
 // rule is one schedule or freeze that applies, and where it was set.
 type rule struct {
-	where    string
+	by       Place
+	source   string
 	schedule *Schedule
 	freeze   *Freeze
 }
@@ -96,7 +159,7 @@ func Decide(in Inputs, now time.Time) Decision {
 		d.Go = true
 		return d
 	}
-	d.Why = closed.describe()
+	d.Held = closed.hold()
 	d.Until = firstOpen(rules, now)
 	return d
 }
@@ -107,24 +170,24 @@ func (d *Decision) rules(in Inputs) []rule {
 	// Freezes first: when one holds, it is what Why names.
 	var rules []rule
 	for _, f := range d.freezes(in.Namespace, "the namespace") {
-		rules = append(rules, rule{where: "the namespace", freeze: &f})
+		rules = append(rules, rule{by: ByNamespace, freeze: &f})
 	}
 	for _, f := range in.Cluster.Freezes {
-		rules = append(rules, rule{where: "--freeze", freeze: &f})
+		rules = append(rules, rule{by: ByFlag, freeze: &f})
 	}
 	switch s, ok := d.schedule(in.Workload, "the workload"); {
 	case ok:
-		rules = append(rules, rule{where: "the workload", schedule: s})
+		rules = append(rules, rule{by: ByWorkload, schedule: s})
 	default:
 		if s, ok := d.schedule(in.Namespace, "the namespace"); ok {
-			rules = append(rules, rule{where: "the namespace", schedule: s})
+			rules = append(rules, rule{by: ByNamespace, schedule: s})
 		} else if in.Cluster.Window != nil {
-			rules = append(rules, rule{where: "--rollout-window", schedule: in.Cluster.Window})
+			rules = append(rules, rule{by: ByFlag, schedule: in.Cluster.Window})
 		}
 	}
 	for _, src := range slices.Sorted(maps.Keys(in.Sources)) {
 		if s, ok := d.schedule(in.Sources[src], src); ok {
-			rules = append(rules, rule{where: src, schedule: s})
+			rules = append(rules, rule{by: BySource, source: src, schedule: s})
 		}
 	}
 	return rules
@@ -205,12 +268,12 @@ func (r rule) holds(t time.Time) bool {
 	return r.schedule != nil && !r.schedule.Open(t)
 }
 
-// describe says what r is: a freeze and its end, or a closed window.
-func (r rule) describe() string {
+// hold is r as the rule that holds a change.
+func (r rule) hold() Hold {
 	if r.freeze != nil {
-		return fmt.Sprintf("frozen by %q (%s) until %s", r.freeze.String(), r.where, r.freeze.To().UTC().Format(time.RFC3339))
+		return Hold{By: r.by, Source: r.source, Rule: r.freeze.String(), Frozen: true, Ends: r.freeze.To()}
 	}
-	return fmt.Sprintf("window %q (%s) is closed", r.schedule.String(), r.where)
+	return Hold{By: r.by, Source: r.source, Rule: r.schedule.String()}
 }
 
 // firstOpen is the first instant from t on at which no rule holds a

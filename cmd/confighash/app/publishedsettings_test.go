@@ -28,28 +28,60 @@ func publishedBy(t *testing.T, args ...string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: serversettings.ConfigMapName}, Data: data}
 }
 
-// TestStatusUsesPublishedSettings: status, told none of the server's
-// flags, takes its kinds, namespaces and webhook configuration from what
-// it publishes, and so resolves a workload of a custom kind.
-func TestStatusUsesPublishedSettings(t *testing.T) {
-	cm := publishedBy(t, "--workload-kind="+cloneSetKind, "--namespaces=team-a", "--webhook-config-name=other")
-	c := fake.NewClientBuilder().WithObjects(cm).Build()
-	a, err := parseStatusFlags([]string{"clonesets/app", "-n", "team-a"}, &strings.Builder{})
+// statusWithSettings parses status's args, takes the settings of
+// published (nil: none published) for the flags not given, as Status
+// does, and resolves them; it returns the command line and what it noted.
+func statusWithSettings(t *testing.T, published *corev1.ConfigMap, args ...string) (*statusArgs, string) {
+	t.Helper()
+	a, err := parseStatusFlags(args, &strings.Builder{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var notes strings.Builder
-	if err := useSettings(t.Context(), c, a.ConfighashNamespace, a.fs, statusSettings(), "confighash status", &notes); err != nil {
+	if err := useSettings(t.Context(), fakeWith(published).Build(), a.ConfighashNamespace, a.fs, statusSettings(), "confighash status", &notes); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.resolve(); err != nil {
 		t.Fatalf("resolve: %v", err)
 	}
+	return a, notes.String()
+}
+
+// previewWithSettings is statusWithSettings for preview, which resolves
+// nothing more.
+func previewWithSettings(t *testing.T, published *corev1.ConfigMap, args ...string) (*previewArgs, string) {
+	t.Helper()
+	a, err := parsePreviewArgs(args, &strings.Builder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes strings.Builder
+	if err := useSettings(t.Context(), fakeWith(published).Build(), a.ConfighashNamespace, a.fs, previewSettings(), "confighash preview", &notes); err != nil {
+		t.Fatal(err)
+	}
+	return a, notes.String()
+}
+
+// fakeWith is a fake cluster holding published, if not nil.
+func fakeWith(published *corev1.ConfigMap) *fake.ClientBuilder {
+	b := fake.NewClientBuilder()
+	if published != nil {
+		b = b.WithObjects(published)
+	}
+	return b
+}
+
+// TestStatusUsesPublishedSettings: status, told none of the server's
+// flags, takes its kinds, namespaces and webhook configuration from what
+// it publishes, and so resolves a workload of a custom kind.
+func TestStatusUsesPublishedSettings(t *testing.T) {
+	cm := publishedBy(t, "--workload-kind="+cloneSetKind, "--namespaces=team-a", "--webhook-config-name=other")
+	a, notes := statusWithSettings(t, cm, "clonesets/app", "-n", "team-a")
 	if a.target.Name != "app" || !slices.Equal(a.ServedNamespaces, []string{"team-a"}) || a.WebhookConfigName != "other" {
 		t.Errorf("target %+v, namespaces %v, webhook configuration %q; want the CloneSet app, [team-a], other", a.target, a.ServedNamespaces, a.WebhookConfigName)
 	}
-	if notes.Len() != 0 {
-		t.Errorf("notes %q, want none: no flag disagrees", notes.String())
+	if notes != "" {
+		t.Errorf("notes %q, want none: no flag disagrees", notes)
 	}
 }
 
@@ -58,21 +90,13 @@ func TestStatusUsesPublishedSettings(t *testing.T) {
 // says nothing.
 func TestPreviewFlagsOverrideAndSaySo(t *testing.T) {
 	cm := publishedBy(t, "--max-wave-size=4", "--max-source-keys=50")
-	c := fake.NewClientBuilder().WithObjects(cm).Build()
-	a, err := parsePreviewArgs([]string{"-f", "x.yaml", "--max-wave-size=2", "--max-source-keys=50"}, &strings.Builder{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var notes strings.Builder
-	if err := useSettings(t.Context(), c, a.ConfighashNamespace, a.fs, previewSettings(), "confighash preview", &notes); err != nil {
-		t.Fatal(err)
-	}
+	a, notes := previewWithSettings(t, cm, "-f", "x.yaml", "--max-wave-size=2", "--max-source-keys=50")
 	if a.MaxWaveSize != 2 || a.MaxSourceKeys != 50 {
 		t.Errorf("wave size %d, source keys %d; want 2 (the flag's) and 50", a.MaxWaveSize, a.MaxSourceKeys)
 	}
 	want := "confighash preview: --max-wave-size=2 overrides 4, which confighash publishes in confighash-system/confighash-settings\n"
-	if notes.String() != want {
-		t.Errorf("notes\n%q\nwant\n%q", notes.String(), want)
+	if notes != want {
+		t.Errorf("notes\n%q\nwant\n%q", notes, want)
 	}
 }
 
@@ -80,27 +104,16 @@ func TestPreviewFlagsOverrideAndSaySo(t *testing.T) {
 // RBAC to read it) leaves the flags and defaults, and says so once; one
 // that lacks a key says which.
 func TestSettingsUnreadableFallsBack(t *testing.T) {
-	a, err := parsePreviewArgs([]string{"-f", "x.yaml"}, &strings.Builder{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var notes strings.Builder
-	if err := useSettings(t.Context(), fake.NewClientBuilder().Build(), a.ConfighashNamespace, a.fs, previewSettings(), "confighash preview", &notes); err != nil {
-		t.Fatal(err)
-	}
-	if a.MaxWaveSize != DefaultOptions().Hook.MaxWaveSize || strings.Count(notes.String(), "\n") != 1 ||
-		!strings.Contains(notes.String(), "not found") || !strings.Contains(notes.String(), "using the flags and their defaults") {
-		t.Errorf("wave size %d, notes %q; want the default and one line saying it falls back", a.MaxWaveSize, notes.String())
+	a, notes := previewWithSettings(t, nil, "-f", "x.yaml")
+	if a.MaxWaveSize != DefaultOptions().Hook.MaxWaveSize || strings.Count(notes, "\n") != 1 ||
+		!strings.Contains(notes, "not found") || !strings.Contains(notes, "using the flags and their defaults") {
+		t.Errorf("wave size %d, notes %q; want the default and one line saying it falls back", a.MaxWaveSize, notes)
 	}
 
 	older := publishedBy(t)
 	delete(older.Data, string(serversettings.KeyMaxSourceKeys))
-	notes.Reset()
-	if err := useSettings(t.Context(), fake.NewClientBuilder().WithObjects(older).Build(), a.ConfighashNamespace, a.fs, previewSettings(), "confighash preview", &notes); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(notes.String(), "publishes no max-source-keys") {
-		t.Errorf("notes %q, want one naming the setting not published", notes.String())
+	if _, notes := previewWithSettings(t, older, "-f", "x.yaml"); !strings.Contains(notes, "publishes no max-source-keys") {
+		t.Errorf("notes %q, want one naming the setting not published", notes)
 	}
 }
 
@@ -113,7 +126,7 @@ func TestSettingsGarbageIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = useSettings(t.Context(), fake.NewClientBuilder().WithObjects(cm).Build(), a.ConfighashNamespace, a.fs, statusSettings(), "confighash status", &strings.Builder{})
+	err = useSettings(t.Context(), fakeWith(cm).Build(), a.ConfighashNamespace, a.fs, statusSettings(), "confighash status", &strings.Builder{})
 	if err == nil || ExitCode(err) != 1 || !strings.Contains(err.Error(), "workload-kind") || !strings.Contains(err.Error(), serversettings.ConfigMapName) {
 		t.Errorf("error %v, want exit 1 naming the key and the ConfigMap", err)
 	}
@@ -124,36 +137,18 @@ func TestSettingsGarbageIsAnError(t *testing.T) {
 // given wins and says so; a flag that does not parse is a usage error.
 func TestWindowSettings(t *testing.T) {
 	cm := publishedBy(t, "--rollout-window=Mon-Fri 09:00-17:00 Europe/Berlin", "--freeze=2026-12-21/2027-01-04 Europe/Berlin")
-	c := fake.NewClientBuilder().WithObjects(cm).Build()
-	s, err := parseStatusFlags(nil, &strings.Builder{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var notes strings.Builder
-	if err := useSettings(t.Context(), c, s.ConfighashNamespace, s.fs, statusSettings(), "confighash status", &notes); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.resolve(); err != nil {
-		t.Fatal(err)
-	}
-	if s.windows.Window == nil || s.windows.Window.String() != "Mon-Fri 09:00-17:00 Europe/Berlin" || len(s.windows.Freezes) != 1 || notes.Len() != 0 {
-		t.Errorf("status: windows %+v, notes %q; want the published window and freeze, no note", s.windows, notes.String())
+	s, notes := statusWithSettings(t, cm)
+	if s.windows.Window == nil || s.windows.Window.String() != "Mon-Fri 09:00-17:00 Europe/Berlin" || len(s.windows.Freezes) != 1 || notes != "" {
+		t.Errorf("status: windows %+v, notes %q; want the published window and freeze, no note", s.windows, notes)
 	}
 
-	p, err := parsePreviewArgs([]string{"-f", "x.yaml", "--rollout-window=* 00:00-24:00 UTC"}, &strings.Builder{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	notes.Reset()
-	if err := useSettings(t.Context(), c, p.ConfighashNamespace, p.fs, previewSettings(), "confighash preview", &notes); err != nil {
-		t.Fatal(err)
-	}
+	p, notes := previewWithSettings(t, cm, "-f", "x.yaml", "--rollout-window=* 00:00-24:00 UTC")
 	if err := errors.Join(p.checkSettings()...); err != nil {
 		t.Fatal(err)
 	}
 	want := "confighash preview: --rollout-window=* 00:00-24:00 UTC overrides Mon-Fri 09:00-17:00 Europe/Berlin, which confighash publishes in confighash-system/confighash-settings\n"
-	if p.windows.Window == nil || p.windows.Window.String() != "* 00:00-24:00 UTC" || len(p.windows.Freezes) != 1 || notes.String() != want {
-		t.Errorf("preview: windows %+v, notes\n%q\nwant\n%q", p.windows, notes.String(), want)
+	if p.windows.Window == nil || p.windows.Window.String() != "* 00:00-24:00 UTC" || len(p.windows.Freezes) != 1 || notes != want {
+		t.Errorf("preview: windows %+v, notes\n%q\nwant\n%q", p.windows, notes, want)
 	}
 
 	if _, err := parsePreviewArgs([]string{"-f", "x.yaml", "--freeze=christmas"}, &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "--freeze") {
