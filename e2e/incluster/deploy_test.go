@@ -79,9 +79,7 @@ func TestDeployedAsUsersDeployIt(t *testing.T) {
 // config and stamps the template.
 func TestStampedThroughTheService(t *testing.T) {
 	ns := env.NewNamespace(t, true)
-	cm, sec := sampleConfig(ns, "hello", "hunter2")
-	env.Create(t, cm)
-	env.Create(t, sec)
+	sampleConfig(t, ns, "hello", "hunter2")
 	d := sampleApp(ns)
 	d.Spec.Replicas = new(int32)
 	env.Create(t, d)

@@ -25,15 +25,21 @@ import (
 // that "nothing more rolled" is observed rather than assumed.
 const settle = 5 * time.Second
 
-// sampleConfig is a ConfigMap and a Secret for the sample app.
-func sampleConfig(ns, greeting, password string) (*corev1.ConfigMap, *corev1.Secret) {
-	return &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-config"},
-			Data:       map[string]string{"greeting": greeting, "unused": "read by nobody"},
-		}, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-secret"},
-			Data:       map[string][]byte{"password": []byte(password)},
-		}
+// sampleConfig creates, in ns, the ConfigMap and the Secret the sample app
+// reads, and returns them.
+func sampleConfig(t *testing.T, ns, greeting, password string) (*corev1.ConfigMap, *corev1.Secret) {
+	t.Helper()
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-config"},
+		Data:       map[string]string{"greeting": greeting, "unused": "read by nobody"},
+	}
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-secret"},
+		Data:       map[string][]byte{"password": []byte(password)},
+	}
+	env.Create(t, cm)
+	env.Create(t, sec)
+	return cm, sec
 }
 
 // sharedConfig creates ConfigMap shared in ns, holding data: the config

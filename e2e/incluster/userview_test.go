@@ -15,9 +15,7 @@ import (
 // as `kubectl logs` does.
 func TestPodsRunWithTheNewValue(t *testing.T) {
 	ns := env.NewNamespace(t, true)
-	cm, sec := sampleConfig(ns, "hello", "hunter2")
-	env.Create(t, cm)
-	env.Create(t, sec)
+	cm, sec := sampleConfig(t, ns, "hello", "hunter2")
 	d := sampleApp(ns)
 	env.Create(t, d)
 	if err := env.WaitRollout(env.SpecContext(t), ns, d.Name, 2*time.Minute); err != nil {

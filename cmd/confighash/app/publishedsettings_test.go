@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -37,14 +38,11 @@ func statusWithSettings(t *testing.T, published *corev1.ConfigMap, args ...strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	var notes strings.Builder
-	if err := useSettings(t.Context(), fakeWith(published).Build(), a.ConfighashNamespace, a.fs, statusSettings(), "confighash status", &notes); err != nil {
-		t.Fatal(err)
-	}
+	notes := withSettings(t, published, a.ConfighashNamespace, a.fs, statusSettings(), "confighash status")
 	if err := a.resolve(); err != nil {
 		t.Fatalf("resolve: %v", err)
 	}
-	return a, notes.String()
+	return a, notes
 }
 
 // previewWithSettings is statusWithSettings for preview, which resolves
@@ -55,11 +53,18 @@ func previewWithSettings(t *testing.T, published *corev1.ConfigMap, args ...stri
 	if err != nil {
 		t.Fatal(err)
 	}
+	return a, withSettings(t, published, a.ConfighashNamespace, a.fs, previewSettings(), "confighash preview")
+}
+
+// withSettings is useSettings on a fake cluster holding published: the
+// notes it writes.
+func withSettings(t *testing.T, published *corev1.ConfigMap, namespace string, fs *pflag.FlagSet, settings []settingFlag, command string) string {
+	t.Helper()
 	var notes strings.Builder
-	if err := useSettings(t.Context(), fakeWith(published).Build(), a.ConfighashNamespace, a.fs, previewSettings(), "confighash preview", &notes); err != nil {
+	if err := useSettings(t.Context(), fakeWith(published).Build(), namespace, fs, settings, command, &notes); err != nil {
 		t.Fatal(err)
 	}
-	return a, notes.String()
+	return notes.String()
 }
 
 // fakeWith is a fake cluster holding published, if not nil.
