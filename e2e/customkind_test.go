@@ -106,7 +106,7 @@ func TestCustomKindStampedAndRestamped(t *testing.T) {
 	// The hook looks for the CRD every ProbeInterval; it then watches the
 	// kind, and a change reaches the Widget.
 	changeSettings(t, cm, w, spec)
-	if n := len(events(t, ns, "gadget", contract.ReasonConfigChanged)); n != 1 {
+	if n := len(eventsAtLeast(t, ns, "gadget", contract.ReasonConfigChanged, 1)); n != 1 {
 		t.Errorf("%d ConfigChanged events, want 1", n)
 	}
 

@@ -291,6 +291,19 @@ func events(t *testing.T, ns, name, reason string) []corev1.Event {
 	return out
 }
 
+// eventsAtLeast waits up to 10 s for n events of reason on ns/name (the
+// recorder writes them after the change it reports) and returns those
+// there are then.
+func eventsAtLeast(t *testing.T, ns, name, reason string, n int) []corev1.Event {
+	t.Helper()
+	var out []corev1.Event
+	_ = wait.PollUntilContextTimeout(env.SpecContext(t), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		out = events(t, ns, name, reason)
+		return len(out) >= n, nil
+	})
+	return out
+}
+
 // expectRevision waits until Deployment name reaches revision rev, then
 // checks it stays there for the settle time. Revisions count rollouts,
 // including those back to an earlier ReplicaSet.
