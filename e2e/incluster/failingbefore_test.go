@@ -58,12 +58,12 @@ func waitPodWaiting(t *testing.T, d *appsv1.Deployment, reasons ...string) strin
 }
 
 // annotationOf reads d back and returns one of its own annotations.
-func annotationOf(t *testing.T, d *appsv1.Deployment, key string) string {
+func annotationOf(t *testing.T, obj client.Object, key string) string {
 	t.Helper()
-	if err := env.Client.Get(env.SpecContext(t), client.ObjectKeyFromObject(d), d); err != nil {
+	if err := env.Client.Get(env.SpecContext(t), client.ObjectKeyFromObject(obj), obj); err != nil {
 		t.Fatal(err)
 	}
-	return d.Annotations[key]
+	return obj.GetAnnotations()[key]
 }
 
 // TestFailingReaderIsNotTheCanary: two readers share a ConfigMap. The one

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/waves"
 )
 
 // TestDaemonSetUndoPinned: a DaemonSet in a pinning namespace (one pod on
@@ -30,9 +29,7 @@ import (
 func TestDaemonSetUndoPinned(t *testing.T) {
 	ctx := env.SpecContext(t)
 	ns := pinningNamespace(t)
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name, cm.Data = ns, "shared", map[string]string{"mode": "good"}
-	env.Create(t, cm)
+	cm := sharedConfig(t, ns, map[string]string{"mode": "good"})
 	tmpl := pinnedReader(ns, "agent", 1).Spec.Template
 	ds := &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "agent"},
@@ -45,13 +42,7 @@ func TestDaemonSetUndoPinned(t *testing.T) {
 	expectPinnedValue(t, first, snapshot1, "good")
 
 	env.Update(t, cm, func() { cm.Data["mode"] = "second" })
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		return env.StampOf(t, ds) != stamp1, nil
-	})
-	if err != nil {
-		t.Fatalf("DaemonSet %s was not re-stamped after the change", ds.Name)
-	}
-	second := dsPod(t, ds, env.StampOf(t, ds))
+	second := dsPod(t, ds, stampLeaves(t, ds, stamp1))
 	snapshot2 := pinnedTo(t, second)
 	if snapshot2 == snapshot1 {
 		t.Fatalf("the re-stamped pod %s reads the first snapshot %s", second.Name, snapshot1)
@@ -77,13 +68,7 @@ func TestDaemonSetUndoPinned(t *testing.T) {
 	if n := len(revs.Items); n != 2 {
 		t.Errorf("%d ControllerRevisions after the undo, want the same 2", n)
 	}
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(ds), ds); err != nil {
-		t.Fatal(err)
-	}
-	halt, err := contract.ParseHalt(contract.Unsealed(ds.Annotations[contract.HaltAnnotation]))
-	if err != nil || halt.Reason != waves.RolledBack {
-		t.Errorf("%s's halt after the undo: %+v (%v), want %s", ds.Name, halt, err, waves.RolledBack)
-	}
+	expectRolledBack(t, ds)
 }
 
 // dsPod waits until the one pod of DaemonSet ds runs and is Ready with

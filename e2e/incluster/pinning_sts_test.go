@@ -16,9 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/confighash/confighash/internal/contract"
-	"github.com/confighash/confighash/internal/waves"
 )
 
 // TestStatefulSetPartitionPinned: a StatefulSet of 4 with partition 2 in a
@@ -47,12 +44,7 @@ func TestStatefulSetPartitionPinned(t *testing.T) {
 
 	changed := time.Now()
 	env.Update(t, cm, func() { cm.Data["mode"] = "second" })
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		return env.StampOf(t, sts) != stamp1, nil
-	})
-	if err != nil {
-		t.Fatalf("StatefulSet %s was not re-stamped after the change", sts.Name)
-	}
+	stampLeaves(t, sts, stamp1)
 	rev2 := stsUpdateRevision(t, sts)
 	if rev2 == rev1 {
 		t.Fatalf("re-stamped, but the StatefulSet's update revision is still %s", rev1)
@@ -91,13 +83,7 @@ func TestStatefulSetPartitionPinned(t *testing.T) {
 	if n := len(stsRevisions(t, sts)); n != 2 {
 		t.Errorf("%d ControllerRevisions after the undo, want the same 2", n)
 	}
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(sts), sts); err != nil {
-		t.Fatal(err)
-	}
-	halt, err := contract.ParseHalt(contract.Unsealed(sts.Annotations[contract.HaltAnnotation]))
-	if err != nil || halt.Reason != waves.RolledBack {
-		t.Errorf("%s's halt after the undo: %+v (%v), want %s", sts.Name, halt, err, waves.RolledBack)
-	}
+	expectRolledBack(t, sts)
 }
 
 // stsReader is a StatefulSet of replicas pods of pinnedReader's spec, its

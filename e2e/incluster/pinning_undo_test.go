@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/internal/contract"
@@ -96,12 +97,12 @@ func heldFor(t *testing.T, d *appsv1.Deployment, stamp string, period time.Durat
 	t.Logf("%s kept its stamp for %s after the undo, across the leader's deletion", d.Name, time.Since(start).Round(time.Second))
 }
 
-// expectRolledBack checks that d carries a RolledBack halt.
-func expectRolledBack(t *testing.T, d *appsv1.Deployment) {
+// expectRolledBack checks that workload w carries a RolledBack halt.
+func expectRolledBack(t *testing.T, w client.Object) {
 	t.Helper()
-	halt, err := contract.ParseHalt(contract.Unsealed(annotationOf(t, d, contract.HaltAnnotation)))
+	halt, err := contract.ParseHalt(contract.Unsealed(annotationOf(t, w, contract.HaltAnnotation)))
 	if err != nil || halt.Reason != waves.RolledBack {
-		t.Fatalf("%s's halt after the undo: %+v (%v), want %s", d.Name, halt, err, waves.RolledBack)
+		t.Fatalf("%s's halt after the undo: %+v (%v), want %s", w.GetName(), halt, err, waves.RolledBack)
 	}
 }
 
@@ -131,16 +132,26 @@ func undoToFirst(t *testing.T, web *appsv1.Deployment, first firstRevision) core
 func restampedTo(t *testing.T, d *appsv1.Deployment, stamp string) string {
 	t.Helper()
 	ctx := env.SpecContext(t)
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		return env.StampOf(t, d) != stamp, nil
-	})
-	if err != nil {
-		t.Fatalf("%s was not re-stamped", d.Name)
-	}
+	stampLeaves(t, d, stamp)
 	if err := env.WaitRollout(ctx, d.Namespace, d.Name, 3*time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	return env.CurrentReplicaSet(t, d.Namespace, d.Name)
+}
+
+// stampLeaves waits until the hook re-stamps workload w away from stamp,
+// and returns its new stamp.
+func stampLeaves(t *testing.T, w client.Object, stamp string) string {
+	t.Helper()
+	var got string
+	err := wait.PollUntilContextTimeout(env.SpecContext(t), 250*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		got = env.StampOf(t, w)
+		return got != stamp, nil
+	})
+	if err != nil {
+		t.Fatalf("%s was not re-stamped", w.GetName())
+	}
+	return got
 }
 
 // expectPinnedValue checks that pod p is pinned (to snapshot, unless "")
