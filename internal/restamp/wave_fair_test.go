@@ -5,15 +5,12 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/confighash/confighash/internal/contract"
 )
 
 // onePlan installs a plan of its own for r, read from source src, and
 // returns it.
 func onePlan(p *planner, r Request, src, content string) *plan {
-	c := contract.Change{Source: src, Content: content}
-	return p.install(planKey{namespace: r.Namespace, source: src}, c, []member{{req: r}}, wavesT0, 0)
+	return planOf(p, src, content, []member{{req: r}})
 }
 
 // A reader in flight that is re-stamped again (a new change of its
@@ -136,8 +133,7 @@ func TestReleaseEndsNoOtherRollout(t *testing.T) {
 	r0 := req("r00")
 	p.admit(r0, r0, []*plan{x}, "s1", wavesT0, false)
 	p.failed(r0, "NonZeroExit")
-	cy := contract.Change{Source: "configmap/y", Content: "0000000000000009"}
-	y := p.install(planKey{namespace: "ns", source: cy.Source}, cy, members(2), wavesT0, 0)
+	y := planOf(p, "configmap/y", "0000000000000009", members(2))
 	if !p.adopt(r0, "s2", wavesT0) {
 		t.Fatal("r00 was not adopted for Y")
 	}

@@ -25,6 +25,23 @@ func members(n int) []member {
 	return ms
 }
 
+// planOf installs a plan of content to src for ms, in their readers'
+// namespace.
+func planOf(p *planner, src, content string, ms []member) *plan {
+	c := contract.Change{Source: src, Content: content}
+	return p.install(planKey{namespace: ms[0].req.Namespace, source: src}, c, ms, wavesT0, 0)
+}
+
+// readerPlans installs n plans of one reader each, r<i> reading
+// configmap/c<i>: readers that contend with one another only for the bound.
+func readerPlans(p *planner, n int) []*plan {
+	plans := make([]*plan, n)
+	for i, m := range members(n) {
+		plans[i] = planOf(p, fmt.Sprintf("configmap/c%d", i), "0000000000000001", []member{m})
+	}
+	return plans
+}
+
 // sharedPlan is a planner without wakes and its plan of change1 to
 // configmap/shared for n readers, r00 on.
 func sharedPlan(n int) (*planner, *plan) {
@@ -166,7 +183,7 @@ func TestNewLeaderRebuildsFromObjects(t *testing.T) {
 	// A halt on an object is a halt of the rebuilt plan.
 	ms = members(3)
 	ms[0].gone, ms[0].halted, ms[0].reason = true, true, "ProgressDeadlineExceeded"
-	pl = p.install(planKey{namespace: "ns", source: "configmap/other"}, contract.Change{Source: "configmap/other", Content: "0000000000000003"}, ms, wavesT0, 0)
+	pl = planOf(p, "configmap/other", "0000000000000003", ms)
 	if pl.halt == nil || pl.halt.reason != "ProgressDeadlineExceeded" {
 		t.Fatalf("rebuilt plan halt %+v, want the object's", pl.halt)
 	}
@@ -175,12 +192,7 @@ func TestNewLeaderRebuildsFromObjects(t *testing.T) {
 func TestBoundAcrossChanges(t *testing.T) {
 	var woken []string
 	p := newPlanner(16, 3, func(r Request) { woken = append(woken, r.Name) })
-	var plans []*plan
-	for i := range 5 {
-		c := contract.Change{Source: fmt.Sprintf("configmap/c%d", i), Content: "0000000000000001"}
-		plans = append(plans, p.install(planKey{namespace: "ns", source: c.Source}, c,
-			[]member{{req: req(fmt.Sprintf("r%02d", i))}}, wavesT0, 0))
-	}
+	plans := readerPlans(p, 5)
 	var admittedN int
 	for i, pl := range plans {
 		r := req(fmt.Sprintf("r%02d", i))
@@ -279,8 +291,7 @@ func TestOnlyWaitersAreWoken(t *testing.T) {
 // keeps X's plan, so X's next wave still waits for its verdict.
 func TestRestampKeepsTheOtherPlansFlight(t *testing.T) {
 	p, x := sharedPlan(3)
-	cy := contract.Change{Source: "configmap/y", Content: "0000000000000009"}
-	y := p.install(planKey{namespace: "ns", source: cy.Source}, cy, members(1), wavesT0, 0)
+	y := planOf(p, "configmap/y", "0000000000000009", members(1))
 	r0 := req("r00")
 	p.admit(r0, r0, []*plan{x}, "s1", wavesT0, false)
 	if v, _, _ := p.admit(r0, r0, []*plan{y}, "s2", wavesT0, false); v != admitted {
@@ -378,8 +389,7 @@ func TestHaltOfOneSourceStallsNoOther(t *testing.T) {
 	var woken []string
 	p := newPlanner(8, 0, func(r Request) { woken = append(woken, r.Name) })
 	x := p.install(shared, change1, members(2), wavesT0, 0)
-	cy := contract.Change{Source: "configmap/y", Content: "0000000000000009"}
-	y := p.install(planKey{namespace: "ns", source: cy.Source}, cy, []member{{req: req("r01")}, {req: req("r02")}}, wavesT0, 0)
+	y := planOf(p, "configmap/y", "0000000000000009", []member{{req: req("r01")}, {req: req("r02")}})
 	r0, r1, r2 := req("r00"), req("r01"), req("r02")
 	p.admit(r0, r0, []*plan{x}, "s", wavesT0, false)
 	p.failed(r0, "NonZeroExit")
@@ -471,8 +481,7 @@ func TestHalterGetsItsOtherChanges(t *testing.T) {
 	r0 := req("r00")
 	p.admit(r0, r0, []*plan{s}, "s1", wavesT0, false)
 	p.failed(r0, "NonZeroExit")
-	ct := contract.Change{Source: "configmap/t", Content: "0000000000000007"}
-	tp := p.install(planKey{namespace: "ns", source: ct.Source}, ct, members(3), wavesT0, 0)
+	tp := planOf(p, "configmap/t", "0000000000000007", members(3))
 	if v, _, _ := p.admit(r0, r0, []*plan{tp}, "s2", wavesT0, false); v != admitted {
 		t.Fatalf("the halting reader: %v for another change, want admitted", v)
 	}
@@ -482,12 +491,7 @@ func TestHalterGetsItsOtherChanges(t *testing.T) {
 func TestSettledBlockedReaderPassesItsSlot(t *testing.T) {
 	var woken []string
 	p := newPlanner(8, 1, func(r Request) { woken = append(woken, r.Name) })
-	var plans []*plan
-	for i := range 3 {
-		c := contract.Change{Source: fmt.Sprintf("configmap/c%d", i), Content: "0000000000000001"}
-		plans = append(plans, p.install(planKey{namespace: "ns", source: c.Source}, c,
-			[]member{{req: req(fmt.Sprintf("r%02d", i))}}, wavesT0, 0))
-	}
+	plans := readerPlans(p, 3)
 	for i, pl := range plans {
 		r := req(fmt.Sprintf("r%02d", i))
 		p.admit(r, r, []*plan{pl}, "s", wavesT0, false)
@@ -526,8 +530,7 @@ func TestFinishedPlanIsKept(t *testing.T) {
 func TestLightReaderTakesNoSlot(t *testing.T) {
 	p := newPlanner(8, 1, nil)
 	a := p.install(shared, change1, members(1), wavesT0, 0)
-	cb := contract.Change{Source: "configmap/b", Content: "0000000000000005"}
-	b := p.install(planKey{namespace: "ns", source: cb.Source}, cb, []member{{req: req("r01")}}, wavesT0, 0)
+	b := onePlan(p, req("r01"), "configmap/b", "0000000000000005")
 	r0, r1 := req("r00"), req("r01")
 	p.admit(r0, r0, []*plan{a}, "s", wavesT0, false)
 	if v, _, _ := p.admit(r1, r1, []*plan{b}, "s", wavesT0, true); v != admitted {
