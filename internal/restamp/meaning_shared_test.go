@@ -10,16 +10,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/injection"
 	"github.com/confighash/confighash/internal/preview"
 	"github.com/confighash/confighash/internal/status"
+	"github.com/confighash/confighash/internal/status/statustest"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -295,25 +293,11 @@ func cliObjects(t *testing.T, m *meaningFixture, data string) []client.Object {
 	return objs
 }
 
-func cliClient(t *testing.T, objs []client.Object) client.Client {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
-		WithIndex(&corev1.Event{}, "reportingComponent", func(o client.Object) []string {
-			return []string{o.(*corev1.Event).ReportingController}
-		}).
-		WithIndex(&corev1.Event{}, "involvedObject.name", func(o client.Object) []string {
-			return []string{o.(*corev1.Event).InvolvedObject.Name}
-		}).Build()
-}
-
 // previewAnswer previews the source's next change (as the live one, with
 // other content) and reads d1's row and the canary's.
 func previewAnswer(t *testing.T, m *meaningFixture) meaningAnswer {
 	objs := cliObjects(t, m, "v2")
-	c := cliClient(t, objs)
+	c := statustest.NewClient(t, objs...)
 	next := objs[1].DeepCopyObject().(*corev1.ConfigMap)
 	next.Data = map[string]string{"k": "v3"}
 	f, err := preview.Gather(context.Background(), c, &preview.Input{Source: hasher.Source{Kind: hasher.ConfigMap, Name: "app"}, Namespace: "ns", Object: next}, "ns",
@@ -347,7 +331,7 @@ func previewAnswer(t *testing.T, m *meaningFixture) meaningAnswer {
 // statusAnswer reports on the namespace, with the stamp the sources give
 // now being the canary's.
 func statusAnswer(t *testing.T, m *meaningFixture) meaningAnswer {
-	c := cliClient(t, cliObjects(t, m, "v2"))
+	c := statustest.NewClient(t, cliObjects(t, m, "v2")...)
 	rep, err := status.Collect(context.Background(), c, status.Options{Namespace: "ns", Kinds: workload.Kinds(), Stamper: fixedStamper(m.cur)})
 	if err != nil {
 		t.Fatal(err)

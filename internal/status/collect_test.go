@@ -13,14 +13,12 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/status/statustest"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -80,22 +78,6 @@ func event(ns, name, reason, typ string, at time.Time) *corev1.Event {
 	}
 }
 
-func newFakeClient(t *testing.T, objs ...client.Object) client.Client {
-	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
-		WithIndex(&corev1.Event{}, "reportingComponent", func(o client.Object) []string {
-			return []string{o.(*corev1.Event).ReportingController}
-		}).
-		WithIndex(&corev1.Event{}, "involvedObject.name", func(o client.Object) []string {
-			return []string{o.(*corev1.Event).InvolvedObject.Name}
-		}).
-		Build()
-}
-
 func TestCollect(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	labelled := map[string]string{contract.InjectionLabel: contract.InjectionEnabled}
@@ -105,7 +87,7 @@ func TestCollect(t *testing.T) {
 	otherEvent.Name, otherEvent.ReportingController = "not-ours", "someone-else"
 	oldObject := event("on", "stale", contract.ReasonFlapHold, corev1.EventTypeWarning, t0.Add(time.Hour))
 	oldObject.Name, oldObject.InvolvedObject.UID = "earlier-object", "uid-of-a-deleted-one"
-	c := newFakeClient(t,
+	c := statustest.NewClient(t,
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "on", Labels: labelled}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "off"}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "confighash-system", Labels: labelled}},

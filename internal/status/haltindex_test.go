@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/status/statustest"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -44,7 +45,7 @@ func TestCollectHalts(t *testing.T) {
 		Changes: []contract.Change{{Source: "configmap/cfg", Content: "0123456789abcdef"}}}.String())
 	rollout := sealed(contract.Rollout{Since: since, Changes: []contract.Change{{Source: "configmap/cfg", Content: "0123456789abcdef"}}}.String())
 	spec := readsSpec("cfg", "sec")
-	base := newFakeClient(t,
+	base := statustest.NewClient(t,
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop", Labels: labelled}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other", Labels: labelled}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "cfg"}, Data: map[string]string{"a": secretValue}},

@@ -25,6 +25,7 @@ import (
 
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/injection"
+	"github.com/confighash/confighash/internal/status/statustest"
 	"github.com/confighash/confighash/internal/workload"
 	"github.com/confighash/confighash/webhook"
 )
@@ -170,13 +171,13 @@ func TestCheckInstallURL(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(cfg)
 			}
-			r := CheckInstall(t.Context(), newFakeClient(t, cfg), opts)
+			r := CheckInstall(t.Context(), statustest.NewClient(t, cfg), opts)
 			expectChecks(t, r, tc.failing, tc.inDetail)
 		})
 	}
 
 	t.Run("no configuration", func(t *testing.T) {
-		r := CheckInstall(t.Context(), newFakeClient(t), opts)
+		r := CheckInstall(t.Context(), statustest.NewClient(t), opts)
 		expectChecks(t, r, []string{CheckWebhookConfiguration}, "not found")
 	})
 }
@@ -210,7 +211,7 @@ func TestCheckInstallService(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			objs := append([]client.Object{installed(cc, ca)}, tc.objs...)
-			r := CheckInstall(t.Context(), newFakeClient(t, objs...), opts)
+			r := CheckInstall(t.Context(), statustest.NewClient(t, objs...), opts)
 			expectChecks(t, r, tc.failing, tc.inDetail)
 		})
 	}

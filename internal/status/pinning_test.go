@@ -13,6 +13,7 @@ import (
 
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/pinning"
+	"github.com/confighash/confighash/internal/status/statustest"
 	"github.com/confighash/confighash/internal/workload"
 )
 
@@ -39,7 +40,7 @@ func TestCollectPinning(t *testing.T) {
 		return d
 	}
 	spec := readsSpec("cfg", "sec")
-	c := newFakeClient(t,
+	c := statustest.NewClient(t,
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "pins", Labels: pins}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "plain", Labels: labelled}},
 		withSelector(deploy("pins", "web", "v2:new", spec, nil)),
@@ -93,7 +94,7 @@ func TestPinningPodsBounded(t *testing.T) {
 	for i := range pinningPodLimit + 3 {
 		objs = append(objs, podOfRS("pins", fmt.Sprint("web-", i), "web-a", "v2:new", "true", app))
 	}
-	c := newFakeClient(t, objs...)
+	c := statustest.NewClient(t, objs...)
 	d := deploy("pins", "web", "v2:new", readsSpec("cfg", "sec"), nil)
 	d.Spec.Selector = &metav1.LabelSelector{MatchLabels: app}
 	p := pinningOf(context.Background(), c, d, "v2:new", pins, nil)
@@ -145,7 +146,7 @@ func TestClassifyPod(t *testing.T) {
 func TestPinningMarkInTemplate(t *testing.T) {
 	pins := map[string]string{contract.InjectionLabel: contract.InjectionEnabled, pinning.NamespaceLabel: pinning.NamespaceEnabled}
 	app := map[string]string{"app": "web"}
-	c := newFakeClient(t, podOfRS("pins", "web-1", "web-a", "v2:new", "true", app))
+	c := statustest.NewClient(t, podOfRS("pins", "web-1", "web-a", "v2:new", "true", app))
 	d := deploy("pins", "web", "v2:new", readsSpec("cfg", "sec"), nil)
 	d.Spec.Selector = &metav1.LabelSelector{MatchLabels: app}
 	for _, tpl := range []map[string]string{nil, {pinning.PodAnnotation: "true"}} {
