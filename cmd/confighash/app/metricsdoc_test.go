@@ -32,8 +32,7 @@ type series struct {
 }
 
 // TestMetricsDocumented: docs/metrics.md's table lists exactly the series
-// confighash registers (each package's NewMetrics; a package that adds
-// metrics adds its NewMetrics here), with their types and label names; the
+// confighash registers (registrars), with their types and label names; the
 // names follow the scheme the page states and pass promlint; and the label
 // values it lists are snake_case and named in the series' help. The label
 // values themselves are pinned by each package's TestLabelValuesArePublic.
@@ -75,29 +74,45 @@ func TestMetricsDocumented(t *testing.T) {
 	}
 }
 
+// registrars register every package's series (each package's NewMetrics;
+// a package that adds metrics adds its NewMetrics here).
+var registrars = []struct {
+	name     string
+	register func(prometheus.Registerer) error
+}{
+	{"build info", func(reg prometheus.Registerer) error { return registerBuildInfo(reg, Version()) }},
+	{"webhook", func(reg prometheus.Registerer) error { _, err := webhook.NewMetrics(reg); return err }},
+	{"restamp", func(reg prometheus.Registerer) error { _, err := restamp.NewMetrics(reg); return err }},
+	{"hashkey", func(reg prometheus.Registerer) error { _, err := hashkey.NewMetrics(reg); return err }},
+	{"snapshotgc", func(reg prometheus.Registerer) error { _, err := snapshotgc.NewMetrics(reg); return err }},
+	{"certs", func(reg prometheus.Registerer) error { return certs.NewMetrics(reg, certs.New(nil, certs.Options{})) }},
+}
+
+// TestNewMetricsRegistersOnce: each package's series are registered on the
+// caller's registry, once: a second registration fails instead of two
+// users (webhooks, hooks, keepers) sharing counts.
+func TestNewMetricsRegistersOnce(t *testing.T) {
+	for _, r := range registrars {
+		reg := prometheus.NewRegistry()
+		if err := r.register(reg); err != nil {
+			t.Fatalf("%s: %v", r.name, err)
+		}
+		if r.register(reg) == nil {
+			t.Errorf("%s: a second registration on one registry succeeded", r.name)
+		}
+	}
+}
+
 // registeredSeries registers every package's series on a fresh registry,
 // gives each vector one child so that it is gathered, and lints the result.
 func registeredSeries(t *testing.T) map[string]series {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
 	rec := &childMaker{Registerer: reg}
-	if err := registerBuildInfo(rec, Version()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := webhook.NewMetrics(rec); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := restamp.NewMetrics(rec); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := hashkey.NewMetrics(rec); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := snapshotgc.NewMetrics(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := certs.NewMetrics(rec, certs.New(nil, certs.Options{})); err != nil {
-		t.Fatal(err)
+	for _, r := range registrars {
+		if err := r.register(rec); err != nil {
+			t.Fatalf("%s: %v", r.name, err)
+		}
 	}
 	if rec.err != nil {
 		t.Fatal(rec.err)
