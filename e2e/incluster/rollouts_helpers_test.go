@@ -295,3 +295,19 @@ func waitHalt(t *testing.T, ro *unstructured.Unstructured, timeout time.Duration
 	}
 	return h
 }
+
+// expectHalted waits for ro's halt of the change to cm, for reason, and for
+// the RolloutHalted Events on ro and on cm. It logs how long after since
+// (when what happened: the abort, the change) the record came.
+func expectHalted(t *testing.T, ro *unstructured.Unstructured, cm *corev1.ConfigMap, reason, what string, since time.Time) {
+	t.Helper()
+	h := waitHalt(t, ro, rolloutWait)
+	t.Logf("%s -> halt record: %s (%s)", what, time.Since(since).Round(100*time.Millisecond), h)
+	source := "configmap/" + cm.Name
+	if h.Reason != reason || len(h.Changes) != 1 || h.Changes[0].Source != source {
+		t.Errorf("halt %s: want reason %s for %s", h, reason, source)
+	}
+	for _, on := range []client.Object{ro, cm} {
+		waitEvent(t, on, contract.ReasonRolloutHalted)
+	}
+}

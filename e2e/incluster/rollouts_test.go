@@ -378,14 +378,7 @@ func testWavesHaltOnAbort(t *testing.T) {
 	c := startCanary(t, cm, first, firstStable)
 	aborted := time.Now()
 	abort(t, first)
-	h := waitHalt(t, first, rolloutWait)
-	t.Logf("abort -> halt record: %s (%s)", time.Since(aborted).Round(100*time.Millisecond), h)
-	if h.Reason != "RolloutAborted" || len(h.Changes) != 1 || h.Changes[0].Source != "configmap/shared" {
-		t.Errorf("halt %s: want reason RolloutAborted for configmap/shared", h)
-	}
-	for _, on := range []client.Object{first, cm} {
-		waitEvent(t, on, contract.ReasonRolloutHalted)
-	}
+	expectHalted(t, first, cm, "RolloutAborted", "abort", aborted)
 	expectAbortedToStable(t, first, firstStable, c, "one", "two")
 
 	holdsStamp(t, second, secondStamp, 20*time.Second)
@@ -432,14 +425,7 @@ func testWavesHaltOnDegraded(t *testing.T) {
 	if pods, err := hashPods(env.SpecContext(t), first, s.CurrentPodHash); err != nil || len(pods) != 1 || ready(pods[0]) {
 		t.Fatalf("want one canary pod, not ready, waiting for its volume: %v (%v)", pods, err)
 	}
-	h := waitHalt(t, first, rolloutWait)
-	t.Logf("config change -> halt record: %s (%s)", time.Since(changed).Round(100*time.Millisecond), h)
-	if h.Reason != "ProgressDeadlineExceeded" || len(h.Changes) != 1 || h.Changes[0].Source != "configmap/shared" {
-		t.Errorf("halt %s: want reason ProgressDeadlineExceeded for configmap/shared", h)
-	}
-	for _, on := range []client.Object{first, cm} {
-		waitEvent(t, on, contract.ReasonRolloutHalted)
-	}
+	expectHalted(t, first, cm, "ProgressDeadlineExceeded", "config change", changed)
 	// The canary never became available, so both stable pods ran on.
 	expectFileMode(t, first, waitPods(t, first, stables[first.GetName()], canaryReplicas), "one")
 
