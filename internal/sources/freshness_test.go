@@ -2,11 +2,16 @@ package sources
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/confighash/confighash/hasher"
 )
@@ -67,4 +72,64 @@ func TestPreferLiveSeesEveryWriteBeforeIt(t *testing.T) {
 	if time.Since(start) >= DefaultMissTTL {
 		t.Skip("the lookups took longer than the memories' TTL; nothing was remembered")
 	}
+}
+
+// TestAMissCountsFromItsGet: a lookup that joins a GET already in flight
+// (or takes one from memory) remembers the miss at the time that GET was
+// sent, not at the time it asked. Remembered at the later time, the miss
+// looked fresh to a lookup begun between the two, after the source was
+// created: that lookup stamped the source absent without a GET of its own,
+// and the hook's correction rolled the workload a second time.
+func TestAMissCountsFromItsGet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var gets atomic.Int64
+		apiserver := fake.NewClientBuilder().Build()
+		live := interceptor.NewClient(apiserver, interceptor.Funcs{
+			Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if gets.Add(1) == 1 {
+					<-release // sent before the source was created
+					return apierrors.NewNotFound(corev1.Resource("configmaps"), key.Name)
+				}
+				return cl.Get(ctx, key, obj, opts...)
+			},
+		})
+		r := Reader{
+			Cache:  fake.NewClientBuilder().Build(), // the informer has not seen the create
+			Live:   NewRecentReads(live, DefaultMissTTL, DefaultRecentWeight, nil),
+			Misses: NewMisses(DefaultMissTTL, DefaultMissEntries, nil),
+		}
+		lookup := func(ctx context.Context) (found bool, err error) {
+			_, found, err = r.Lookup(ctx, "ns")(configMapSource("app"))
+			return found, err
+		}
+		began := time.Now()
+		first := make(chan error, 1)
+		go func() { _, err := lookup(preferLiveSince(context.Background(), began)); first <- err }()
+		synctest.Wait() // its GET is in flight
+
+		time.Sleep(time.Millisecond)
+		if err := apiserver.Create(context.Background(), cm("app", "ns", map[string]string{"v": "1"})); err != nil {
+			t.Fatal(err)
+		}
+		created := time.Now()
+		time.Sleep(time.Millisecond)
+		joined := make(chan error, 1)
+		go func() { _, err := lookup(preferLiveSince(context.Background(), began)); joined <- err }()
+		synctest.Wait() // it shares the GET in flight: begun before it was sent
+		close(release)
+		for _, ch := range []chan error{first, joined} {
+			if err := <-ch; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := gets.Load(); n != 1 {
+			t.Fatalf("%d GETs, want the one shared", n)
+		}
+
+		found, err := lookup(preferLiveSince(context.Background(), created))
+		if err != nil || !found {
+			t.Errorf("a lookup begun after the create: found %v, %v; it took a miss from a GET sent before the create", found, err)
+		}
+	})
 }

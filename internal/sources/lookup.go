@@ -149,6 +149,9 @@ func (r Reader) getLive(ctx context.Context, namespace string, s hasher.Source, 
 	err = r.Live.Get(ctx, key, obj)
 	switch {
 	case apierrors.IsNotFound(err):
+		if at, ok := missSentAt(err); ok {
+			sent = at // a GET shared or remembered was sent before this one asked
+		}
 		r.Misses.Add(namespace, s, sent)
 	case err == nil:
 		var slim any

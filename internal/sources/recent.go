@@ -2,6 +2,7 @@ package sources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -102,10 +103,32 @@ func (r *RecentReads) answer(ctx context.Context, read recentRead, kind string, 
 		// What is held is slimmed: Reader would slim (hash) the whole
 		// object a second time otherwise.
 		return copyInto(read.obj, obj)
-	case fromMemory && !preferLive(ctx):
-		return rememberedMiss{apierrors.NewNotFound(corev1.Resource(kind), key.Name)}
 	}
-	return apierrors.NewNotFound(corev1.Resource(kind), key.Name)
+	miss := sentMiss{apierrors.NewNotFound(corev1.Resource(kind), key.Name), read.sent}
+	if fromMemory && !preferLive(ctx) {
+		return rememberedMiss{miss}
+	}
+	return miss
+}
+
+// sentMiss is a NotFound RecentReads answered, with when the GET that
+// found it was sent: a caller that shared a GET in flight, or took one from
+// memory, asked later than that GET saw.
+type sentMiss struct {
+	error
+	sent time.Time
+}
+
+func (e sentMiss) Unwrap() error { return e.error }
+
+// missSentAt is when the GET behind err, a NotFound from RecentReads, was
+// sent.
+func missSentAt(err error) (time.Time, bool) {
+	var m sentMiss
+	if errors.As(err, &m) {
+		return m.sent, true
+	}
+	return time.Time{}, false
 }
 
 // recentCall is a GET in flight, shared by callers that began before it
