@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/confighash/confighash/e2e/controlplane"
 )
@@ -156,6 +158,9 @@ func external(ctx context.Context, kubeconfig, version string) (*Env, error) {
 }
 
 func newEnv(kubeconfig, kubectl string, cfg *rest.Config) (*Env, error) {
+	// The specs' clients log nothing worth reading; left unset,
+	// controller-runtime prints a stack trace into every lane's output.
+	ctrllog.SetLogger(logr.Discard())
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("building scheme: %w", err)
