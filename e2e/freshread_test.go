@@ -16,10 +16,10 @@ import (
 // Deployment reading it are written (a Helm upgrade, a kubectl apply),
 // moments after other admissions in the namespace read that ConfigMap at
 // an earlier version. The webhook must stamp the upgrade with the content
-// written just before it, so the upgrade rolls once. It once took the
-// earlier reads, remembered for two seconds (a namespace LIST, then a GET
-// made between two writes), stamped the content before the last write, and
-// the hook's correction was a second rollout.
+// written just before it, so the upgrade rolls once: the earlier reads
+// (a namespace LIST, then a GET made between two writes) must not answer
+// it, or the stamp names the content before the last write and the hook's
+// correction is a second rollout.
 func TestUpgradeAfterRecentReadsRollsOnce(t *testing.T) {
 	ns := env.NewNamespace(t, true)
 	env.Create(t, configMap(ns, "cfg", map[string]string{"k": "v1"}))

@@ -22,9 +22,9 @@ import (
 // ConfigMap is written twice within the memories' TTL, with a lookup (an
 // admission of another reader) between the writes: that lookup LISTs and
 // GETs the first write, and a lookup begun after the second write (Helm's
-// Deployment update after its ConfigMap) once took that remembered GET,
-// stamped the first write's content, and the hook's correction rolled the
-// workload a second time.
+// Deployment update after its ConfigMap) must not take that remembered
+// GET: stamped with the first write's content, the workload would be
+// rolled a second time by the hook's correction.
 func TestPreferLiveSeesEveryWriteBeforeIt(t *testing.T) {
 	live := &listed{names: []string{"app"}, versions: map[string]string{"app": "1"}, data: map[string]string{"v": "old"}}
 	cached := mustSlim(t, cachedAt("app", "1"))
@@ -77,9 +77,9 @@ func TestPreferLiveSeesEveryWriteBeforeIt(t *testing.T) {
 // TestAMissCountsFromItsGet: a lookup that joins a GET already in flight
 // (or takes one from memory) remembers the miss at the time that GET was
 // sent, not at the time it asked. Remembered at the later time, the miss
-// looked fresh to a lookup begun between the two, after the source was
-// created: that lookup stamped the source absent without a GET of its own,
-// and the hook's correction rolled the workload a second time.
+// would look fresh to a lookup begun between the two, after the source was
+// created: it would stamp the source absent without a GET of its own, and
+// the hook's correction would roll the workload a second time.
 func TestAMissCountsFromItsGet(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})

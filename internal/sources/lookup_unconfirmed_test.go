@@ -26,11 +26,10 @@ func isUnconfirmed(err error) bool {
 // before it exists: the webhook remembers the miss (Misses, RecentReads)
 // for the TTL. Within it, app is created in a namespace labelled a moment
 // ago: this replica's cache holds it as a NotServed placeholder, the fill
-// not done. A Deployment reading app is admitted. The webhook once read the
-// placeholder "live" from memory, found it missing and stamped that; once
-// the fill held app's digests the hook's re-check computed the content,
-// confirmed it live and re-stamped: a second ReplicaSet with no change.
-// Now an admission that began after the create reads app live (a miss
+// not done. A Deployment reading app is admitted. Were the placeholder read
+// "live" from memory, found missing and stamped so, the hook's re-check
+// would compute the content once the fill held app's digests, confirm it
+// live and re-stamp: a second ReplicaSet with no change. An admission that began after the create reads app live (a miss
 // remembered from before it began is not taken) and stamps what the hook
 // computes from the fill. One that began before the create takes the miss
 // of a GET sent since it began, and is stamped as of its start: app's
