@@ -234,7 +234,8 @@ func (e *NodeEnv) WaitRollout(ctx context.Context, ns, name string, timeout time
 }
 
 // DumpNodeLogs writes what helps explain a failed node spec: the confighash
-// pods and their logs, and the tail of the kubelet's log.
+// pods and their logs, and the tails of the kubelet's and kube-proxy's logs
+// (a Service the host cannot reach is kube-proxy's to explain).
 func (e *NodeEnv) DumpNodeLogs(ctx context.Context, w io.Writer) {
 	for _, args := range [][]string{
 		{"get", "pods", "-A", "-o", "wide"},
@@ -247,9 +248,11 @@ func (e *NodeEnv) DumpNodeLogs(ctx context.Context, w io.Writer) {
 			fmt.Fprintln(w, err)
 		}
 	}
-	text, err := controlplane.TailFile(filepath.Join(e.ControlPlane.Dir, "logs", "kubelet.log"), 60)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintln(w, "reading kubelet log:", err)
+	for _, component := range []string{"kubelet", "kube-proxy"} {
+		text, err := controlplane.TailFile(filepath.Join(e.ControlPlane.Dir, "logs", component+".log"), 60)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(w, "reading %s log: %v\n", component, err)
+		}
+		fmt.Fprintf(w, "--- %s log (tail) ---\n%s\n", component, text)
 	}
-	fmt.Fprintf(w, "--- kubelet log (tail) ---\n%s\n", text)
 }
