@@ -2,7 +2,6 @@ package preview
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -34,7 +33,7 @@ func setWhen(roll *Rolling, d window.Decision) {
 		}
 		switch h := d.Held; {
 		case !h.Frozen:
-			roll.When = "waits for window " + strconv.Quote(h.Rule) + " (" + h.Where() + ") — at " + at
+			roll.When = "waits for " + h.Window() + " — at " + at
 		case d.Until.Equal(h.Ends):
 			roll.When = h.String() // it says the freeze's end
 		default:

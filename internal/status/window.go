@@ -1,7 +1,6 @@
 package status
 
 import (
-	"strconv"
 	"strings"
 	"time"
 
@@ -76,7 +75,7 @@ func warningsOf(d window.Decision) []string {
 // closed window, with when it opens, or a freeze, with its end, and when
 // the re-stamp may start if that is later.
 func windowReason(d window.Decision) string {
-	what := "waiting for window " + strconv.Quote(d.Held.Rule) + " (" + d.Held.Where() + ")"
+	what := "waiting for " + d.Held.Window()
 	if d.Held.Frozen {
 		what = "waiting: " + d.Held.String()
 	}

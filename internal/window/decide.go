@@ -119,7 +119,13 @@ func (h Hold) String() string {
 	case h.Frozen:
 		return fmt.Sprintf("frozen by %q (%s) until %s", h.Rule, h.Where(), h.Ends.UTC().Format(time.RFC3339))
 	}
-	return fmt.Sprintf("window %q (%s) is closed", h.Rule, h.Where())
+	return h.Window() + " is closed"
+}
+
+// Window names h's rule as a window and where it is set: `window "R"
+// (where)`, as Events, status and preview all say it.
+func (h Hold) Window() string {
+	return fmt.Sprintf("window %q (%s)", h.Rule, h.Where())
 }
 
 // rule is one schedule or freeze that applies, and where it was set.
