@@ -70,10 +70,7 @@ const DefaultLivePerLookup = 8
 // the same budget; without budget, or over the key bound, the lookup fails
 // with a *NotHeldError, and the caller leaves the stamp as it is.
 func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
-	budget := r.LivePerLookup
-	if budget <= 0 {
-		budget = DefaultLivePerLookup
-	}
+	budget := r.livePerLookup()
 	if r.Live == nil || cacheOnly(ctx) {
 		budget = 0
 	}
@@ -136,6 +133,15 @@ func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 		c, err := Content(obj)
 		return c, err == nil, err
 	}
+}
+
+// livePerLookup is the live-read budget of one Lookup (LivePerLookup, or
+// DefaultLivePerLookup when unset).
+func (r Reader) livePerLookup() int {
+	if r.LivePerLookup <= 0 {
+		return DefaultLivePerLookup
+	}
+	return r.LivePerLookup
 }
 
 // getLive reads s live into a fresh object, slimmed like the cache (under

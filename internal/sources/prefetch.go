@@ -22,10 +22,7 @@ func (r Reader) Prefetch(ctx context.Context, namespace string, srcs []hasher.So
 	if !ok || !preferLive(ctx) || cacheOnly(ctx) {
 		return
 	}
-	budget := r.LivePerLookup
-	if budget <= 0 {
-		budget = DefaultLivePerLookup
-	}
+	budget := r.livePerLookup()
 	var wg sync.WaitGroup
 	seen := map[hasher.Source]bool{}
 	for _, s := range srcs {

@@ -98,8 +98,7 @@ func (r *RecentReads) Get(ctx context.Context, key client.ObjectKey, obj client.
 // (rememberedMiss), unless the caller reads fresh and the GET was sent
 // since it began, which is as good as its own.
 func (r *RecentReads) answer(ctx context.Context, read recentRead, kind string, key client.ObjectKey, obj client.Object, fromMemory bool) error {
-	switch {
-	case read.obj != nil:
+	if read.obj != nil {
 		// What is held is slimmed: Reader would slim (hash) the whole
 		// object a second time otherwise.
 		return copyInto(read.obj, obj)
