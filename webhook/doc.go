@@ -23,9 +23,10 @@
 // began: that stamp rolls the pods, and neither the answering replica's
 // cache nor an earlier read need have seen a ConfigMap written a moment
 // before (Helm writes it just before the Deployment), so a cached read
-// would roll now and the hook's correction again. Dry-runs read the cache only; so do Jobs and bare Pods, which the
-// hook never re-stamps and which come in far greater numbers. Past the
-// budget the cache answers, and the hook re-checks every template change.
+// would roll now and the hook's correction again. Dry-runs read the cache
+// only; so do Jobs and bare Pods, which the hook never re-stamps and which
+// come in far greater numbers. Past the budget the cache answers, and the
+// hook re-checks every template change.
 //
 // Before it decodes anything, the handler applies the namespace policy of
 // package injection to the request's namespace, as the hook and status do:
