@@ -27,7 +27,7 @@ type Lookuper interface {
 // prefetcher is a Lookuper that can read a template's sources at once
 // before the lookup reads them one by one (sources.Reader.Prefetch).
 type prefetcher interface {
-	Prefetch(ctx context.Context, namespace string, srcs []hasher.Source)
+	Prefetch(ctx context.Context, namespace string, refs []hasher.Reference)
 }
 
 // Handler stamps pod templates. It implements admission.Handler.
@@ -248,11 +248,7 @@ func (h *Handler) checksum(ctx context.Context, ns string, reads workload.Reads,
 	}
 	h.Metrics.checksum()
 	if p, ok := h.Sources.(prefetcher); ok {
-		srcs := make([]hasher.Source, len(reads.Refs))
-		for i, ref := range reads.Refs {
-			srcs[i] = ref.Source
-		}
-		p.Prefetch(ctx, ns, srcs)
+		p.Prefetch(ctx, ns, reads.Refs)
 	}
 	res, err := hasher.Checksum(h.Key, ns, reads.Refs, h.Sources.Lookup(ctx, ns))
 	if notHeld := (*sources.NotHeldError)(nil); errors.As(err, &notHeld) {

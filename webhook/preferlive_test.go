@@ -114,8 +114,11 @@ type prefetching struct {
 	prefer bool
 }
 
-func (p *prefetching) Prefetch(ctx context.Context, _ string, srcs []hasher.Source) {
-	p.got = srcs
+func (p *prefetching) Prefetch(ctx context.Context, _ string, refs []hasher.Reference) {
+	p.got = nil
+	for _, ref := range refs {
+		p.got = append(p.got, ref.Source)
+	}
 	// Only a PreferLive context makes a lookup read live.
 	var gets atomic.Int64
 	r := sources.Reader{Cache: fake.NewClientBuilder().Build(), Live: countingLive(&gets)}

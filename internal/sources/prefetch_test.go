@@ -22,7 +22,8 @@ import (
 func TestPrefetch(t *testing.T) {
 	cfg := cm("cfg", "ns", map[string]string{"k": "v"})
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "sec"}, Data: map[string][]byte{"p": []byte("x")}}
-	srcs := []hasher.Source{configMapSource("cfg"), {Kind: hasher.Secret, Name: "sec"}, configMapSource("gone"), configMapSource("cfg")}
+	// The repeat comes early: it must neither cost a GET nor end the reads.
+	srcs := []hasher.Source{configMapSource("cfg"), configMapSource("cfg"), {Kind: hasher.Secret, Name: "sec"}, configMapSource("gone")}
 	var gets, inFlight, most atomic.Int64
 	apiserver := interceptor.NewClient(fake.NewClientBuilder().WithObjects(cfg, secret).Build(), interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -43,7 +44,7 @@ func TestPrefetch(t *testing.T) {
 
 	r := newReader()
 	ctx := PreferLive(context.Background())
-	r.Prefetch(ctx, "ns", srcs)
+	r.Prefetch(ctx, "ns", refsOf(srcs))
 	if g, m := gets.Load(), most.Load(); g != 3 || m != 3 {
 		t.Errorf("prefetch: %d GETs, at most %d at once; want 3 (one per source), all at once", g, m)
 	}
@@ -75,9 +76,18 @@ func TestPrefetch(t *testing.T) {
 		}(), []hasher.Source{configMapSource("big")}, 0},
 	} {
 		gets.Store(0)
-		c.r.Prefetch(c.ctx, "ns", c.srcs)
+		c.r.Prefetch(c.ctx, "ns", refsOf(c.srcs))
 		if g := gets.Load(); g != c.want {
 			t.Errorf("%s: %d GETs, want %d", name, g, c.want)
 		}
 	}
+}
+
+// refsOf reads each of srcs whole.
+func refsOf(srcs []hasher.Source) []hasher.Reference {
+	refs := make([]hasher.Reference, len(srcs))
+	for i, s := range srcs {
+		refs[i] = hasher.Reference{Source: s, AllKeys: true}
+	}
+	return refs
 }
