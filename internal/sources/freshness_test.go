@@ -133,3 +133,59 @@ func TestAMissCountsFromItsGet(t *testing.T) {
 		}
 	})
 }
+
+// TestACachedSourceAFreshGetMissed: the cache holds a source that a GET sent
+// since the lookup began (another admission's) found missing. Either the
+// source was deleted before the lookup began and the cache lags, or it was
+// created after that GET and the cache has seen it. The lookup must not
+// guess: taken from the cache in the first case, the stamp names content
+// no pod can read and the hook rolls the workload again; taken as missing
+// in the second, the hook rolls it for a create the cache already holds.
+func TestACachedSourceAFreshGetMissed(t *testing.T) {
+	for name, created := range map[string]bool{"deleted before": false, "created since": true} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				apiserver := fake.NewClientBuilder().Build()
+				cache := fake.NewClientBuilder().Build()
+				if !created {
+					// The delete reached the apiserver, not yet the informer.
+					if err := cache.Create(context.Background(), mustSlim(t, cm("app", "ns", map[string]string{"v": "1"}))); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var gets atomic.Int64
+				live := interceptor.NewClient(apiserver, interceptor.Funcs{
+					Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+						gets.Add(1)
+						return cl.Get(ctx, key, obj, opts...)
+					},
+				})
+				r := Reader{Cache: cache, Live: NewRecentReads(live, DefaultMissTTL, DefaultRecentWeight, nil), Misses: NewMisses(DefaultMissTTL, DefaultMissEntries, nil)}
+				began := time.Now()
+				time.Sleep(time.Millisecond)
+				if _, found, err := r.Lookup(preferLiveSince(context.Background(), began), "ns")(configMapSource("app")); err != nil || found {
+					t.Fatalf("the first admission: found %v, %v; want missing", found, err)
+				}
+				time.Sleep(time.Millisecond)
+				if created {
+					c := cm("app", "ns", map[string]string{"v": "1"})
+					if err := apiserver.Create(context.Background(), c.DeepCopy()); err != nil {
+						t.Fatal(err)
+					}
+					if err := cache.Create(context.Background(), mustSlim(t, c)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				time.Sleep(time.Millisecond)
+				before := gets.Load()
+				_, found, err := r.Lookup(preferLiveSince(context.Background(), began), "ns")(configMapSource("app"))
+				if err != nil || found != created {
+					t.Errorf("an admission begun with the first: found %v, %v; want %v", found, err, created)
+				}
+				if n := gets.Load() - before; n != 1 {
+					t.Errorf("it sent %d GETs, want 1 to settle which is right", n)
+				}
+			})
+		})
+	}
+}

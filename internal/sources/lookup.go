@@ -83,6 +83,7 @@ func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 			return hasher.Content{}, false, err
 		}
 		// Read only, never changed: no copy of the cached object.
+		cachedAt := time.Now()
 		err = r.Cache.Get(ctx, key, obj, client.UnsafeDisableDeepCopy)
 		switch {
 		case apierrors.IsNotFound(err) && budget > 0 && r.Misses.Recent(namespace, s, since):
@@ -97,14 +98,22 @@ func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 		case apierrors.IsNotFound(err) && budget > 0:
 			budget--
 			obj, err = r.getLive(ctx, namespace, s, key, slimmer)
-		case err == nil && prefer && fresh > 0 && placeholder(obj) != TooManyKeys && !r.Misses.Recent(namespace, s, since):
+		case err == nil && prefer && fresh > 0 && placeholder(obj) != TooManyKeys:
 			// A source the cache holds is read live first (PreferLive),
 			// on a budget of its own, so that a template with more sources
 			// than the budget still has its misses confirmed. One over the
 			// key bound would be so live too: no GET. A failed read is no
 			// worse than the cache: keep the cache's answer.
 			fresh--
-			if found, liveErr := r.getLive(ctx, namespace, s, key, slimmer); liveErr == nil || apierrors.IsNotFound(liveErr) {
+			found, liveErr := r.getLive(ctx, namespace, s, key, slimmer)
+			if at, ok := missSentAt(liveErr); ok && at.Before(cachedAt) && fresh > 0 {
+				// Another admission's GET missed it before the cache was
+				// read: a delete the cache has not seen, or a create it
+				// has. One GET sent after the cache read tells which.
+				fresh--
+				found, liveErr = r.getLive(preferLiveSince(ctx, cachedAt), namespace, s, key, slimmer)
+			}
+			if liveErr == nil || apierrors.IsNotFound(liveErr) {
 				obj, err = found, liveErr
 			}
 		case err == nil && prefer && placeholder(obj) == "" && r.Versions.Current(ctx, namespace, s, obj):

@@ -29,12 +29,13 @@ func isUnconfirmed(err error) bool {
 // not done. A Deployment reading app is admitted. Were the placeholder read
 // "live" from memory, found missing and stamped so, the hook's re-check
 // would compute the content once the fill held app's digests, confirm it
-// live and re-stamp: a second ReplicaSet with no change. An admission that began after the create reads app live (a miss
-// remembered from before it began is not taken) and stamps what the hook
-// computes from the fill. One that began before the create takes the miss
-// of a GET sent since it began, and is stamped as of its start: app's
-// create is a change after it. Without PreferLive a remembered miss is
-// Unconfirmed: no stamp. Nothing rolls by itself.
+// live and re-stamp: a second ReplicaSet with no change. An admission that
+// began after the create reads app live (a miss remembered from before it
+// began is not taken) and stamps what the hook computes from the fill. So
+// does one that began before the create: a GET sent since it began missed
+// app, but the cache, read after that GET, holds it, so it reads app once
+// more. Without PreferLive a remembered miss is Unconfirmed: no stamp.
+// Nothing rolls by itself.
 func TestLookupNeverStampsARememberedMissOverTheFill(t *testing.T) {
 	now := time.Unix(1000, 0)
 	clock := func() time.Time { return now }
@@ -65,11 +66,12 @@ func TestLookupNeverStampsARememberedMissOverTheFill(t *testing.T) {
 	cache := fake.NewClientBuilder().WithObjects(placeholder.(*corev1.ConfigMap)).Build()
 	webhook.Cache = fills.Reader(cache)
 	now = now.Add(DefaultMissTTL / 2)
-	if _, found, err := webhook.Lookup(before, "ns")(app); err != nil || found {
-		t.Fatalf("an admission begun before the create: found %v, %v; want absent, as of its start", found, err)
-	}
 	if _, found, err := webhook.Lookup(context.Background(), "ns")(app); !isUnconfirmed(err) {
 		t.Fatalf("a remembered miss over the cache's placeholder, without PreferLive: found %v, %v; want Unconfirmed, no stamp", found, err)
+	}
+	early, found, err := webhook.Lookup(before, "ns")(app)
+	if err != nil || !found {
+		t.Fatalf("an admission begun before the create: found %v, %v; want app read again, live", found, err)
 	}
 	began := preferLiveSince(context.Background(), now)
 	stamped, found, err := webhook.Lookup(began, "ns")(app)
@@ -85,6 +87,9 @@ func TestLookupNeverStampsARememberedMissOverTheFill(t *testing.T) {
 	want, found, err := hook.Lookup(context.Background(), "ns")(app)
 	if err != nil || !found {
 		t.Fatalf("the hook after the fill: found %v, %v", found, err)
+	}
+	if !sameContent(early, want) {
+		t.Fatalf("the admission begun before the create stamped %v; want the hook's content %v", early, want)
 	}
 	if !sameContent(stamped, want) {
 		t.Fatalf("the webhook stamped %v; want the hook's content %v", stamped, want)
