@@ -103,9 +103,11 @@ type Options struct {
 	// to the Go collector as its soft limit, unless GOMEMLIMIT is set.
 	MemoryLimitRatio float64
 
-	// KubeAPIQPS and KubeAPIBurst bound the client as a whole. client-go's
-	// defaults (5 QPS) would turn a fan-out of hundreds of re-stamps into
-	// a minute; the hook's own write budget is what protects the apiserver.
+	// KubeAPIQPS and KubeAPIBurst bound the clients' requests, per
+	// resource kind (client-go keeps a token bucket per REST client, and
+	// controller-runtime makes one per kind). client-go's defaults (5 QPS)
+	// would turn a fan-out of hundreds of re-stamps into a minute; the
+	// hook's own write budget is what protects the apiserver.
 	KubeAPIQPS   float32
 	KubeAPIBurst int
 
@@ -176,7 +178,7 @@ func (o *Options) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.IgnoreHelmReleaseSecrets, "ignore-helm-release-secrets", o.IgnoreHelmReleaseSecrets, "leave Secrets of type helm.sh/release.v1 out of the Secret watch; the webhook still reads one a template names, live")
 	fs.IntVar(&o.MaxSourceKeys, "max-source-keys", o.MaxSourceKeys, "keys one ConfigMap or Secret may have and still be read: a workload reading one with more is not stamped or re-stamped (a warning says which); bounds the cache's memory per source")
 	fs.Float64Var(&o.MemoryLimitRatio, "memory-limit-ratio", o.MemoryLimitRatio, "Go soft memory limit as a share of the container's cgroup memory limit; ignored when GOMEMLIMIT is set, 0 disables")
-	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "queries per second to the apiserver, all requests together")
+	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "queries per second to the apiserver, per resource kind (the webhook's fresh reads are bounded by --webhook-max-in-flight instead)")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of queries to the apiserver")
 	o.Hook.BindFlags(fs)
 	// An array, not a slice flag: each value holds commas.

@@ -253,11 +253,23 @@ func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, ke
 	// takes only what was read after its admission began.
 	// Versions' LISTs are read as they arrive, through the manager's
 	// connections (sources.RESTPages).
-	pages, err := sources.NewRESTPages(mgr.GetConfig(), mgr.GetHTTPClient())
+	// These reads have no client-side rate limit of their own: the
+	// webhook's in-flight bound limits them (MaxInFlight admissions,
+	// LiveReadsPerRequest reads each). On the manager's token bucket, one
+	// namespace's burst of new templates queued every other namespace's
+	// admissions behind it, past the webhook's queue wait, and those were
+	// admitted unstamped.
+	freshCfg := rest.CopyConfig(mgr.GetConfig())
+	freshCfg.QPS = -1
+	fresh, err := client.New(freshCfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient()})
+	if err != nil {
+		return fmt.Errorf("creating the webhook's client for fresh reads: %w", err)
+	}
+	pages, err := sources.NewRESTPages(freshCfg, mgr.GetHTTPClient())
 	if err != nil {
 		return err
 	}
-	recent := sources.NewRecentReads(mgr.GetAPIReader(), sources.DefaultMissTTL, sources.DefaultRecentWeight, nil)
+	recent := sources.NewRecentReads(fresh, sources.DefaultMissTTL, sources.DefaultRecentWeight, nil)
 	recent.Slimmer = sources.Slimmer{MaxKeys: o.MaxSourceKeys}
 	reader := sources.Reader{
 		Cache:         sc.reader(mgr),

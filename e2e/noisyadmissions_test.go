@@ -1,0 +1,113 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/confighash/confighash/internal/contract"
+)
+
+// TestANoisyNamespaceStarvesNoAdmission: one namespace creates Deployments
+// as fast as 32 clients can, each reading eight ConfigMaps that exist
+// nowhere, so that every admission asks for the most fresh GETs a template
+// can cause. Meanwhile another namespace creates 40 ordinary readers. Each
+// of those must be stamped at its create: an admission turned away is
+// admitted unstamped (failurePolicy Ignore), and the hook's stamp then
+// rolls the workload a second time.
+func TestANoisyNamespaceStarvesNoAdmission(t *testing.T) {
+	noisy := env.NewNamespace(t, true)
+	quiet := env.NewNamespace(t, true)
+	env.Create(t, configMap(quiet, "cfg", map[string]string{"a": "1"}))
+	env.Create(t, secret(quiet, "sec", map[string]string{"password": "hunter2"}))
+	spec := podSpec("cfg", "sec")
+	dryRunUntilCached(t, quiet, spec)
+
+	const noisyClients, perNoisyClient, quietCreates, quietClients = 32, 60, 40, 4
+	ctx, stop := context.WithCancel(env.SpecContext(t))
+	defer stop()
+	var noisyMade, noisyStamped, noisyFailed atomic.Int32
+	var flood sync.WaitGroup
+	for c := range noisyClients {
+		flood.Go(func() {
+			for i := range perNoisyClient {
+				if ctx.Err() != nil {
+					return
+				}
+				d := deploymentOf(noisy, fmt.Sprintf("n%d-%d", c, i), readsEightMissing(fmt.Sprintf("m%d-%d", c, i)))
+				d.Spec.Replicas = ptr.To[int32](0)
+				if err := env.Client.Create(ctx, d); err != nil {
+					noisyFailed.Add(1)
+					continue
+				}
+				noisyMade.Add(1)
+				if d.Spec.Template.Annotations[contract.ChecksumAnnotation] != "" {
+					noisyStamped.Add(1)
+				}
+			}
+		})
+	}
+	// Past any client's burst before the quiet namespace writes.
+	time.Sleep(3 * time.Second)
+
+	names := make(chan string, quietCreates)
+	for i := range quietCreates {
+		names <- fmt.Sprintf("q%d", i)
+	}
+	close(names)
+	var mu sync.Mutex
+	var took []time.Duration
+	var unstamped []string
+	start := time.Now()
+	var creates sync.WaitGroup
+	for range quietClients {
+		creates.Go(func() {
+			for name := range names {
+				d := deploymentOf(quiet, name, spec)
+				began := time.Now()
+				if err := env.Client.Create(ctx, d); err != nil {
+					t.Errorf("creating %s: %v", name, err)
+					continue
+				}
+				mu.Lock()
+				took = append(took, time.Since(began))
+				// The answer to the CREATE is what was stored.
+				if d.Spec.Template.Annotations[contract.ChecksumAnnotation] == "" {
+					unstamped = append(unstamped, name)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	creates.Wait()
+	quietFor := time.Since(start)
+	stop()
+	flood.Wait()
+	slices.Sort(took)
+	t.Logf("quiet: %d creates in %v, admission p50 %v, max %v; noisy: %d created (%d stamped), %d failed, while the quiet ones were written",
+		len(took), quietFor.Round(time.Millisecond), pct(took, 50).Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond),
+		noisyMade.Load(), noisyStamped.Load(), noisyFailed.Load())
+	if len(unstamped) > 0 {
+		t.Errorf("%d of %d quiet creates admitted unstamped: %v", len(unstamped), quietCreates, unstamped)
+	}
+}
+
+// readsEightMissing is a pod spec reading eight ConfigMaps named
+// prefix-0..7, optional so that the Deployment is valid without them.
+func readsEightMissing(prefix string) corev1.PodSpec {
+	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}}
+	for i := range 8 {
+		spec.Containers[0].EnvFrom = append(spec.Containers[0].EnvFrom, corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: fmt.Sprintf("%s-%d", prefix, i)}, Optional: ptr.To(true)}})
+	}
+	return spec
+}
