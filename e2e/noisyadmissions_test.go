@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/internal/contract"
 )
@@ -21,9 +23,9 @@ import (
 // as fast as 32 clients can, each reading eight ConfigMaps that exist
 // nowhere, so that every admission asks for the most fresh GETs a template
 // can cause. Meanwhile another namespace creates 40 ordinary readers. Each
-// of those must be stamped at its create: an admission turned away is
-// admitted unstamped (failurePolicy Ignore), and the hook's stamp then
-// rolls the workload a second time.
+// of those must be stamped at its create (an admission turned away is
+// admitted unstamped, failurePolicy Ignore: unpinned, and unstamped until
+// its next change), and none written again after.
 func TestANoisyNamespaceStarvesNoAdmission(t *testing.T) {
 	noisy := env.NewNamespace(t, true)
 	quiet := env.NewNamespace(t, true)
@@ -98,6 +100,17 @@ func TestANoisyNamespaceStarvesNoAdmission(t *testing.T) {
 		noisyMade.Load(), noisyStamped.Load(), noisyFailed.Load())
 	if len(unstamped) > 0 {
 		t.Errorf("%d of %d quiet creates admitted unstamped: %v", len(unstamped), quietCreates, unstamped)
+	}
+	// Past the hook's re-check of each create: none was re-stamped.
+	time.Sleep(settle)
+	var list appsv1.DeploymentList
+	if err := env.Client.List(env.SpecContext(t), &list, client.InNamespace(quiet)); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range list.Items {
+		if d.Generation != 1 {
+			t.Errorf("%s: generation %d, want 1: written again after its create", d.Name, d.Generation)
+		}
 	}
 }
 
