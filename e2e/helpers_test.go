@@ -6,8 +6,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -345,4 +347,40 @@ func waitStamp(t *testing.T, obj client.Object, want string, within time.Duratio
 	if err != nil {
 		t.Fatalf("%T %s/%s: stamp %q, want %q: %v", obj, obj.GetNamespace(), obj.GetName(), got, want, err)
 	}
+}
+
+// createAtOnce creates Deployments of spec named prefix0 to prefix(n-1) in
+// ns from clients goroutines, and returns how long each create took,
+// sorted, and the names whose create was answered without a stamp (the
+// answer is what was stored: a stamp missing there is never added later).
+func createAtOnce(ctx context.Context, t *testing.T, ns, prefix string, n, clients int, spec corev1.PodSpec) (took []time.Duration, unstamped []string) {
+	t.Helper()
+	names := make(chan string, n)
+	for i := range n {
+		names <- fmt.Sprintf("%s%d", prefix, i)
+	}
+	close(names)
+	var mu sync.Mutex
+	var creates sync.WaitGroup
+	for range clients {
+		creates.Go(func() {
+			for name := range names {
+				d := deploymentOf(ns, name, spec)
+				began := time.Now()
+				if err := env.Client.Create(ctx, d); err != nil {
+					t.Errorf("creating %s: %v", name, err)
+					continue
+				}
+				mu.Lock()
+				took = append(took, time.Since(began))
+				if d.Spec.Template.Annotations[contract.ChecksumAnnotation] == "" {
+					unstamped = append(unstamped, name)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	creates.Wait()
+	slices.Sort(took)
+	return took, unstamped
 }
