@@ -69,6 +69,12 @@ const DefaultLivePerLookup = 8
 // namespace that was not served when it was cached is read live, within
 // the same budget; without budget, or over the key bound, the lookup fails
 // with a *NotHeldError, and the caller leaves the stamp as it is.
+//
+// A source the cache holds but a fresh GET (another admission's, or the
+// prefetch) found missing is read once more, after the cache, on the same
+// budget: the cache may lag a delete, or have seen a create made after
+// that GET, and only a later read tells which. Without budget the miss
+// stands, since it saw every write made before the lookup began.
 func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 	budget := r.livePerLookup()
 	if r.Live == nil || cacheOnly(ctx) {
@@ -83,8 +89,8 @@ func (r Reader) Lookup(ctx context.Context, namespace string) hasher.Lookup {
 			return hasher.Content{}, false, err
 		}
 		// Read only, never changed: no copy of the cached object.
-		cachedAt := time.Now()
 		err = r.Cache.Get(ctx, key, obj, client.UnsafeDisableDeepCopy)
+		cachedAt := time.Now()
 		switch {
 		case apierrors.IsNotFound(err) && budget > 0 && r.Misses.Recent(namespace, s, since):
 			if prefer {
