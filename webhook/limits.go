@@ -114,19 +114,20 @@ func (l Limits) forOthers() Limits {
 //     body is read in full, within the read timeout, without a slot: a
 //     caller that trickles its body holds a goroutine and its room, never
 //     a slot (408 when it does not arrive in time, 413 over the limit);
-//   - the request then waits up to QueueWait for a slot (503 if none);
+//   - the request then waits up to QueueWait for a slot (503 if none),
+//     slots going round the namespaces with requests waiting (slots.go;
+//     the namespace read from the start of the body, reviewnamespace.go);
 //   - next handles it, and the body's buffer is given back when it answers.
 //
 // No refusal is a denial: the apiserver treats a failed call under
 // failurePolicy Ignore as "no opinion" and the write goes through unstamped.
 func (l Limits) Wrap(next http.Handler) http.Handler {
 	l = l.withDefaults()
-	slots := make(chan struct{}, l.MaxInFlight)
 	bufs := newBuffers(l.MaxBufferedBytes, l.MaxBufferedPerAddress)
-	return l.wrap(next, slots, bufs)
+	return l.wrap(next, newSlots(l.MaxInFlight), bufs)
 }
 
-func (l Limits) wrap(next http.Handler, slots chan struct{}, bufs *buffers) http.Handler {
+func (l Limits) wrap(next http.Handler, slots *slots, bufs *buffers) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > l.MaxBodyBytes {
 			l.Metrics.refused(refusedTooLarge)
@@ -154,19 +155,17 @@ func (l Limits) wrap(next http.Handler, slots chan struct{}, bufs *buffers) http
 			l.refuseBody(w, err)
 			return
 		}
-		wait := time.NewTimer(l.QueueWait)
-		defer wait.Stop()
-		select {
-		case slots <- struct{}{}:
-			defer func() { <-slots }()
-		case <-wait.C:
+		give, err := slots.take(r.Context(), reviewNamespace(chunksReader(chunks)), l.QueueWait)
+		switch {
+		case errors.Is(err, errNoSlot):
 			l.Metrics.refused(refusedBusy)
 			w.Header().Set("Retry-After", strconv.Itoa(1))
 			http.Error(w, "too many requests in flight", http.StatusServiceUnavailable)
 			return
-		case <-r.Context().Done():
+		case err != nil:
 			return
 		}
+		defer give()
 		r.Body = chunksReader(chunks)
 		next.ServeHTTP(w, r)
 	})

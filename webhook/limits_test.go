@@ -264,7 +264,7 @@ func TestEndpointBoundsBufferedBodies(t *testing.T) {
 			h := &blocking{release: make(chan struct{})}
 			l := Limits{MaxInFlight: 10, MaxBodyBytes: bodySize, ReadTimeout: 300 * time.Millisecond}.withDefaults()
 			bufs := newBuffers(tc.total, tc.perAddress)
-			srv := l.wrap(newReviews(&admission.Webhook{Handler: h}), make(chan struct{}, l.MaxInFlight), bufs)
+			srv := l.wrap(newReviews(&admission.Webhook{Handler: h}), newSlots(l.MaxInFlight), bufs)
 			review := largeCreate(bodySize)
 			codes := make([]int, tc.callers)
 			var wg sync.WaitGroup

@@ -3,7 +3,6 @@ package app
 import (
 	"fmt"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -16,9 +15,10 @@ import (
 // addPinning serves the pod webhook (--pinning) and lets the workload
 // webhook w tell a rollback from an edit. The pinner reads live, not
 // through the cache: a snapshot another replica made a moment ago must be
-// found, and the pinner reads only what one pod's revision names.
+// found, and the pinner reads only what one pod's revision names (on
+// admissionClient: the pod webhook's slots bound it).
 func addPinning(mgr manager.Manager, key []byte, policy injection.Policy, o Options, callers *webhook.Callers, w *webhook.Handler, m *webhook.Metrics) error {
-	live, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient()})
+	live, err := admissionClient(mgr)
 	if err != nil {
 		return fmt.Errorf("building the pinner's client: %w", err)
 	}

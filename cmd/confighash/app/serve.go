@@ -253,19 +253,11 @@ func addWebhook(ctx context.Context, mgr manager.Manager, m *webhook.Metrics, ke
 	// takes only what was read after its admission began.
 	// Versions' LISTs are read as they arrive, through the manager's
 	// connections (sources.RESTPages).
-	// These reads have no client-side rate limit of their own: the
-	// webhook's in-flight bound limits them (MaxInFlight admissions,
-	// LiveReadsPerRequest reads each). On the manager's token bucket, one
-	// namespace's burst of new templates queued every other namespace's
-	// admissions behind it, past the webhook's queue wait, and those were
-	// admitted unstamped.
-	freshCfg := rest.CopyConfig(mgr.GetConfig())
-	freshCfg.QPS = -1
-	fresh, err := client.New(freshCfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient()})
+	fresh, err := admissionClient(mgr)
 	if err != nil {
 		return fmt.Errorf("creating the webhook's client for fresh reads: %w", err)
 	}
-	pages, err := sources.NewRESTPages(freshCfg, mgr.GetHTTPClient())
+	pages, err := sources.NewRESTPages(admissionConfig(mgr), mgr.GetHTTPClient())
 	if err != nil {
 		return err
 	}
@@ -321,4 +313,22 @@ func cacheSynced(c cache.Cache) func(*http.Request) error {
 		}
 		return nil
 	}
+}
+
+// admissionConfig is the manager's config without a client-side rate
+// limit, for what the webhooks read while they answer. The endpoints'
+// in-flight bound limits those reads (--webhook-max-in-flight requests,
+// each reading a bounded number of objects). On a token bucket shared by
+// every namespace, one namespace's burst of writes queued every other
+// namespace's admissions behind it, past the slot wait, and those were
+// admitted unstamped or unpinned.
+func admissionConfig(mgr manager.Manager) *rest.Config {
+	c := rest.CopyConfig(mgr.GetConfig())
+	c.QPS = -1
+	return c
+}
+
+// admissionClient is a live client on admissionConfig.
+func admissionClient(mgr manager.Manager) (client.Client, error) {
+	return client.New(admissionConfig(mgr), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient()})
 }
