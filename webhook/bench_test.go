@@ -68,18 +68,10 @@ func BenchmarkHandleNoOpUpdate(b *testing.B) {
 // decoding, the handler and the answer's encoding, for the Deployment of
 // BenchmarkHandleCreate sent by an accepted caller.
 func BenchmarkEndpointCreate(b *testing.B) {
-	d, src := benchDeployment(10)
+	body, src := benchReview(b)
 	h := newHandler(b, src)
 	h.Callers = &Callers{}
 	ep := h.Callers.Endpoint(h, Limits{})
-	req := request(admissionv1.Create, d, nil)
-	body, err := json.Marshal(admissionv1.AdmissionReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-		Request:  &req.AdmissionRequest,
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
 	cs := verified("apiserver")
 	b.ReportAllocs()
 	for b.Loop() {
@@ -92,4 +84,19 @@ func BenchmarkEndpointCreate(b *testing.B) {
 			b.Fatalf("HTTP %d %s", rec.Code, rec.Body)
 		}
 	}
+}
+
+// benchReview is the AdmissionReview the apiserver sends for the CREATE of
+// benchDeployment(10), and its sources.
+func benchReview(b *testing.B) ([]byte, fakeSources) {
+	d, src := benchDeployment(10)
+	req := request(admissionv1.Create, d, nil)
+	body, err := json.Marshal(admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request:  &req.AdmissionRequest,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return body, src
 }

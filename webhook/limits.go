@@ -155,7 +155,7 @@ func (l Limits) wrap(next http.Handler, slots *slots, bufs *buffers) http.Handle
 			l.refuseBody(w, err)
 			return
 		}
-		give, err := slots.take(r.Context(), reviewNamespace(chunksReader(chunks)), l.QueueWait)
+		give, err := slots.take(r.Context(), reviewNamespace(chunks), l.QueueWait)
 		switch {
 		case errors.Is(err, errNoSlot):
 			l.Metrics.refused(refusedBusy)

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -45,13 +46,50 @@ func TestReviewNamespace(t *testing.T) {
 		"not an object":                                     {`["request"]`, ""},
 		"not JSON":                                          {`request: {namespace: x}`, ""},
 		"cut short":                                         {`{"request":{"namespace":`, ""},
+		"pretty-printed":                                    {"{\n  \"request\" : {\n    \"uid\": \"u\",\n    \"namespace\" : \"team-c\"\n  }\n}", "team-c"},
+		"an escaped name":                                   {`{"request":{"namespace":"te\u0061m"}}`, ""},
+		"not a namespace's name":                            {`{"request":{"namespace":"Team A"}}`, ""},
+		"longer than a name":                                {`{"request":{"namespace":"` + strings.Repeat("a", 64) + `"}}`, ""},
+		"strings holding braces and quotes":                 {`{"x":"}{\"","request":{"name":"a,b}","namespace":"team-d"}}`, "team-d"},
 		"request skipped past nested values":                {`{"kind":"AdmissionReview","extra":[{"a":[1,{"b":2}]}],"request":{"userInfo":{"groups":["g"]},"namespace":"team-b"}}`, "team-b"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := reviewNamespace(strings.NewReader(tc.body)); got != tc.want {
+			if got := reviewNamespace([][]byte{[]byte(tc.body)}); got != tc.want {
 				t.Errorf("reviewNamespace = %q, want %q", got, tc.want)
+			}
+			// As readBody hands it over: in chunks, split anywhere.
+			b := []byte(tc.body)
+			for _, at := range []int{1, len(b) / 2, len(b) - 1} {
+				if at <= 0 || at >= len(b) {
+					continue
+				}
+				if got := reviewNamespace([][]byte{b[:at], b[at:]}); got != tc.want {
+					t.Errorf("in two chunks split at %d: reviewNamespace = %q, want %q", at, got, tc.want)
+				}
 			}
 		})
 	}
+}
+
+// FuzzReviewNamespace: no body makes the scan fail, read past the peek, or
+// name a namespace a decoder would not find where the apiserver puts it.
+func FuzzReviewNamespace(f *testing.F) {
+	for _, seed := range []string{`{"request":{"namespace":"a"}}`, `{"request":{"object":{},"namespace":"a"}}`, `{"a":[{"b":"}"}],"request":{"namespace":"b"}}`, `{"request":{"namespace":`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		ns := reviewNamespace([][]byte{body})
+		if ns == "" {
+			return
+		}
+		var review struct {
+			Request struct {
+				Namespace string `json:"namespace"`
+			} `json:"request"`
+		}
+		if json.Unmarshal(body, &review) == nil && review.Request.Namespace != ns && bytes.Count(body, []byte(`"namespace"`)) == 1 {
+			t.Errorf("scanned %q, decoded %q", ns, review.Request.Namespace)
+		}
+	})
 }
