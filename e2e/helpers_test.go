@@ -384,3 +384,34 @@ func createAtOnce(ctx context.Context, t *testing.T, ns, prefix string, n, clien
 	slices.Sort(took)
 	return took, unstamped
 }
+
+// flood creates object(c, i) for i < perClient from each of clients
+// goroutines c, as fast as the apiserver takes them, until ctx ends or
+// stop is called. stop returns the creates that succeeded, counted by
+// outcome of what the apiserver answered, and those that failed.
+func flood(ctx context.Context, clients, perClient int, object func(c, i int) client.Object, outcome func(client.Object) string) (stop func() (made map[string]int, failed int)) {
+	ctx, cancel := context.WithCancel(ctx)
+	var mu sync.Mutex
+	made, failed := map[string]int{}, 0
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			for i := 0; i < perClient && ctx.Err() == nil; i++ {
+				obj := object(c, i)
+				err := env.Client.Create(ctx, obj)
+				mu.Lock()
+				if err != nil {
+					failed++
+				} else {
+					made[outcome(obj)]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	return func() (map[string]int, int) {
+		cancel()
+		wg.Wait()
+		return made, failed
+	}
+}

@@ -3,10 +3,7 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,43 +31,31 @@ func TestANoisyNamespaceStarvesNoAdmission(t *testing.T) {
 	dryRunUntilCached(t, quiet, spec)
 
 	const noisyClients, perNoisyClient, quietCreates, quietClients = 32, 60, 40, 4
-	ctx, stop := context.WithCancel(env.SpecContext(t))
-	defer stop()
-	var noisyMade, noisyStamped, noisyFailed atomic.Int32
-	var flood sync.WaitGroup
-	for c := range noisyClients {
-		flood.Go(func() {
-			for i := range perNoisyClient {
-				if ctx.Err() != nil {
-					return
-				}
-				d := deploymentOf(noisy, fmt.Sprintf("n%d-%d", c, i), readsEightMissing(fmt.Sprintf("m%d-%d", c, i)))
-				d.Spec.Replicas = ptr.To[int32](0)
-				if err := env.Client.Create(ctx, d); err != nil {
-					noisyFailed.Add(1)
-					continue
-				}
-				noisyMade.Add(1)
-				if d.Spec.Template.Annotations[contract.ChecksumAnnotation] != "" {
-					noisyStamped.Add(1)
-				}
-			}
-		})
-	}
+	ctx := env.SpecContext(t)
+	stop := flood(ctx, noisyClients, perNoisyClient, func(c, i int) client.Object {
+		d := deploymentOf(noisy, fmt.Sprintf("n%d-%d", c, i), readsEightMissing(fmt.Sprintf("m%d-%d", c, i)))
+		d.Spec.Replicas = ptr.To[int32](0)
+		return d
+	}, func(obj client.Object) string {
+		if obj.(*appsv1.Deployment).Spec.Template.Annotations[contract.ChecksumAnnotation] == "" {
+			return "unstamped"
+		}
+		return "stamped"
+	})
+	defer stop() // on a failed wait; once stopped, a no-op
 	// Past any client's burst before the quiet namespace writes.
 	time.Sleep(3 * time.Second)
 
 	start := time.Now()
 	took, unstamped := createAtOnce(ctx, t, quiet, "q", quietCreates, quietClients, spec)
 	quietFor := time.Since(start)
-	stop()
-	flood.Wait()
+	noisyMade, noisyFailed := stop()
 	if len(took) == 0 {
 		t.Fatal("no quiet create succeeded")
 	}
-	t.Logf("quiet: %d creates in %v, admission p50 %v, max %v; noisy: %d created (%d stamped), %d failed, while the quiet ones were written",
+	t.Logf("quiet: %d creates in %v, admission p50 %v, max %v; noisy meanwhile: %v, %d failed",
 		len(took), quietFor.Round(time.Millisecond), pct(took, 50).Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond),
-		noisyMade.Load(), noisyStamped.Load(), noisyFailed.Load())
+		noisyMade, noisyFailed)
 	if len(unstamped) > 0 {
 		t.Errorf("%d of %d quiet creates admitted unstamped: %v", len(unstamped), quietCreates, unstamped)
 	}

@@ -3,10 +3,7 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/internal/pinning"
 )
@@ -41,34 +39,12 @@ func TestANoisyNamespaceStarvesNoPinning(t *testing.T) {
 	get(t, noisy, expectReplicaSets(t, noisy, "owner", 1)[0], rs)
 
 	const noisyClients, perNoisyClient, quietPods = 128, 20, 20
-	ctx, stop := context.WithCancel(env.SpecContext(t))
-	defer stop()
-	var made, pinned, failed atomic.Int32
-	var mu sync.Mutex
-	why := map[string]int{} // the noisy pods not pinned, by the annotation they got
-	var flood sync.WaitGroup
-	for c := range noisyClients {
-		flood.Go(func() {
-			for i := range perNoisyClient {
-				if ctx.Err() != nil {
-					return
-				}
-				p := floodPod(rs, fmt.Sprintf("f%d-%d", c, i))
-				if err := env.Client.Create(ctx, p); err != nil {
-					failed.Add(1)
-					continue
-				}
-				made.Add(1)
-				if v := p.Annotations[pinning.PodAnnotation]; v == "true" {
-					pinned.Add(1)
-				} else {
-					mu.Lock()
-					why[v]++
-					mu.Unlock()
-				}
-			}
-		})
-	}
+	stop := flood(env.SpecContext(t), noisyClients, perNoisyClient, func(c, i int) client.Object {
+		return floodPod(rs, fmt.Sprintf("f%d-%d", c, i))
+	}, func(obj client.Object) string {
+		return "pinned=" + obj.GetAnnotations()[pinning.PodAnnotation]
+	})
+	defer stop() // on a failed wait; once stopped, a no-op
 	time.Sleep(3 * time.Second)
 
 	d := deploymentOf(quiet, "web", spec)
@@ -77,10 +53,8 @@ func TestANoisyNamespaceStarvesNoPinning(t *testing.T) {
 	env.Create(t, d)
 	pods := podsWhere(t, quiet, quietPods, func(corev1.Pod) bool { return true })
 	quietFor := time.Since(start)
-	stop()
-	flood.Wait()
-	t.Logf("quiet: %d pods in %v; noisy: %d pods created (%d pinned, the others %v), %d failed meanwhile",
-		len(pods), quietFor.Round(time.Millisecond), made.Load(), pinned.Load(), why, failed.Load())
+	made, failed := stop()
+	t.Logf("quiet: %d pods in %v; noisy meanwhile: %v, %d failed", len(pods), quietFor.Round(time.Millisecond), made, failed)
 	var unpinned []string
 	for _, p := range pods {
 		if p.Annotations[pinning.PodAnnotation] != "true" {
