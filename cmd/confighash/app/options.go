@@ -178,7 +178,7 @@ func (o *Options) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.IgnoreHelmReleaseSecrets, "ignore-helm-release-secrets", o.IgnoreHelmReleaseSecrets, "leave Secrets of type helm.sh/release.v1 out of the Secret watch; the webhook still reads one a template names, live")
 	fs.IntVar(&o.MaxSourceKeys, "max-source-keys", o.MaxSourceKeys, "keys one ConfigMap or Secret may have and still be read: a workload reading one with more is not stamped or re-stamped (a warning says which); bounds the cache's memory per source")
 	fs.Float64Var(&o.MemoryLimitRatio, "memory-limit-ratio", o.MemoryLimitRatio, "Go soft memory limit as a share of the container's cgroup memory limit; ignored when GOMEMLIMIT is set, 0 disables")
-	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "queries per second to the apiserver, per resource kind (the webhook's fresh reads are bounded by --webhook-max-in-flight instead)")
+	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "queries per second to the apiserver, per resource kind (the webhooks' reads while they answer are bounded by --webhook-max-in-flight instead)")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of queries to the apiserver")
 	o.Hook.BindFlags(fs)
 	// An array, not a slice flag: each value holds commas.
