@@ -16,7 +16,7 @@ var errNoSlot = errors.New("no free slot")
 // namespace to the one that has waited longest. A namespace that sends
 // requests faster than they are answered then delays another's by about
 // one handling each, however many of its own it has queued; first come,
-// first served, its queue was every namespace's.
+// first served, its queue would be every namespace's.
 type slots struct {
 	mu      sync.Mutex
 	free    int

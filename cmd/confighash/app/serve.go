@@ -318,10 +318,10 @@ func cacheSynced(c cache.Cache) func(*http.Request) error {
 // admissionConfig is the manager's config without a client-side rate
 // limit, for what the webhooks read while they answer. The endpoints'
 // in-flight bound limits those reads (--webhook-max-in-flight requests,
-// each reading a bounded number of objects). On a token bucket shared by
-// every namespace, one namespace's burst of writes queued every other
-// namespace's admissions behind it, past the slot wait, and those were
-// admitted unstamped or unpinned.
+// each reading a bounded number of objects). A token bucket shared by
+// every namespace would let one namespace's burst of writes queue every
+// other namespace's admissions past the slot wait, to be admitted
+// unstamped or unpinned.
 func admissionConfig(mgr manager.Manager) *rest.Config {
 	c := rest.CopyConfig(mgr.GetConfig())
 	c.QPS = -1
