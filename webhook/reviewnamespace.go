@@ -11,7 +11,8 @@ const namespacePeekBytes = 16 << 10
 // request waits for a slot, which go round the namespaces; "" when it is
 // not found within namespacePeekBytes, ahead of the request's objects, or
 // is not a namespace's name. It is a scan, not a decode: it allocates
-// only the name, whatever the body holds.
+// only the name (and the peek, when it spans chunks), whatever the body
+// holds.
 func reviewNamespace(chunks [][]byte) string {
 	var b []byte
 	if len(chunks) > 0 && (len(chunks) == 1 || len(chunks[0]) >= namespacePeekBytes) {
