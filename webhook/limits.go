@@ -116,7 +116,8 @@ func (l Limits) forOthers() Limits {
 //     a slot (408 when it does not arrive in time, 413 over the limit);
 //   - the request then waits up to QueueWait for a slot (503 if none),
 //     slots going round the namespaces with requests waiting (slots.go;
-//     the namespace read from the start of the body, reviewnamespace.go);
+//     the namespace read from the start of the body, reviewnamespace.go,
+//     only when the request has to wait);
 //   - next handles it, and the body's buffer is given back when it answers.
 //
 // No refusal is a denial: the apiserver treats a failed call under
@@ -155,7 +156,7 @@ func (l Limits) wrap(next http.Handler, slots *slots, bufs *buffers) http.Handle
 			l.refuseBody(w, err)
 			return
 		}
-		give, err := slots.take(r.Context(), reviewNamespace(chunks), l.QueueWait)
+		give, err := slots.take(r.Context(), func() string { return reviewNamespace(chunks) }, l.QueueWait)
 		switch {
 		case errors.Is(err, errNoSlot):
 			l.Metrics.refused(refusedBusy)

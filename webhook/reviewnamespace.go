@@ -1,5 +1,7 @@
 package webhook
 
+import "k8s.io/apimachinery/pkg/util/validation"
+
 // namespacePeekBytes is how much of a body reviewNamespace reads. The
 // apiserver writes request.namespace ahead of the objects, within the
 // first kilobyte; a caller that puts it later, or hides it behind large
@@ -26,20 +28,6 @@ func reviewNamespace(chunks [][]byte) string {
 	return s.reviewNamespace()
 }
 
-// namespaceName reports whether b can be a namespace's name (a DNS
-// label), so that no caller makes a queue's key long or odd.
-func namespaceName(b []byte) bool {
-	if len(b) == 0 || len(b) > 63 {
-		return false
-	}
-	for _, c := range b {
-		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
-			return false
-		}
-	}
-	return true
-}
-
 // scan reads JSON from b; a read past the end or a malformed value sets
 // bad, after which every read fails.
 type scan struct {
@@ -63,8 +51,12 @@ func (s *scan) reviewNamespace() string {
 		for key, ok := s.key(); ok; key, ok = s.next() {
 			switch string(key) {
 			case "namespace":
-				if ns, ok := s.str(); ok && namespaceName(ns) {
-					return string(ns)
+				// Only a namespace's name, so that no caller makes a
+				// queue's key long or odd.
+				if ns, ok := s.str(); ok && len(ns) <= validation.DNS1123LabelMaxLength {
+					if name := string(ns); len(validation.IsDNS1123Label(name)) == 0 {
+						return name
+					}
 				}
 				return ""
 			case "object", "oldObject":

@@ -49,6 +49,7 @@ func TestReviewNamespace(t *testing.T) {
 		"pretty-printed":                                    {"{\n  \"request\" : {\n    \"uid\": \"u\",\n    \"namespace\" : \"team-c\"\n  }\n}", "team-c"},
 		"an escaped name":                                   {`{"request":{"namespace":"te\u0061m"}}`, ""},
 		"not a namespace's name":                            {`{"request":{"namespace":"Team A"}}`, ""},
+		"not a DNS label":                                   {`{"request":{"namespace":"-team"}}`, ""},
 		"longer than a name":                                {`{"request":{"namespace":"` + strings.Repeat("a", 64) + `"}}`, ""},
 		"strings holding braces and quotes":                 {`{"x":"}{\"","request":{"name":"a,b}","namespace":"team-d"}}`, "team-d"},
 		"request skipped past nested values":                {`{"kind":"AdmissionReview","extra":[{"a":[1,{"b":2}]}],"request":{"userInfo":{"groups":["g"]},"namespace":"team-b"}}`, "team-b"},

@@ -32,13 +32,33 @@ func newSlots(n int) *slots {
 	return &slots{free: n, waiting: map[string][]*slotWait{}}
 }
 
-// take waits up to wait for a slot for a request about namespace, and
-// returns the function that gives it back; errNoSlot when none came in
-// time, ctx's error when ctx ended first.
-func (s *slots) take(ctx context.Context, namespace string, wait time.Duration) (func(), error) {
+// take waits up to wait for a slot for a request, and returns the
+// function that gives it back; errNoSlot when none came in time, ctx's
+// error when ctx ended first. namespace says whose turn the request waits
+// in; it is asked only when no slot is free.
+func (s *slots) take(ctx context.Context, namespace func() string, wait time.Duration) (func(), error) {
 	s.mu.Lock()
+	ok := s.grab()
+	s.mu.Unlock()
+	if ok {
+		return s.give, nil
+	}
+	return s.await(ctx, namespace(), wait)
+}
+
+// grab takes a free slot if no request waits for one. s.mu is held.
+func (s *slots) grab() bool {
 	if s.free > 0 && len(s.turns) == 0 {
 		s.free--
+		return true
+	}
+	return false
+}
+
+// await queues a request about namespace for a slot, unless one came free.
+func (s *slots) await(ctx context.Context, namespace string, wait time.Duration) (func(), error) {
+	s.mu.Lock()
+	if s.grab() {
 		s.mu.Unlock()
 		return s.give, nil
 	}

@@ -18,7 +18,7 @@ import (
 func TestSlotsGoRoundTheNamespaces(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newSlots(1)
-		busy, err := s.take(t.Context(), "noisy", time.Second)
+		busy, err := s.take(t.Context(), inNamespace("noisy"), time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -27,7 +27,7 @@ func TestSlotsGoRoundTheNamespaces(t *testing.T) {
 		var wg sync.WaitGroup
 		wait := func(ns, name string) {
 			wg.Go(func() {
-				give, err := s.take(t.Context(), ns, time.Minute)
+				give, err := s.take(t.Context(), func() string { return ns }, time.Minute)
 				if err != nil {
 					t.Errorf("%s: %v", name, err)
 					return
@@ -61,16 +61,16 @@ func TestSlotsGoRoundTheNamespaces(t *testing.T) {
 func TestSlotsWaitEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newSlots(1)
-		busy, err := s.take(t.Context(), "a", time.Second)
+		busy, err := s.take(t.Context(), inNamespace("a"), time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.take(t.Context(), "a", time.Second); !errors.Is(err, errNoSlot) {
+		if _, err := s.take(t.Context(), inNamespace("a"), time.Second); !errors.Is(err, errNoSlot) {
 			t.Fatalf("a wait that ran out: %v, want errNoSlot", err)
 		}
 		ctx, cancel := context.WithCancel(t.Context())
 		gone := make(chan error, 1)
-		go func() { _, err := s.take(ctx, "b", time.Minute); gone <- err }()
+		go func() { _, err := s.take(ctx, inNamespace("b"), time.Minute); gone <- err }()
 		synctest.Wait()
 		cancel()
 		if err := <-gone; !errors.Is(err, context.Canceled) {
@@ -78,7 +78,7 @@ func TestSlotsWaitEnds(t *testing.T) {
 		}
 		got := make(chan error, 1)
 		go func() {
-			give, err := s.take(t.Context(), "c", time.Minute)
+			give, err := s.take(t.Context(), inNamespace("c"), time.Minute)
 			if err == nil {
 				give()
 			}
@@ -103,12 +103,12 @@ func TestSlotsWaitEnds(t *testing.T) {
 func TestSlotsGrantedAsTheWaitEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newSlots(1)
-		busy, err := s.take(t.Context(), "a", time.Second)
+		busy, err := s.take(t.Context(), inNamespace("a"), time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
 		go func() { time.Sleep(time.Second); busy() }()
-		if give, err := s.take(t.Context(), "b", time.Second); err == nil {
+		if give, err := s.take(t.Context(), inNamespace("b"), time.Second); err == nil {
 			give()
 		}
 		synctest.Wait()
@@ -116,4 +116,27 @@ func TestSlotsGrantedAsTheWaitEnds(t *testing.T) {
 			t.Errorf("%d free, turns %v; want the one slot free", s.free, s.turns)
 		}
 	})
+}
+
+// inNamespace is a namespace func for take.
+func inNamespace(name string) func() string { return func() string { return name } }
+
+// TestSlotsReadNoNamespaceWhenFree: a request that finds a slot free takes
+// it without its namespace being read (the body is not scanned on the
+// admission path unless the request has to wait).
+func TestSlotsReadNoNamespaceWhenFree(t *testing.T) {
+	s := newSlots(2)
+	unread := func() string {
+		t.Error("the namespace was read with a slot free")
+		return ""
+	}
+	for range 2 {
+		if _, err := s.take(t.Context(), unread, time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := false
+	if _, err := s.take(t.Context(), func() string { read = true; return "a" }, time.Millisecond); !errors.Is(err, errNoSlot) || !read {
+		t.Errorf("with no slot free: %v, namespace read %v; want errNoSlot after reading it", err, read)
+	}
 }
