@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,32 +16,6 @@ import (
 
 	"github.com/confighash/confighash/internal/sources"
 )
-
-// createAll creates objs with 16 writers. Errors are counted, not fatal:
-// t.Fatal must not be called off the test goroutine.
-func createAll(t *testing.T, objs []client.Object) {
-	t.Helper()
-	var failed atomic.Int64
-	var first atomic.Value
-	sem := make(chan struct{}, 16)
-	var wg sync.WaitGroup
-	for _, o := range objs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			if err := env.Client.Create(ctx, o); err != nil {
-				failed.Add(1)
-				first.CompareAndSwap(nil, err.Error())
-			}
-		})
-	}
-	wg.Wait()
-	if n := failed.Load(); n > 0 {
-		t.Fatalf("%d of %d creates failed, first: %v", n, len(objs), first.Load())
-	}
-}
 
 // startTimed restarts confighash with args and returns the time from
 // process start to ready and its CPU time by then.
@@ -81,7 +53,7 @@ func TestBenchHelmSecrets(t *testing.T) {
 		s.Type = sources.HelmReleaseType
 		objs[i] = s
 	}
-	createAll(t, objs)
+	createConcurrently(t, env.Client, 16, objs)
 	fmt.Printf("\nstart-up with %d Helm release Secrets × 64 KiB\nmachine: %s\n\n", releases, machine())
 	fmt.Printf("| --ignore-helm-release-secrets | confighash start → ready | confighash CPU at ready | Secret list + sync (this process) | Secrets cached | confighash RSS 20 s after ready |\n|---|---|---|---|---|---|\n")
 	for range 2 {
@@ -116,7 +88,7 @@ func TestBenchCacheMemory(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	createAll(t, objs)
+	createConcurrently(t, env.Client, 16, objs)
 	created := time.Since(start)
 	ready, cpu := startTimed(t)
 	time.Sleep(quiet)

@@ -11,8 +11,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,10 +71,10 @@ func TestBenchTenants(t *testing.T) {
 	c := tenantClient(t)
 	nss, objs := tenantObjects()
 	start := time.Now()
-	createMany(t, c, nss)
+	createConcurrently(t, c, tenantWriters, nss)
 	deleteWhenDone(t, c, nss)
-	createMany(t, c, objs[:tenantNamespaces*tenantSecrets])
-	createMany(t, c, objs[tenantNamespaces*tenantSecrets:])
+	createConcurrently(t, c, tenantWriters, objs[:tenantNamespaces*tenantSecrets])
+	createConcurrently(t, c, tenantWriters, objs[tenantNamespaces*tenantSecrets:])
 	created := time.Since(start)
 	// Measure confighash, not the controller-manager's backlog of a
 	// ReplicaSet per Deployment.
@@ -218,32 +216,6 @@ func tenantClient(t *testing.T) client.Client {
 		t.Fatal(err)
 	}
 	return c
-}
-
-// createMany creates objs with tenantWriters writers; as createAll, errors
-// are counted, since t.Fatal must not be called off the test goroutine.
-func createMany(t *testing.T, c client.Client, objs []client.Object) {
-	t.Helper()
-	var failed atomic.Int64
-	var first atomic.Value
-	sem := make(chan struct{}, tenantWriters)
-	var wg sync.WaitGroup
-	for _, o := range objs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			if err := c.Create(ctx, o); err != nil {
-				failed.Add(1)
-				first.CompareAndSwap(nil, err.Error())
-			}
-		})
-	}
-	wg.Wait()
-	if n := failed.Load(); n > 0 {
-		t.Fatalf("%d of %d creates failed, first: %v", n, len(objs), first.Load())
-	}
 }
 
 // deleteWhenDone deletes the namespaces after the bench and waits until

@@ -59,7 +59,7 @@ func TestBulkyAnnotationsInAServedNamespace(t *testing.T) {
 		objs[i] = bulkyConfigMap(ns, i)
 	}
 	began := time.Now()
-	createAll(t, objs)
+	createConcurrently(t, env.Client, 16, objs)
 	created := time.Since(began)
 	readerOf := func(i int) corev1.PodSpec {
 		return corev1.PodSpec{Containers: []corev1.Container{{

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -346,6 +347,32 @@ func waitStamp(t *testing.T, obj client.Object, want string, within time.Duratio
 	})
 	if err != nil {
 		t.Fatalf("%T %s/%s: stamp %q, want %q: %v", obj, obj.GetNamespace(), obj.GetName(), got, want, err)
+	}
+}
+
+// createConcurrently creates objs with the given number of writers. Errors
+// are counted, not fatal: t.Fatal must not be called off the test goroutine.
+func createConcurrently(t *testing.T, c client.Client, writers int, objs []client.Object) {
+	t.Helper()
+	var failed atomic.Int64
+	var first atomic.Value
+	sem := make(chan struct{}, writers)
+	var wg sync.WaitGroup
+	for _, o := range objs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := c.Create(ctx, o); err != nil {
+				failed.Add(1)
+				first.CompareAndSwap(nil, err.Error())
+			}
+		})
+	}
+	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		t.Fatalf("%d of %d creates failed, first: %v", n, len(objs), first.Load())
 	}
 }
 
