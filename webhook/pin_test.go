@@ -172,3 +172,53 @@ func TestPinHandlerCountsPodsByResult(t *testing.T) {
 		t.Errorf("snapshot writes %v, want 3", got)
 	}
 }
+
+// TestPinCalledAgainUnpinsWhole: the pod webhook is called again when a
+// later webhook changes the pod (reinvocationPolicy IfNeeded). If that one
+// added a container reading more of a pinned source than its snapshot
+// holds, the pod cannot be pinned, and the names the first call pointed at
+// the snapshot go back too: every container reads the live object, as the
+// pod's annotation says.
+func TestPinCalledAgainUnpinsWhole(t *testing.T) {
+	held := hasher.Reference{Source: appSource, Keys: []string{"level"}, EnvOnly: true}
+	h := pinHandler(&fakePinner{res: pinnedResult(held)})
+	pod := &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "web-", Annotations: map[string]string{contract.ChecksumAnnotation: "v2:x:y"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Env: []corev1.EnvVar{{Name: "LEVEL", ValueFrom: &corev1.EnvVarSource{
+			ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}, Key: "level"}}}}}}},
+	}
+	call := func(pod *corev1.Pod) *corev1.Pod {
+		t.Helper()
+		raw, err := json.Marshal(pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+			UID: types.UID("u"), Namespace: "pins", Operation: admissionv1.Create,
+			Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}, Object: runtime.RawExtension{Raw: raw},
+		}}
+		out := &corev1.Pod{}
+		if err := json.Unmarshal(patchedObject(t, req, h.Handle(context.Background(), req)), out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	first := call(pod)
+	if got := first.Spec.Containers[0].Env[0].ValueFrom.ConfigMapKeyRef.Name; got != "app-pin-0123" || first.Annotations[pinning.PodAnnotation] != "true" {
+		t.Fatalf("first call: container reads %q, annotation %q", got, first.Annotations[pinning.PodAnnotation])
+	}
+
+	// Another webhook adds a sidecar reading the whole ConfigMap.
+	first.Spec.Containers = append(first.Spec.Containers, corev1.Container{Name: "sidecar", EnvFrom: []corev1.EnvFromSource{
+		{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}}}}})
+	final := call(first)
+	if got := final.Annotations[pinning.PodAnnotation]; got != "false: "+string(pinner.NotCovered) {
+		t.Fatalf("annotation %q after the sidecar", got)
+	}
+	app := final.Spec.Containers[0].Env[0].ValueFrom.ConfigMapKeyRef.Name
+	side := final.Spec.Containers[1].EnvFrom[0].ConfigMapRef.Name
+	if app != "app" || side != "app" {
+		t.Errorf("unpinned pod: app reads %q, sidecar %q; want both on the live %q", app, side, "app")
+	}
+}

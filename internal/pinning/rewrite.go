@@ -46,6 +46,23 @@ func Rewrite(spec *corev1.PodSpec, snapshots map[hasher.Source]string) []Rewritt
 	return out
 }
 
+// Unpin points every read of a snapshot in snapshots back at its source:
+// Rewrite undone. A pod the webhook is called for again (another webhook
+// changed it after the first call pinned it) and that can no longer be
+// pinned must read the live objects everywhere, not in some containers
+// only. A snapshot's name that is itself one of the pinned sources is left
+// alone: the pod names it on purpose.
+func Unpin(spec *corev1.PodSpec, snapshots map[hasher.Source]string) []Rewritten {
+	back := make(map[hasher.Source]string, len(snapshots))
+	for src, snap := range snapshots {
+		s := hasher.Source{Kind: src.Kind, Name: snap}
+		if _, pinned := snapshots[s]; !pinned {
+			back[s] = src.Name
+		}
+	}
+	return Rewrite(spec, back)
+}
+
 type renamer func(kind hasher.Kind, name *string, path string)
 
 func rewriteContainer(c *corev1.Container, at string, to renamer) {

@@ -110,6 +110,12 @@ func TestRewriteMovesExactlyTheReadsTheHasherCounts(t *testing.T) {
 		if got.ImagePullSecrets[0].Name != "a" {
 			t.Fatalf("spec %d: imagePullSecrets rewritten", i)
 		}
+		// Unpin undoes it, by the same kind of paths.
+		back := got.DeepCopy()
+		undone := Unpin(back, to)
+		if !reflect.DeepEqual(back, spec) || len(undone) != len(changed) {
+			t.Fatalf("spec %d: unpinning gave\n%+v\nwant\n%+v", i, back, spec)
+		}
 		// Rewriting with nothing to pin changes nothing.
 		same := spec.DeepCopy()
 		if len(Rewrite(same, nil)) != 0 || !reflect.DeepEqual(same, spec) {
@@ -183,4 +189,20 @@ func applyPaths(t *testing.T, spec *corev1.PodSpec, changed []Rewritten) *corev1
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestUnpinLeavesASourceNamedLikeASnapshot: a pod that reads, as a source of
+// its own, an object under a snapshot's name keeps reading it.
+func TestUnpinLeavesASourceNamedLikeASnapshot(t *testing.T) {
+	a, b := hasher.Source{Kind: hasher.ConfigMap, Name: "a"}, hasher.Source{Kind: hasher.ConfigMap, Name: "b"}
+	spec := &corev1.PodSpec{Containers: []corev1.Container{{Name: "c", EnvFrom: []corev1.EnvFromSource{
+		{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "a"}}},
+		{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "a-pin-1"}}},
+	}}}}
+	// b's snapshot has the name of source a, which the pod reads.
+	changed := Unpin(spec, map[hasher.Source]string{a: "a-pin-1", b: "a"})
+	from := spec.Containers[0].EnvFrom
+	if len(changed) != 1 || from[0].ConfigMapRef.Name != "a" || from[1].ConfigMapRef.Name != "a" {
+		t.Errorf("unpinned to %q and %q (%v); want a left alone and a-pin-1 back to a", from[0].ConfigMapRef.Name, from[1].ConfigMapRef.Name, changed)
+	}
 }
