@@ -6,7 +6,8 @@
 // # Steps, for one pod (Pin)
 //
 //	revision.go  the pod's revision: its controller (a ReplicaSet), read
-//	             live; its template must carry the pod's stamp
+//	             live; its template must carry the pod's stamp; the
+//	             workload's opt-out (confighash.dev/pin: "off")
 //	sealed.go    the snapshots sealed to that stamp, by label selector;
 //	             a complete, verified set is used as it is (the revision
 //	             added as an owner where it is not yet one)

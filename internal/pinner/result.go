@@ -20,7 +20,8 @@ const (
 	// NoRevision: no controller whose kind pinning knows (a ReplicaSet),
 	// or one whose template does not carry the pod's stamp.
 	NoRevision Reason = "no-revision"
-	// OptedOut: the revision carries pinning.PinAnnotation=off.
+	// OptedOut: the workload or its pod template carries
+	// pinning.PinAnnotation=off.
 	OptedOut Reason = "opted-out"
 	// NothingToPin: every source the stamp covers is read live (typed
 	// Secrets, ignored, opted out or missing sources).

@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/internal/contract"
@@ -30,7 +31,8 @@ type revision struct {
 // revisionOf reads the pod's revision live: its ReplicaSet (Deployments',
 // Argo Rollouts'), the ControllerRevision its StatefulSet or DaemonSet
 // labelled it with, or its Job. The revision's template must carry the
-// pod's stamp.
+// pod's stamp. A StatefulSet, DaemonSet or CronJob is read too, for its
+// opt-out.
 func (p *Pinner) revisionOf(ctx context.Context, pod *corev1.Pod) (revision, Result, bool) {
 	ref := metav1.GetControllerOf(pod)
 	if ref == nil {
@@ -81,10 +83,35 @@ func (p *Pinner) revisionOf(ctx context.Context, pod *corev1.Pod) (revision, Res
 	}
 	rev.owner = metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: meta.Name, UID: meta.UID}
 	rev.workload = metav1.GetControllerOf(meta)
-	// Controllers copy the workload's annotations to their ReplicaSets and
-	// Jobs; the template's own count everywhere.
-	rev.optedOut = !pinning.WorkloadPins(meta.Annotations) || !pinning.WorkloadPins(rev.template.Annotations)
+	// The workload's own annotations opt it out; the template's count
+	// everywhere. A Deployment keeps its ReplicaSets' annotations in step
+	// and a plain Job is its own workload, but a ControllerRevision copies
+	// them only when it is made and a CronJob's never reach its Jobs: those
+	// workloads are read live.
+	annotations := meta.Annotations
+	if w := rev.workload; w != nil && (kind == "ControllerRevision" || w.APIVersion == "batch/v1" && w.Kind == "CronJob") {
+		live, res, ok := p.workloadAnnotations(ctx, pod.Namespace, w)
+		if !ok {
+			return revision{}, res, false
+		}
+		annotations = live
+	}
+	rev.optedOut = !pinning.WorkloadPins(annotations) || !pinning.WorkloadPins(rev.template.Annotations)
 	return rev, Result{}, true
+}
+
+// workloadAnnotations reads the annotations of w, the revision's workload,
+// live and metadata only, or why not.
+func (p *Pinner) workloadAnnotations(ctx context.Context, namespace string, w *metav1.OwnerReference) (map[string]string, Result, bool) {
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(schema.FromAPIVersionAndKind(w.APIVersion, w.Kind))
+	if err := p.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: w.Name}, obj); err != nil {
+		return nil, notPinned(failed(ReadFailed, err), "reading "+w.Kind+" "+w.Name+": "+err.Error()), false
+	}
+	if obj.UID != w.UID {
+		return nil, notPinned(NoRevision, w.Kind+" "+w.Name+" was replaced"), false
+	}
+	return obj.Annotations, Result{}, true
 }
 
 // revisionHashLabel names a StatefulSet's or DaemonSet's pod's revision.

@@ -8,9 +8,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/hasher"
 	"github.com/confighash/confighash/internal/contract"
@@ -23,9 +25,23 @@ func (w *world) stamped() corev1.PodTemplateSpec {
 	return t
 }
 
+// workload makes the StatefulSet, DaemonSet or CronJob name, its UID
+// uid-name, unless it exists: the controller of revisions and Jobs.
+func (w *world) workload(kind, name string) client.Object {
+	w.t.Helper()
+	obj := map[string]client.Object{"StatefulSet": &appsv1.StatefulSet{}, "DaemonSet": &appsv1.DaemonSet{}, "CronJob": &batchv1.CronJob{}}[kind]
+	obj.SetNamespace(ns)
+	obj.SetName(name)
+	obj.SetUID(types.UID("uid-" + name))
+	if err := w.c.Create(context.Background(), obj); err != nil && !apierrors.IsAlreadyExists(err) {
+		w.t.Fatal(err)
+	}
+	return obj
+}
+
 // controllerRevisionPod makes a ControllerRevision of t owned by a
-// StatefulSet or DaemonSet, and a pod of it labelled as its controller
-// labels it.
+// StatefulSet or DaemonSet (made unless it exists), and a pod of it
+// labelled as its controller labels it.
 func (w *world) controllerRevisionPod(kind, owner, hash string, t corev1.PodTemplateSpec) *corev1.Pod {
 	w.t.Helper()
 	yes := true
@@ -33,7 +49,7 @@ func (w *world) controllerRevisionPod(kind, owner, hash string, t corev1.PodTemp
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	ownerUID := types.UID("uid-" + owner)
+	ownerUID := w.workload(kind, owner).GetUID()
 	name := owner + "-" + hash
 	cr := &appsv1.ControllerRevision{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + name),

@@ -118,11 +118,14 @@ func Permissions(o Options, kinds workload.Registry) []Permission {
 	}
 
 	if o.Pinning {
-		// pinner.Pinner, live: the pod's revision, the sources, the
-		// snapshots sealed to a stamp (a metadata LIST, then a GET each,
-		// under the source reads above), a create per snapshot and a JSON
-		// patch to seal or own one; and, for the workload webhook, a LIST
-		// of a workload's revisions (is an UPDATE a rollback). What only
+		// pinner.Pinner, live: the pod's revision, the opt-out of a
+		// StatefulSet, DaemonSet or CronJob (a metadata GET: their
+		// revisions do not follow the workload's annotations), the
+		// sources, the snapshots sealed to a stamp (a metadata LIST, then
+		// a GET each, under the source reads above), a create per
+		// snapshot and a JSON patch to seal or own one; and, for the
+		// workload webhook, a LIST of a workload's revisions (is an
+		// UPDATE a rollback). What only
 		// pinning needs is granted through PinnerRole, per pinning
 		// namespace: the revisions it reads and the writes, which the
 		// ValidatingAdmissionPolicy of webhook.PinPolicies bounds to
@@ -132,6 +135,9 @@ func Permissions(o Options, kinds workload.Registry) []Permission {
 		pinner(Permission{Group: "apps", Resource: "replicasets", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: the pod's revision"})
 		pinner(Permission{Group: "apps", Resource: "controllerrevisions", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: a StatefulSet's or DaemonSet's pod's revision"})
 		pinner(Permission{Group: "batch", Resource: "jobs", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: a Job's pod's revision"})
+		pinner(Permission{Group: "apps", Resource: "statefulsets", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: a StatefulSet's, DaemonSet's or CronJob's opt-out"})
+		pinner(Permission{Group: "apps", Resource: "daemonsets", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: a StatefulSet's, DaemonSet's or CronJob's opt-out"})
+		pinner(Permission{Group: "batch", Resource: "cronjobs", Verbs: []string{"get"}, Name: AnyName, Why: "pinner: a StatefulSet's, DaemonSet's or CronJob's opt-out"})
 		pinner(Permission{Group: "apps", Resource: "replicasets", Verbs: []string{"list"}, Why: "pinner: is an UPDATE a rollback to a live revision (workload webhook)"})
 		pinner(Permission{Group: "apps", Resource: "controllerrevisions", Verbs: []string{"list"}, Why: "pinner: is an UPDATE a rollback to a live revision (workload webhook)"})
 		for _, res := range []string{"configmaps", "secrets"} {

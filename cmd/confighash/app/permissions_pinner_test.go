@@ -9,9 +9,10 @@ import (
 )
 
 // TestPermissionsPinnerIsPerNamespace: with --pinning, the pinner's
-// requests (the revisions it reads and lists; create, patch and delete of ConfigMaps
-// and Secrets) are exactly the rows granted through PinnerRole, which
-// namespaces bind; without --pinning no row names the role.
+// requests (the revisions it reads and lists, the workloads whose opt-out
+// it reads; create, patch and delete of ConfigMaps and Secrets) are exactly
+// the rows granted through PinnerRole, which namespaces bind; without
+// --pinning no row names the role.
 func TestPermissionsPinnerIsPerNamespace(t *testing.T) {
 	for _, pinning := range []bool{false, true} {
 		o := DefaultOptions()
@@ -31,7 +32,8 @@ func TestPermissionsPinnerIsPerNamespace(t *testing.T) {
 		want := map[string][]string{}
 		if pinning {
 			want = map[string][]string{"configmaps": {"create", "delete", "patch"}, "secrets": {"create", "delete", "patch"},
-				"replicasets": {"get", "list"}, "controllerrevisions": {"get", "list"}, "jobs": {"get"}}
+				"replicasets": {"get", "list"}, "controllerrevisions": {"get", "list"}, "jobs": {"get"},
+				"statefulsets": {"get"}, "daemonsets": {"get"}, "cronjobs": {"get"}}
 		}
 		for res, verbs := range got {
 			slices.Sort(verbs)
