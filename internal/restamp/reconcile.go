@@ -80,7 +80,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 	judged := r.judge(ctx, req)
 	o = r.reconcile(ctx, req, p)
 	r.tellWaves(req, o)
-	if o.news != newsNone && o.news != newsAborted {
+	if o.news != newsNone && o.news != newsAborted && o.news != newsWindow {
 		// The change is behind it: re-stamped, current, or nothing to do.
 		r.waits.done(identity(req))
 	}

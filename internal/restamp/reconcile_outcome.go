@@ -48,6 +48,9 @@ const (
 	// newsWrittenIdle: re-stamped, and it starts no pod
 	// (health.NothingToRun): its rollout has succeeded already.
 	newsWrittenIdle
+	// newsWindow: it waits for its rollout window or a freeze, which no
+	// slot of the bound can end: it is no slot waiter.
+	newsWindow
 )
 
 // ended is an outcome that tells the waves nothing.
@@ -77,6 +80,8 @@ func (r *reconciler) tellWaves(req Request, o outcome) {
 		r.planner.abort(id, o.flight)
 	case newsWritten:
 		r.planner.written(id, o.flight, o.stamp)
+	case newsWindow:
+		r.planner.waitsForWindow(id)
 	case newsWrittenIdle:
 		r.planner.written(id, o.flight, o.stamp)
 		r.planner.succeededFlight(id, o.flight)

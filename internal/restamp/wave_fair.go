@@ -94,6 +94,35 @@ func (w *slotWaiters) remove(r Request) {
 	}
 }
 
+// has reports whether r waits for a slot.
+func (w *slotWaiters) has(r Request) bool {
+	q := w.byNS[r.Namespace]
+	if q == nil {
+		return false
+	}
+	_, ok := q.live[r]
+	return ok
+}
+
+// unblock takes r off the slot waiters, if it was one, since it waits for
+// something else now: its namespace no longer counts as waiting, and a slot
+// kept for it goes to the next waiter at once rather than when it lapses.
+func (p *planState) unblock(r Request, now time.Time) []Request {
+	if !p.blocked.has(r) {
+		return nil
+	}
+	p.blocked.remove(r)
+	return p.nextWaiters(now)
+}
+
+// waitsForWindow: r waits for its rollout window or a freeze. Only the
+// clock ends that wait, so it holds no place among the slot waiters: a
+// namespace whose reader waits for a window closed all weekend must not
+// keep other namespaces from free slots.
+func (p *planState) waitsForWindow(r Request, now time.Time) []Request {
+	return p.unblock(r, now)
+}
+
 // kept reports whether a slot is kept for waiter l at now.
 func (l *slotWait) kept(now time.Time) bool {
 	return !l.woken.IsZero() && now.Sub(l.woken) < slotKept

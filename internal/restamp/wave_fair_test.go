@@ -163,3 +163,49 @@ func TestAdoptTakesASlot(t *testing.T) {
 		t.Fatal("the reader not adopted was not settled")
 	}
 }
+
+// A woken waiter that turns out to wait for something no slot ends (its
+// window, its wave) hands the slot kept for it on at once, and its
+// namespace no longer counts as waiting for one.
+func TestAWaiterForSomethingElseHandsItsSlotOn(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		waits func(t *testing.T, p *planner, b0 Request)
+	}{
+		{"its window", func(_ *testing.T, p *planner, b0 Request) { p.waitsForWindow(b0) }},
+		{"its wave", func(t *testing.T, p *planner, b0 Request) {
+			first := reqIn("b", "a0") // ordered first: b0's wave waits for its rollout
+			pl := planOf(p, "configmap/b2", "0000000000000002", []member{{req: first}, {req: b0}})
+			if v, _, _ := p.admit(b0, b0, []*plan{pl}, "s2", wavesT0, false); v != waitWave {
+				t.Fatalf("b0 behind its wave: %v, want waitWave", v)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var woken []Request
+			p := newPlanner(1, 1, func(r Request) { woken = append(woken, r) })
+			p.now = func() time.Time { return wavesT0 }
+			t0, b0, c0 := reqIn("a", "t0"), reqIn("b", "b0"), reqIn("c", "c0")
+			if v, _, _ := p.admit(t0, t0, []*plan{onePlan(p, t0, "configmap/t", "0000000000000001")}, "s", wavesT0, false); v != admitted {
+				t.Fatalf("t0: %v", v)
+			}
+			for _, r := range []Request{b0, c0} {
+				if v, _, _ := p.admit(r, r, []*plan{onePlan(p, r, "configmap/"+r.Name, "0000000000000001")}, "s", wavesT0, false); v != waitBound {
+					t.Fatalf("%s with the slot taken: %v, want waitBound", r.Name, v)
+				}
+			}
+			p.succeeded(t0)
+			if !slices.Equal(woken, []Request{b0}) {
+				t.Fatalf("the free slot woke %v, want b0", woken)
+			}
+			woken = nil
+			tc.waits(t, p, b0)
+			if !slices.Contains(woken, c0) {
+				t.Fatalf("b0 waits for %s; woke %v, want c0 given the slot at once", tc.name, woken)
+			}
+			if v, _, _ := p.admit(c0, c0, []*plan{onePlan(p, c0, "configmap/c0", "0000000000000001")}, "s", wavesT0, false); v != admitted {
+				t.Fatalf("c0 asking for the slot b0 left: %v, want admitted", v)
+			}
+		})
+	}
+}

@@ -161,9 +161,8 @@ func (s *planState) admit(r, req Request, plans []*plan, stamp string, now time.
 		}
 	}
 	if halted != nil {
-		s.blocked.remove(r)
+		next := s.unblock(r, now)
 		s.wait(r, req)
-		var next []Request
 		for _, other := range plans {
 			if other.halt == nil && !other.gone[r] && !other.done[r] {
 				// Settled there: it holds up none of their waves.
@@ -175,9 +174,9 @@ func (s *planState) admit(r, req Request, plans []*plan, stamp string, now time.
 	}
 	for _, pl := range plans {
 		if !pl.due(r, s.maxWave) {
-			s.blocked.remove(r)
+			next := s.unblock(r, now)
 			s.wait(r, req)
-			next := s.unjudged(pl, now)
+			next = append(next, s.unjudged(pl, now)...)
 			next = append(next, pl.uncheckedBefore(r, s.maxWave, s.waiting, now)...)
 			return waitWave, pl, nil, next
 		}

@@ -161,6 +161,12 @@ func (p *planner) deleted(r Request) {
 	p.step(func(s *planState, now time.Time) []Request { return s.deleted(r, now) })
 }
 
+// waitsForWindow: r waits for its window or a freeze
+// (planState.waitsForWindow).
+func (p *planner) waitsForWindow(r Request) {
+	p.step(func(s *planState, now time.Time) []Request { return s.waitsForWindow(r, now) })
+}
+
 // release: a user released the halts r caused (planState.released).
 func (p *planner) release(r Request) {
 	p.step(func(s *planState, now time.Time) []Request { return s.released(r, now) })

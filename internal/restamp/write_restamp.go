@@ -40,6 +40,11 @@ func (r *reconciler) restamp(ctx context.Context, s staleReader) outcome {
 	// guard counts only such re-stamps, or content that came back.
 	_, wasRolling := r.planner.inFlight(identity(s.req))
 	g, err := r.gate(ctx, s, s.p.withSources(r.changes.since(s.req)).names())
+	if err == nil && g.window {
+		o := ended(g.wait, keep, nil)
+		o.news = newsWindow
+		return o
+	}
 	if err != nil || !g.ok {
 		// Waiting for its window, its wave, the bound or a halt: the
 		// changes are kept for the re-stamp that comes when it may go.
