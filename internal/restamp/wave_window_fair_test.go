@@ -25,7 +25,7 @@ func TestAReaderWaitingForItsWindowHoldsNoSlotBack(t *testing.T) {
 	f.reconcile("a", "a0")
 	f.reconcile("c", "c0")
 	f.reconcile("b", "b0")
-	if !f.restamped("a", "a0", "cma0", "v1") || !f.restamped("c", "c0", "cmc0", "v1") || f.restamped("b", "b0", "cmb0", "v1") {
+	if !f.restamped("a", "a0", "cma0") || !f.restamped("c", "c0", "cmc0") || f.restamped("b", "b0", "cmb0") {
 		t.Fatal("setup: want a0 and c0 in flight, b0 waiting for the bound")
 	}
 	// b0's tenant gives it a window that is closed now (wavesT0 is a
@@ -50,7 +50,7 @@ func TestAReaderWaitingForItsWindowHoldsNoSlotBack(t *testing.T) {
 		f.now = f.now.Add(30 * time.Second)
 		f.reconcile("b", "b0")
 		f.reconcile("a", "a1")
-		if f.restamped("a", "a1", "cma1", "v1") {
+		if f.restamped("a", "a1", "cma1") {
 			return
 		}
 	}
