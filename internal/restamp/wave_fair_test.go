@@ -7,6 +7,15 @@ import (
 	"time"
 )
 
+// wakeBlocked offers the free slots of the bound to its waiters now, as the
+// events that free a slot do: what a test uses to stand for time passing.
+// In the hook no event is needed for that: a slot kept for a woken waiter
+// that never asks lapses after slotKept, and each waiter asks again within
+// waitRecheck.
+func (p *planner) wakeBlocked() {
+	p.step(func(s *planState, now time.Time) []Request { return s.nextWaiters(now) })
+}
+
 // onePlan installs a plan of its own for r, read from source src, and
 // returns it.
 func onePlan(p *planner, r Request, src, content string) *plan {

@@ -186,14 +186,6 @@ func (p *planner) counts() (inFlight, halted int) {
 	return inFlight, halted
 }
 
-// wakeBlocked offers the free slots of the bound to its waiters now, fairly
-// across namespaces (wave_fair.go): a slot kept for a woken waiter that
-// never asked lapses after slotKept, and goes to the next. The events that
-// free a slot do so themselves.
-func (p *planner) wakeBlocked() {
-	p.step(func(s *planState, now time.Time) []Request { return s.nextWaiters(now) })
-}
-
 // drop: the source of key asks for all its readers at once now
 // (planState.drop).
 func (p *planner) drop(key planKey) {
