@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/confighash/confighash/internal/contract"
+	"github.com/confighash/confighash/internal/pinner"
+	"github.com/confighash/confighash/internal/pinning"
 )
 
 // TestDaemonSetUndoPinned: a DaemonSet in a pinning namespace (one pod on
@@ -25,7 +27,8 @@ import (
 // ConfigMap holds the new one. The webhook can keep the first stamp only
 // because a pod of that revision was pinned, and its snapshots sealed, on
 // the node: without pods (the control-plane specs) the undo is re-stamped
-// to the live content.
+// to the live content. Last, an opt-out on the DaemonSet alone (no new
+// revision) leaves its next pod unpinned.
 func TestDaemonSetUndoPinned(t *testing.T) {
 	ctx := env.SpecContext(t)
 	ns := pinningNamespace(t)
@@ -69,6 +72,22 @@ func TestDaemonSetUndoPinned(t *testing.T) {
 		t.Errorf("%d ControllerRevisions after the undo, want the same 2", n)
 	}
 	expectRolledBack(t, ds)
+
+	// Opting the DaemonSet out changes only its own metadata: no
+	// ControllerRevision carries the annotation, yet the pod that replaces
+	// back is unpinned and reads the live ConfigMap.
+	env.Update(t, ds, func() { metav1.SetMetaDataAnnotation(&ds.ObjectMeta, pinning.PinAnnotation, pinning.PinOff) })
+	if err := env.Client.Delete(ctx, &back); err != nil {
+		t.Fatal(err)
+	}
+	out := dsPod(t, ds, stamp1)
+	if out.UID == back.UID {
+		t.Fatalf("pod %s still runs after its delete", back.Name)
+	}
+	if got, want := out.Annotations[pinning.PodAnnotation], "false: "+string(pinner.OptedOut); got != want {
+		t.Fatalf("pod %s of the opted-out DaemonSet: %s=%q, want %q", out.Name, pinning.PodAnnotation, got, want)
+	}
+	expectPrinted(t, out, "second")
 }
 
 // dsPod waits until the one pod of DaemonSet ds runs and is Ready with
