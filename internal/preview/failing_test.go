@@ -1,6 +1,7 @@
 package preview
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -37,5 +38,22 @@ func TestComputeFailingReader(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "at once (failing: ProgressDeadlineExceeded)") {
 		t.Errorf("the table does not say a-broken is failing:\n%s", out.String())
+	}
+}
+
+// The reasons a report carries come from tenants' objects (a halt's reason,
+// a rollout record's failing=); the table shows their control characters
+// escaped, never raw.
+func TestTableEscapesTenantText(t *testing.T) {
+	const esc = "\x1b[2K\r\x1b]52;c;eA==\a"
+	rep := &Report{Source: "configmap/app", Namespace: "shop", Served: true, ServedReason: "labelled" + esc,
+		Rolling:    []Rolling{{Failing: "Crash" + esc, Waits: "halt" + esc}},
+		NotRolling: []NotRolling{{Reason: "held" + esc}}}
+	var out bytes.Buffer
+	if err := WriteTable(&out, rep); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.ContainsAny(out.Bytes(), "\x1b\a\r") {
+		t.Errorf("the table carries raw control characters:\n%q", out.String())
 	}
 }

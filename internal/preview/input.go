@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -101,6 +104,9 @@ func Parse(r io.Reader) (*Input, error) {
 	if s, ok := obj.(*corev1.Secret); ok {
 		mergeStringData(s)
 	}
+	if err := validNames(obj); err != nil {
+		return nil, err
+	}
 	return &Input{Source: hasher.Source{Kind: hasher.Kind(kind), Name: obj.GetName()}, Namespace: obj.GetNamespace(), Object: obj}, nil
 }
 
@@ -123,6 +129,36 @@ func decodeTyped(doc map[string]any, obj client.Object) error {
 		return inputErrorf("a value of the Secret's data is not base64 (put plain text in stringData)")
 	}
 	return inputErrorf("the input is not a valid %s", obj.GetObjectKind().GroupVersionKind().Kind)
+}
+
+// validNames refuses, as the apiserver would, a name, namespace or key
+// that is not valid: the file comes from whoever wrote the change under
+// review, and its names are printed to the reviewer's terminal. The error
+// does not quote the name.
+func validNames(obj client.Object) error {
+	if len(validation.IsDNS1123Subdomain(obj.GetName())) > 0 {
+		return inputErrorf("metadata.name is not a valid name (a DNS subdomain)")
+	}
+	if ns := obj.GetNamespace(); ns != "" && len(validation.IsDNS1123Label(ns)) > 0 {
+		return inputErrorf("metadata.namespace is not a valid namespace (a DNS label)")
+	}
+	var keys []string
+	switch o := obj.(type) {
+	case *corev1.ConfigMap:
+		keys = append(slices.Collect(maps.Keys(o.Data)), slices.Collect(maps.Keys(o.BinaryData))...)
+	case *corev1.Secret:
+		keys = slices.Collect(maps.Keys(o.Data))
+	}
+	bad := 0
+	for _, k := range keys {
+		if len(validation.IsConfigMapKey(k)) > 0 {
+			bad++
+		}
+	}
+	if bad > 0 {
+		return inputErrorf("%d of its keys are not valid keys (letters, digits, '-', '_' and '.')", bad)
+	}
+	return nil
 }
 
 // mergeStringData folds stringData into data, as the apiserver does on

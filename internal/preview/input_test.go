@@ -62,17 +62,22 @@ stringData:
 func TestParseRefuses(t *testing.T) {
 	const secretValue = "hunter2-in-the-input"
 	for name, c := range map[string]struct{ text, want string }{
-		"empty":       {"", "no object"},
-		"two objects": {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n", "2 objects"},
-		"json stream": {`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}} {"apiVersion":"v1","kind":"Secret","metadata":{"name":"b"}}`, "2 objects"},
-		"list":        {"apiVersion: v1\nkind: List\nitems: []\n", "list"},
-		"deployment":  {"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n", `kind "Deployment"`},
-		"no name":     {"apiVersion: v1\nkind: ConfigMap\ndata: {a: " + secretValue + "}\n", "metadata.name"},
-		"bad yaml":    {"apiVersion: v1\nkind: ConfigMap\ndata:\n  a: " + secretValue + "\n b: [\n", "not valid YAML or JSON"},
-		"bad json":    {`{"apiVersion":"v1","kind":"ConfigMap","data":{"a":"` + secretValue + `"`, "not valid YAML or JSON"},
-		"wrong type":  {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {a: [" + secretValue + "]}\n", "is not a string"},
-		"bad base64":  {"apiVersion: v1\nkind: Secret\nmetadata: {name: a}\ndata: {a: " + secretValue + "}\n", "not base64"},
-		"too large":   {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {a: " + strings.Repeat("x", MaxInputBytes) + "}\n", "over 4 MiB"},
+		"empty":          {"", "no object"},
+		"two objects":    {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n", "2 objects"},
+		"json stream":    {`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}} {"apiVersion":"v1","kind":"Secret","metadata":{"name":"b"}}`, "2 objects"},
+		"list":           {"apiVersion: v1\nkind: List\nitems: []\n", "list"},
+		"deployment":     {"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n", `kind "Deployment"`},
+		"no name":        {"apiVersion: v1\nkind: ConfigMap\ndata: {a: " + secretValue + "}\n", "metadata.name"},
+		"bad yaml":       {"apiVersion: v1\nkind: ConfigMap\ndata:\n  a: " + secretValue + "\n b: [\n", "not valid YAML or JSON"},
+		"bad json":       {`{"apiVersion":"v1","kind":"ConfigMap","data":{"a":"` + secretValue + `"`, "not valid YAML or JSON"},
+		"wrong type":     {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {a: [" + secretValue + "]}\n", "is not a string"},
+		"bad base64":     {"apiVersion: v1\nkind: Secret\nmetadata: {name: a}\ndata: {a: " + secretValue + "}\n", "not base64"},
+		"bad key":        {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  \"k\\e[2K\\r" + secretValue + "\": x\n", "1 of its keys are not valid"},
+		"bad binary key": {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\nbinaryData: {\"a/" + secretValue + "\": eA==}\n", "1 of its keys are not valid"},
+		"bad secret key": {"apiVersion: v1\nkind: Secret\nmetadata: {name: a}\nstringData: {\"a " + secretValue + "\": x}\n", "1 of its keys are not valid"},
+		"bad name":       {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"A_" + secretValue + "\"}\n", "metadata.name is not a valid name"},
+		"bad namespace":  {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: \"ns." + secretValue + "\"}\n", "metadata.namespace is not a valid namespace"},
+		"too large":      {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {a: " + strings.Repeat("x", MaxInputBytes) + "}\n", "over 4 MiB"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse(strings.NewReader(c.text))

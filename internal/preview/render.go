@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/confighash/confighash/internal/termtext"
 )
 
 // WriteJSON writes r as indented JSON.
@@ -29,9 +31,9 @@ func WriteTable(out io.Writer, r *Report) error {
 	if !r.Served {
 		served = "not served"
 	}
-	fmt.Fprintf(tw, "Namespace:\t%s (%s)\n", served, r.ServedReason)
+	fmt.Fprintf(tw, "Namespace:\t%s (%s)\n", served, termtext.OneLine(r.ServedReason))
 	for _, n := range r.Notes {
-		fmt.Fprintf(tw, "Note:\t%s\n", n)
+		fmt.Fprintf(tw, "Note:\t%s\n", termtext.OneLine(n))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing table: %w", err)
@@ -55,17 +57,17 @@ func WriteTable(out io.Writer, r *Report) error {
 				wave = "at once"
 			}
 			if w.NoPod != "" {
-				wave = "at once (" + w.NoPod + ")"
+				wave = "at once (" + termtext.OneLine(w.NoPod) + ")"
 			}
 			if w.Failing != "" {
-				wave = "at once (failing: " + w.Failing + ")"
+				wave = "at once (failing: " + termtext.OneLine(w.Failing) + ")"
 			}
 			read := describeRead(w)
 			if w.Pinned {
 				read += "; pinned"
 			}
 			if w.Waits != "" {
-				read += "; waits: " + w.Waits
+				read += "; waits: " + termtext.OneLine(w.Waits)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", wave, w.Ref, w.Order, w.When, read)
 		}
@@ -81,7 +83,7 @@ func WriteTable(out io.Writer, r *Report) error {
 	tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKLOAD\tWHY\tREASON")
 	for _, w := range r.NotRolling {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", w.Ref, w.Why, w.Reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", w.Ref, w.Why, termtext.OneLine(w.Reason))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing table: %w", err)
@@ -117,7 +119,7 @@ func describeRead(w Rolling) string {
 	case len(w.Keys) > 0:
 		return describeKeys(w.Keys)
 	case w.Reason != "":
-		return "none (" + w.Reason + ")"
+		return "none (" + termtext.OneLine(w.Reason) + ")"
 	}
 	return "none (the source is created)"
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/confighash/confighash/internal/termtext"
 )
 
 // TableOptions adjust WriteTable.
@@ -34,7 +36,7 @@ func WriteTable(out io.Writer, r *Report, o TableOptions) error {
 	for i := range r.Workloads {
 		w := &r.Workloads[i]
 		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", w.Ref(), w.Injection.State, w.State,
-			sourceCount(w.Sources), ago(w.LastConfigChanged, o.Now), oneLine(w.Reason))
+			sourceCount(w.Sources), ago(w.LastConfigChanged, o.Now), termtext.OneLine(w.Reason))
 		if o.AllNamespaces {
 			row = w.Namespace + "\t" + row
 		}
@@ -58,14 +60,14 @@ func WriteTable(out io.Writer, r *Report, o TableOptions) error {
 func writeDetails(out io.Writer, w *Workload, now time.Time) error {
 	tw := newTabWriter(out)
 	fmt.Fprintf(tw, "\n%s in namespace %s\n", w.Ref(), w.Namespace)
-	fmt.Fprintf(tw, "  Injection:\t%s: %s\n", w.Injection.State, oneLine(w.Injection.Reason))
-	fmt.Fprintf(tw, "  State:\t%s: %s\n", w.State, oneLine(w.Reason))
+	fmt.Fprintf(tw, "  Injection:\t%s: %s\n", w.Injection.State, termtext.OneLine(w.Injection.Reason))
+	fmt.Fprintf(tw, "  State:\t%s: %s\n", w.State, termtext.OneLine(w.Reason))
 	fmt.Fprintf(tw, "  Stamped checksum:\t%s\n", orNone(w.StampedChecksum))
 	fmt.Fprintf(tw, "  Expected checksum:\t%s\n", orNone(w.ExpectedChecksum))
 	fmt.Fprintf(tw, "  Flap hold:\t%s\n", describeHold(w.Hold))
 	fmt.Fprintf(tw, "  Halt:\t%s\n", describeHalt(w.Halt))
 	for _, hc := range w.HaltedChanges {
-		fmt.Fprintf(tw, "  Halted change:\t%s at %s (%s since %s)\n", hc.Source, hc.Workload, hc.Reason, hc.Since.UTC().Format(time.RFC3339))
+		fmt.Fprintf(tw, "  Halted change:\t%s at %s (%s since %s)\n", hc.Source, hc.Workload, termtext.OneLine(hc.Reason), hc.Since.UTC().Format(time.RFC3339))
 	}
 	fmt.Fprintf(tw, "  Last re-stamp:\t%s\n", describeRollout(w.Rollout, now))
 	if w.Pinning != nil {
@@ -78,7 +80,7 @@ func writeDetails(out io.Writer, w *Workload, now time.Time) error {
 		fmt.Fprintf(tw, "  %s:\t%s\n", e.label, describeEvent(e.ev, now))
 	}
 	for _, warning := range w.Warnings {
-		fmt.Fprintf(tw, "  Warning:\t%s\n", oneLine(warning))
+		fmt.Fprintf(tw, "  Warning:\t%s\n", termtext.OneLine(warning))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing details: %w", err)
@@ -96,7 +98,7 @@ func writeDetails(out io.Writer, w *Workload, now time.Time) error {
 			presence += ", ignored"
 		}
 		if s.Error != "" {
-			presence += " (" + oneLine(s.Error) + ")"
+			presence += " (" + termtext.OneLine(s.Error) + ")"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", s.Ref(), strings.Join(s.Keys, ","), yesNo(s.Optional), presence)
 	}
@@ -124,7 +126,7 @@ func WriteInstallTable(out io.Writer, r *InstallReport) error {
 		if c.OK {
 			mark = "ok  " // as wide as FAIL, so all-ok output aligns the same
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", mark, c.Name, oneLine(c.Detail))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", mark, c.Name, termtext.OneLine(c.Detail))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing checks: %w", err)
@@ -162,7 +164,7 @@ func describeEvent(e *Event, now time.Time) string {
 	if e.Count > 1 {
 		count = fmt.Sprintf(", %d times", e.Count)
 	}
-	return fmt.Sprintf("%s (%s%s) %s: %s", e.Time.UTC().Format(time.RFC3339), ago(e, now), count, e.Type, oneLine(e.Message))
+	return fmt.Sprintf("%s (%s%s) %s: %s", e.Time.UTC().Format(time.RFC3339), ago(e, now), count, e.Type, termtext.OneLine(e.Message))
 }
 
 func describeHold(h *Hold) string {
@@ -170,7 +172,7 @@ func describeHold(h *Hold) string {
 	case h == nil:
 		return "<none>"
 	case h.Error != "":
-		return "ignored: " + oneLine(h.Error)
+		return "ignored: " + termtext.OneLine(h.Error)
 	}
 	return fmt.Sprintf("since %s, level %d, released after %s without a change%s", h.Since.UTC().Format(time.RFC3339), h.Level, h.Quiet, sealNote(h.Sealed))
 }
@@ -192,9 +194,9 @@ func describeHalt(h *Halt) string {
 	case h.Released:
 		return "released by hand: it holds back no change"
 	case h.Error != "":
-		return "ignored: " + oneLine(h.Error)
+		return "ignored: " + termtext.OneLine(h.Error)
 	}
-	return fmt.Sprintf("since %s, %s, for %s%s", h.Since.UTC().Format(time.RFC3339), h.Reason, strings.Join(h.Sources(), ", "), sealNote(h.Sealed))
+	return fmt.Sprintf("since %s, %s, for %s%s", h.Since.UTC().Format(time.RFC3339), termtext.OneLine(h.Reason), strings.Join(h.Sources(), ", "), sealNote(h.Sealed))
 }
 
 // describeRollout is the Last re-stamp line of the details.
@@ -203,10 +205,10 @@ func describeRollout(r *Rollout, now time.Time) string {
 	case r == nil:
 		return "<none>"
 	case r.Error != "":
-		return "ignored: " + oneLine(r.Error)
+		return "ignored: " + termtext.OneLine(r.Error)
 	}
 	return fmt.Sprintf("%s (%s ago) for %s%s%s", r.Since.UTC().Format(time.RFC3339), duration.HumanDuration(now.Sub(r.Since)),
-		strings.Join(sourcesOfChanges(r.Changes), ", "), failingNote(r.Failing), sealNote(r.Sealed))
+		strings.Join(sourcesOfChanges(r.Changes), ", "), failingNote(termtext.OneLine(r.Failing)), sealNote(r.Sealed))
 }
 
 func orNone(s string) string {
@@ -221,10 +223,4 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-// oneLine keeps free text (errors, event messages) from breaking the
-// table's rows and columns.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
