@@ -64,11 +64,7 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.Coalesce == 0 {
 		cfg.Coalesce = DefaultCoalesce
 	}
-	c := &Controller{
-		cfg:   cfg,
-		log:   log.Log.WithName("snapshotgc"),
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
-	}
+	c := &Controller{cfg: cfg, log: log.Log.WithName("snapshotgc")}
 	c.informers = map[hasher.Kind][]cache.SharedIndexInformer{}
 	namespaces := cfg.WatchNamespaces
 	if len(namespaces) == 0 {
@@ -97,6 +93,10 @@ func (c *Controller) NeedLeaderElection() bool { return true }
 // Start runs the informers and one worker until ctx ends.
 func (c *Controller) Start(ctx context.Context) error {
 	ctx = log.IntoContext(ctx, c.log)
+	// Made here, not in New: a replica that never leads runs no queue, and
+	// one whose context ends before the informers sync leaves none behind.
+	c.queue = workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
+	defer c.queue.ShutDown()
 	for _, f := range c.factories {
 		f.Start(ctx.Done())
 		defer f.Shutdown()

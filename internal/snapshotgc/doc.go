@@ -22,8 +22,8 @@
 //	             Secrets; a lost owner queues the snapshot's namespace
 //	readers.go   who reads which snapshot: the namespace's pods, paged
 //	plan.go      what to write, from the snapshots and their readers (pure)
-//	writes.go    the owner patches and the verified deletes
-//	metrics.go   confighash_snapshots{namespace}
+//	writes.go    the owner patches and the deletes, each of a verified snapshot
+//	metrics.go   confighash_hook_snapshots{namespace}
 //
 // Work is per namespace, coalesced: a burst of lost owners (the collector
 // patches each dependent in turn) costs one paged LIST of pods, and a

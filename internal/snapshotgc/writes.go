@@ -33,10 +33,16 @@ func (c *Controller) apply(ctx context.Context, namespace string, a action) erro
 	return c.addOwners(ctx, namespace, a.snapshot, a.owners)
 }
 
-// addOwners adds owners to s in one JSON patch that holds only if s is
-// still at the version the plan read: on an empty list, an "add" of the
+// addOwners adds owners to s, once read whole and verified to be a
+// snapshot confighash made: pods owning an application's own ConfigMap
+// that a tenant labelled a snapshot would get it deleted by the garbage
+// collector with the last of them. One JSON patch, which holds only if s
+// is still at the version the plan read: on an empty list, an "add" of the
 // whole list would replace one a concurrent writer just made.
 func (c *Controller) addOwners(ctx context.Context, namespace string, s snapshot, owners []metav1.OwnerReference) error {
+	if _, ok, err := c.readOurs(ctx, namespace, s, "not adding pods as owners of"); !ok {
+		return err
+	}
 	ops := []patchOp{
 		{Op: "test", Path: "/metadata/uid", Value: s.UID},
 		{Op: "test", Path: "/metadata/resourceVersion", Value: s.ResourceVersion},
@@ -71,24 +77,12 @@ func (c *Controller) addOwners(ctx context.Context, namespace string, s snapshot
 // it must not get it deleted by labelling it a snapshot. The delete holds
 // only for the version verified, still with no owner.
 func (c *Controller) deleteUnread(ctx context.Context, namespace string, s snapshot) error {
-	var obj client.Object = &corev1.ConfigMap{}
-	if s.Kind == hasher.Secret {
-		obj = &corev1.Secret{}
+	obj, ok, err := c.readOurs(ctx, namespace, s, "not deleting")
+	if !ok {
+		return err
 	}
-	err := c.cfg.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: s.Name}, obj)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil
-	case err != nil:
-		return fmt.Errorf("reading %s: %w", s.Source, err)
-	case obj.GetUID() != s.UID || obj.GetResourceVersion() != s.ResourceVersion || len(obj.GetOwnerReferences()) != 0:
+	if len(obj.GetOwnerReferences()) != 0 {
 		return fmt.Errorf("%s: %w", s.Source, errChanged)
-	}
-	if err := c.ours(obj); err != nil {
-		// Not retried: it stays what it is until it changes, which
-		// queues its namespace again.
-		c.log.Info("not deleting an object labelled as a snapshot", "namespace", namespace, "object", s.Source.String(), "reason", err.Error())
-		return nil
 	}
 	uid, rv := obj.GetUID(), obj.GetResourceVersion()
 	err = c.cfg.Client.Delete(ctx, obj, client.Preconditions{UID: &uid, ResourceVersion: &rv})
@@ -102,6 +96,33 @@ func (c *Controller) deleteUnread(ctx context.Context, namespace string, s snaps
 	}
 	c.log.Info("deleted a snapshot no revision and no pod reads", "namespace", namespace, "snapshot", s.Source.String())
 	return nil
+}
+
+// readOurs reads s whole and checks that it is still the version the plan
+// saw and a snapshot confighash made. ok is false when it is not: with
+// errChanged if it changed, with no error if it is gone or not
+// confighash's (logged as "<doing> an object labelled as a snapshot"; not
+// retried, since it stays what it is until it changes, which queues its
+// namespace again).
+func (c *Controller) readOurs(ctx context.Context, namespace string, s snapshot, doing string) (client.Object, bool, error) {
+	var obj client.Object = &corev1.ConfigMap{}
+	if s.Kind == hasher.Secret {
+		obj = &corev1.Secret{}
+	}
+	err := c.cfg.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: s.Name}, obj)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("reading %s: %w", s.Source, err)
+	case obj.GetUID() != s.UID || obj.GetResourceVersion() != s.ResourceVersion:
+		return nil, false, fmt.Errorf("%s: %w", s.Source, errChanged)
+	}
+	if err := c.ours(obj); err != nil {
+		c.log.Info(doing+" an object labelled as a snapshot", "namespace", namespace, "object", s.Source.String(), "reason", err.Error())
+		return nil, false, nil
+	}
+	return obj, true, nil
 }
 
 // ours checks that obj is a snapshot confighash made: shaped as one, its
