@@ -3,6 +3,7 @@ package restamp
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -141,8 +142,10 @@ func (o Options) Validate() error {
 	if o.CoalesceMax < o.CoalesceWindow {
 		errs = append(errs, errors.New("--coalesce-max must be >= --coalesce-window"))
 	}
-	if o.WritesPerSecond <= 0 {
-		errs = append(errs, errors.New("--writes-per-second must be > 0"))
+	// NaN fails too (every comparison with it is false): a limiter of NaN
+	// or +Inf lets every write through.
+	if !(o.WritesPerSecond > 0) || math.IsInf(o.WritesPerSecond, 0) {
+		errs = append(errs, errors.New("--writes-per-second must be > 0 and finite"))
 	}
 	if o.WritesBurst < 1 {
 		errs = append(errs, errors.New("--writes-burst must be >= 1"))

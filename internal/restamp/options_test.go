@@ -1,6 +1,7 @@
 package restamp
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,9 @@ func TestValidate(t *testing.T) {
 		"cap equal to the window":   {mutate: func(o *Options) { o.CoalesceMax = o.CoalesceWindow }},
 		"negative coalesce window":  {mutate: func(o *Options) { o.CoalesceWindow = -time.Second }, want: "--coalesce-window must be >= 0"},
 		"coalesce cap below window": {mutate: func(o *Options) { o.CoalesceWindow, o.CoalesceMax = time.Minute, time.Second }, want: "--coalesce-max must be >= --coalesce-window"},
-		"zero writes per second":    {mutate: func(o *Options) { o.WritesPerSecond = 0 }, want: "--writes-per-second must be > 0"},
+		"zero writes per second":    {mutate: func(o *Options) { o.WritesPerSecond = 0 }, want: "--writes-per-second must be > 0 and finite"},
+		"NaN writes per second":     {mutate: func(o *Options) { o.WritesPerSecond = math.NaN() }, want: "--writes-per-second must be > 0 and finite"},
+		"endless writes per second": {mutate: func(o *Options) { o.WritesPerSecond = math.Inf(1) }, want: "--writes-per-second must be > 0 and finite"},
 		"zero writes burst":         {mutate: func(o *Options) { o.WritesBurst = 0 }, want: "--writes-burst must be >= 1"},
 		"zero flap limit":           {mutate: func(o *Options) { o.FlapLimit = 0 }, want: "--flap-limit must be >= 1"},
 		"zero flap window":          {mutate: func(o *Options) { o.FlapWindow = 0 }, want: "--flap-window must be > 0"},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"strconv"
@@ -211,6 +212,11 @@ type validated struct {
 func (o *Options) validate() (validated, error) {
 	var v validated
 	var errs []error
+	if o.WebhookPort < 1 || o.WebhookPort > 65535 {
+		// 0 and below would leave controller-runtime's default or no
+		// server at all behind a readiness check that passes.
+		errs = append(errs, fmt.Errorf("--webhook-port must be within [1, 65535], not %d", o.WebhookPort))
+	}
 	if o.CertMode != CertModeSelf && o.CertMode != CertModeExternal {
 		errs = append(errs, fmt.Errorf("--cert-mode must be %q or %q, not %q", CertModeSelf, CertModeExternal, o.CertMode))
 	}
@@ -218,8 +224,10 @@ func (o *Options) validate() (validated, error) {
 		errs = append(errs, errors.New("--namespace must not be empty"))
 	}
 	errs = append(errs, validateNamespaces(o.Namespace, o.Namespaces)...)
-	if o.KubeAPIQPS <= 0 {
-		errs = append(errs, errors.New("--kube-api-qps must be > 0"))
+	// Written so that NaN fails too: client-go builds no rate limiter for a
+	// QPS that is not > 0, and every comparison with NaN is false.
+	if !(o.KubeAPIQPS > 0) || math.IsInf(float64(o.KubeAPIQPS), 0) {
+		errs = append(errs, errors.New("--kube-api-qps must be > 0 and finite"))
 	}
 	if o.KubeAPIBurst < 1 {
 		errs = append(errs, errors.New("--kube-api-burst must be >= 1"))
@@ -230,7 +238,7 @@ func (o *Options) validate() (validated, error) {
 	if o.LiveReadsPerRequest < 1 {
 		errs = append(errs, errors.New("--live-reads-per-request must be >= 1"))
 	}
-	if o.MemoryLimitRatio < 0 || o.MemoryLimitRatio > 1 {
+	if !(o.MemoryLimitRatio >= 0 && o.MemoryLimitRatio <= 1) {
 		errs = append(errs, errors.New("--memory-limit-ratio must be within [0, 1]"))
 	}
 	if o.MaxSourceKeys < 1 {

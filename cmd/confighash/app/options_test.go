@@ -1,6 +1,7 @@
 package app
 
 import (
+	"math"
 	"net"
 	"strings"
 	"testing"
@@ -124,6 +125,30 @@ func TestValidate(t *testing.T) {
 		"zero kube api qps": {
 			mutate:   func(o *Options) { o.KubeAPIQPS = 0 },
 			wantErrs: []string{"--kube-api-qps must be > 0"},
+		},
+		"NaN kube api qps": {
+			mutate:   func(o *Options) { o.KubeAPIQPS = float32(math.NaN()) },
+			wantErrs: []string{"--kube-api-qps must be > 0"},
+		},
+		"infinite kube api qps": {
+			mutate:   func(o *Options) { o.KubeAPIQPS = float32(math.Inf(1)) },
+			wantErrs: []string{"--kube-api-qps must be > 0"},
+		},
+		"NaN memory limit ratio": {
+			mutate:   func(o *Options) { o.MemoryLimitRatio = math.NaN() },
+			wantErrs: []string{"--memory-limit-ratio must be within [0, 1]"},
+		},
+		"webhook port zero": {
+			mutate:   func(o *Options) { o.WebhookPort = 0 },
+			wantErrs: []string{"--webhook-port must be within [1, 65535]"},
+		},
+		"webhook port negative": {
+			mutate:   func(o *Options) { o.WebhookPort = -1 },
+			wantErrs: []string{"--webhook-port must be within [1, 65535]"},
+		},
+		"webhook port too large": {
+			mutate:   func(o *Options) { o.WebhookPort = 65536 },
+			wantErrs: []string{"--webhook-port must be within [1, 65535]"},
 		},
 		"zero kube api burst": {
 			mutate:   func(o *Options) { o.KubeAPIBurst = 0 },
