@@ -296,6 +296,11 @@ func cliObjects(t *testing.T, m *meaningFixture, data string) []client.Object {
 // previewAnswer previews the source's next change (as the live one, with
 // other content) and reads d1's row and the canary's.
 func previewAnswer(t *testing.T, m *meaningFixture) meaningAnswer {
+	return previewAnswerWith(t, m, 8)
+}
+
+// previewAnswerWith is previewAnswer for a hook with --max-wave-size maxWave.
+func previewAnswerWith(t *testing.T, m *meaningFixture, maxWave int) meaningAnswer {
 	objs := cliObjects(t, m, "v2")
 	c := statustest.NewClient(t, objs...)
 	next := objs[1].DeepCopyObject().(*corev1.ConfigMap)
@@ -305,7 +310,7 @@ func previewAnswer(t *testing.T, m *meaningFixture) meaningAnswer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := preview.Compute(f, []byte("preview-key"), 8)
+	rep, err := preview.Compute(f, []byte("preview-key"), maxWave)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,8 +336,13 @@ func previewAnswer(t *testing.T, m *meaningFixture) meaningAnswer {
 // statusAnswer reports on the namespace, with the stamp the sources give
 // now being the canary's.
 func statusAnswer(t *testing.T, m *meaningFixture) meaningAnswer {
+	return statusAnswerWith(t, m, false)
+}
+
+// statusAnswerWith is statusAnswer for a hook without waves when noWaves.
+func statusAnswerWith(t *testing.T, m *meaningFixture, noWaves bool) meaningAnswer {
 	c := statustest.NewClient(t, cliObjects(t, m, "v2")...)
-	rep, err := status.Collect(context.Background(), c, status.Options{Namespace: "ns", Kinds: workload.Kinds(), Stamper: fixedStamper(m.cur)})
+	rep, err := status.Collect(context.Background(), c, status.Options{Namespace: "ns", Kinds: workload.Kinds(), Stamper: fixedStamper(m.cur), NoWaves: noWaves})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,5 +403,27 @@ func TestAnnotationsMeanTheSameToHookPreviewAndStatus(t *testing.T) {
 				t.Errorf("status: %+v, want %+v", got, wantCLI)
 			}
 		})
+	}
+}
+
+// With --max-wave-size=0 the hook runs no waves, and so no halt holds a
+// reader back: the canary's halt keeps d1 from nothing, and preview and
+// status say so when told (status reads the published max-wave-size).
+func TestWithoutWavesNoHaltHoldsAnyoneBack(t *testing.T) {
+	row := meaningRow{annotation: contract.RolloutOrderAnnotation, on: "reader", value: fixed("1"), haltOnCanary: true}
+	m := newMeaningFixture(t, row)
+	if got := statusAnswerWith(t, m, false); got.heldBack != byHalt {
+		t.Fatalf("with waves, status: %+v; want d1 held back by the canary's halt", got)
+	}
+	if got := previewAnswerWith(t, m, 0); got.heldBack != goes {
+		t.Errorf("preview without waves: %+v; want d1 at once", got)
+	}
+	if got := statusAnswerWith(t, m, true); got.heldBack != goes {
+		t.Errorf("status without waves: %+v; want d1 stale, held back by nothing", got)
+	}
+	m.r.planner = nil // as Setup leaves it for --max-wave-size=0
+	m.reconcile(t, "d1")
+	if !slices.Contains(m.restamped(t, 3), "d1") {
+		t.Errorf("the hook without waves did not re-stamp d1")
 	}
 }

@@ -46,6 +46,9 @@ type Options struct {
 	KindChecker KindChecker
 	// Windows are the hook's --rollout-window and --freeze.
 	Windows window.Cluster
+	// NoWaves: the hook runs without waves (--max-wave-size=0), so no halt
+	// holds a reader back, its own or another's.
+	NoWaves bool
 	// Now is the instant the report is made at; zero means time.Now().
 	Now time.Time
 }
@@ -103,7 +106,10 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	halts, haltsErr := indexHalts(ctx, c, o.Target, ns, o.Kinds, objs, now)
+	halts, haltsErr := newHaltIndex(now), error(nil)
+	if !o.NoWaves {
+		halts, haltsErr = indexHalts(ctx, c, o.Target, ns, o.Kinds, objs, now)
+	}
 	kinds := checkKinds(ctx, o.KindChecker, o.Kinds, objs)
 	nss := newNamespaceReader(c)
 	presence := newPresenceChecker(c)
@@ -116,7 +122,9 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 		reads := workload.ReadsOf(k, obj)
 		w.StampedChecksum = reads.Template.Checksum() // listWorkloads keeps only objects with a template
 		w.Hold = holdOf(obj.GetAnnotations(), now)
-		w.Halt = haltOf(obj.GetAnnotations(), now)
+		if !o.NoWaves {
+			w.Halt = haltOf(obj.GetAnnotations(), now)
+		}
 		w.Rollout = rolloutOf(obj.GetAnnotations())
 		kinds.fill(w, obj.GetObjectKind().GroupVersionKind())
 		w.windowAnnotations = windowAnnotations(obj.GetAnnotations())

@@ -55,6 +55,9 @@ type StatusOptions struct {
 	// WebhookConfigName says how confighash was installed; it means what
 	// --webhook-config-name means to serve.
 	WebhookConfigName string
+	// MaxWaveSize is the hook's --max-wave-size: with 0 it runs no waves,
+	// so no halt holds a reader back.
+	MaxWaveSize int
 	windowFlags
 }
 
@@ -71,6 +74,7 @@ func DefaultStatusOptions() StatusOptions {
 		ClusterFlags:      defaultClusterFlags(),
 		Output:            OutputTable,
 		WebhookConfigName: serve.WebhookConfigName,
+		MaxWaveSize:       serve.Hook.MaxWaveSize,
 	}
 }
 
@@ -81,6 +85,7 @@ func (o *StatusOptions) bind(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.Output, "output", "o", o.Output, `output format: "table" or "json"`)
 	fs.BoolVar(&o.CheckInstall, "check-install", o.CheckInstall, "check the webhook configuration and that the webhook can be reached, instead of reporting on workloads")
 	fs.StringVar(&o.WebhookConfigName, "webhook-config-name", o.WebhookConfigName, "MutatingWebhookConfiguration confighash is registered in; overrides what confighash publishes")
+	fs.IntVar(&o.MaxWaveSize, "max-wave-size", o.MaxWaveSize, "the hook's --max-wave-size: 0 for no waves, and so no halts; overrides what confighash publishes")
 	o.windowFlags.bind(fs)
 }
 
@@ -100,6 +105,7 @@ func statusSettings() []settingFlag {
 		{serversettings.KeyNamespaces, "served-namespaces"},
 		{serversettings.KeyWorkloadKind, "workload-kind"},
 		{serversettings.KeyWebhookConfigName, "webhook-config-name"},
+		{serversettings.KeyMaxWaveSize, "max-wave-size"},
 	}, windowSettings()...)
 }
 
@@ -153,6 +159,9 @@ func (a *statusArgs) checkSettings() []error {
 	a.kinds = kinds
 	if a.WebhookConfigName == "" {
 		errs = append(errs, errors.New("--webhook-config-name must not be empty"))
+	}
+	if a.MaxWaveSize < 0 {
+		errs = append(errs, fmt.Errorf("--max-wave-size must be at least 0, not %d", a.MaxWaveSize))
 	}
 	windows, err := a.cluster()
 	if err != nil {
@@ -236,6 +245,7 @@ func Status(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		// refuses to watch.
 		KindChecker: kindcheck.Checker{Discovery: dc},
 		Windows:     a.windows,
+		NoWaves:     a.MaxWaveSize == 0,
 	})
 	if err != nil {
 		return err
