@@ -147,7 +147,7 @@ func Collect(ctx context.Context, c client.Client, o Options) (*Report, error) {
 			w.HaltedChanges = halts.of(w)
 		}
 		if eventsErr != nil {
-			w.Warnings = append(w.Warnings, eventsErr.Error()+"; held cannot be told from stale")
+			w.Warnings = append(w.Warnings, eventsErr.Error()+"; the last ConfigChanged, FlapHold and SourceMissing Events are not shown")
 		} else {
 			w.LastConfigChanged, w.LastFlapHold, w.LastSourceMissing = events.latest(w.Namespace, w.Kind, w.Name, obj.GetUID())
 		}
