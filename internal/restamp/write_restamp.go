@@ -41,13 +41,15 @@ func (r *reconciler) restamp(ctx context.Context, s staleReader) outcome {
 	_, wasRolling := r.planner.inFlight(identity(s.req))
 	g, err := r.gate(ctx, s, s.p.withSources(r.changes.since(s.req)).names())
 	if err == nil && g.window {
+		// Waiting for its window or a freeze: the changes are kept, and
+		// the planner learns it asks for no slot meanwhile.
 		o := ended(g.wait, keep, nil)
 		o.news = newsWindow
 		return o
 	}
 	if err != nil || !g.ok {
-		// Waiting for its window, its wave, the bound or a halt: the
-		// changes are kept for the re-stamp that comes when it may go.
+		// Waiting for its wave, the bound or a halt: the changes are kept
+		// for the re-stamp that comes when it may go.
 		return ended(g.wait, keep, err)
 	}
 	return r.writeStamp(ctx, s, g, wasRolling)
