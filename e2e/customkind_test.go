@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/confighash/confighash/cmd/confighash/app"
+	"github.com/confighash/confighash/e2e/controlplane"
 	"github.com/confighash/confighash/e2e/framework"
 	"github.com/confighash/confighash/internal/contract"
 	"github.com/confighash/confighash/internal/status"
@@ -158,9 +160,14 @@ func TestCustomKindBadPathIsAStartUpError(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(env.SpecContext(t), time.Minute)
 			defer cancel()
+			// A free port, though the check fails before anything listens.
+			ports, err := controlplane.FreePorts(1)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var out bytes.Buffer
-			err := app.Run(ctx, []string{"serve", "--kubeconfig", env.Kubeconfig, "--namespace", framework.Namespace,
-				"--cert-mode", "external", "--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--webhook-port", "0",
+			err = app.Run(ctx, []string{"serve", "--kubeconfig", env.Kubeconfig, "--namespace", framework.Namespace,
+				"--cert-mode", "external", "--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--webhook-port", strconv.Itoa(ports[0]),
 				widgetKindFlag(tc.template)}, &out, &out)
 			if err == nil {
 				t.Fatal("confighash started with a template path that is not in the CRD's schema")
