@@ -49,11 +49,11 @@ func runStatus(t *testing.T, args ...string) statusResult {
 	return r
 }
 
-// statusOf runs `confighash status KIND/NAME -n ns -o json`, checks the exit
-// code and returns the one workload reported.
-func statusOf(t *testing.T, ns, ref string, wantCode int) status.Workload {
+// statusOf runs `confighash status KIND/NAME -n ns -o json` with more
+// flags, checks the exit code and returns the one workload reported.
+func statusOf(t *testing.T, ns, ref string, wantCode int, flags ...string) status.Workload {
 	t.Helper()
-	r := runStatus(t, ref, "-n", ns, "-o", "json")
+	r := runStatus(t, append([]string{ref, "-n", ns, "-o", "json"}, flags...)...)
 	if r.code != wantCode {
 		t.Fatalf("exit code %d (%v), want %d", r.code, r.err, wantCode)
 	}
@@ -238,7 +238,14 @@ func TestStatusHalt(t *testing.T) {
 	setAnnotations("canary", contract.HaltAnnotation, wellSealed(halt.String()), contract.RolloutAnnotation, wellSealed(rollout.String()))
 	setStaleStamp(t, ns, "web")
 
-	canary := statusOf(t, ns, "deployment/canary", 1)
+	// The confighash here runs without waves (--max-wave-size=0, which it
+	// publishes), and so honours no halt: status shows none.
+	if w := statusOf(t, ns, "deployment/web", 1); w.State != status.StateStale || len(w.HaltedChanges) != 0 {
+		t.Errorf("web, without waves: %+v, want stale: no halt holds it back", w)
+	}
+	// As a confighash with waves would see them.
+	const waves = "--max-wave-size=16"
+	canary := statusOf(t, ns, "deployment/canary", 1, waves)
 	if canary.State != status.StateHalted || canary.Halt == nil || canary.Halt.Reason != "CrashLoopBackOff" ||
 		!canary.Halt.Since.Equal(since) || len(canary.Halt.Changes) != 1 || canary.Halt.Changes[0] != change.String() ||
 		!strings.Contains(canary.Reason, "its rollout for configmap/cfg failed (CrashLoopBackOff since") ||
@@ -247,17 +254,17 @@ func TestStatusHalt(t *testing.T) {
 	}
 	// Named, web is found waiting through the namespace's workload list.
 	const waiting = "waiting: change of configmap/cfg halted at deployment/canary (CrashLoopBackOff)"
-	web := statusOf(t, ns, "deployment/web", 1)
+	web := statusOf(t, ns, "deployment/web", 1, waves)
 	if web.State != status.StateWaiting || !strings.HasPrefix(web.Reason, waiting) ||
 		len(web.HaltedChanges) != 1 || web.HaltedChanges[0].Workload != "deployment/canary" {
 		t.Errorf("web: %+v", web)
 	}
-	r := runStatus(t, "-n", ns)
+	r := runStatus(t, "-n", ns, waves)
 	if r.code != 1 || !hasStateLine(r.stdout, "deployment/canary", "halted", "its rollout for configmap/cfg failed") ||
 		!hasStateLine(r.stdout, "deployment/web", "waiting", waiting) {
 		t.Errorf("table: exit %d, want 1, canary halted and web waiting", r.code)
 	}
-	if r := runStatus(t, "deployment/canary", "-n", ns); !strings.Contains(r.stdout, "Last re-stamp:") ||
+	if r := runStatus(t, "deployment/canary", "-n", ns, waves); !strings.Contains(r.stdout, "Last re-stamp:") ||
 		!strings.Contains(r.stdout, "for configmap/cfg (sealed, unverified)\n") || !strings.Contains(r.stdout, ", CrashLoopBackOff, for configmap/cfg (sealed, unverified)\n") {
 		t.Errorf("canary's details lack its halt or rollout record")
 	}
@@ -265,11 +272,11 @@ func TestStatusHalt(t *testing.T) {
 
 	t.Run("released", func(t *testing.T) {
 		setAnnotations("canary", contract.HaltAnnotation, contract.HaltReleased)
-		if w := statusOf(t, ns, "deployment/canary", 0); w.State != status.StateCurrent || w.Halt == nil || !w.Halt.Released ||
+		if w := statusOf(t, ns, "deployment/canary", 0, waves); w.State != status.StateCurrent || w.Halt == nil || !w.Halt.Released ||
 			!strings.Contains(w.Reason, "released by hand") {
 			t.Errorf("canary: %+v", w)
 		}
-		if w := statusOf(t, ns, "deployment/web", 1); w.State != status.StateStale || len(w.HaltedChanges) != 0 {
+		if w := statusOf(t, ns, "deployment/web", 1, waves); w.State != status.StateStale || len(w.HaltedChanges) != 0 {
 			t.Errorf("web: %+v, want stale: a released halt holds back nobody", w)
 		}
 	})
