@@ -41,11 +41,16 @@ func newTestWorld() world {
 	}}}
 	w.objs = []client.Object{w.read, w.unread, w.pod, ns}
 	for _, cm := range []*corev1.ConfigMap{w.read, w.unread} {
-		m := &metav1.PartialObjectMetadata{ObjectMeta: *cm.ObjectMeta.DeepCopy()}
-		m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-		w.meta = append(w.meta, m)
+		w.meta = append(w.meta, metaOf(cm))
 	}
 	return w
+}
+
+// metaOf is cm as the collector's metadata informer holds it.
+func metaOf(cm *corev1.ConfigMap) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{ObjectMeta: *cm.ObjectMeta.DeepCopy()}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	return m
 }
 
 // TestControllerOwnsReadSnapshotsByPodsAndDeletesTheRest runs the whole

@@ -36,9 +36,7 @@ func TestALookAlikeGetsNoPodOwners(t *testing.T) {
 		if err := cl.Get(t.Context(), client.ObjectKeyFromObject(cm), cm); err != nil {
 			t.Fatal(err)
 		}
-		m := &metav1.PartialObjectMetadata{ObjectMeta: *cm.ObjectMeta.DeepCopy()}
-		m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-		meta = append(meta, m)
+		meta = append(meta, metaOf(cm))
 	}
 	run(t, cl, meta)
 
