@@ -46,6 +46,25 @@ func newTestWorld() world {
 	return w
 }
 
+// awaitTheLook waits until the collector has looked at w's namespace: the
+// unread snapshot deleted, the read one owned by its pod.
+func awaitTheLook(t *testing.T, cl client.Client, w world) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		cm := &corev1.ConfigMap{}
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(w.unread), cm); !apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(w.read), cm); err != nil {
+			return false, err
+		}
+		return len(cm.OwnerReferences) == 1 && cm.OwnerReferences[0].UID == w.pod.UID && cm.OwnerReferences[0].Kind == "Pod", nil
+	})
+	if err != nil {
+		t.Fatalf("the unread snapshot not deleted, or the read one not owned by its pod: %v", err)
+	}
+}
+
 // metaOf is cm as the collector's metadata informer holds it.
 func metaOf(cm *corev1.ConfigMap) *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{ObjectMeta: *cm.ObjectMeta.DeepCopy()}
@@ -69,20 +88,7 @@ func TestControllerOwnsReadSnapshotsByPodsAndDeletesTheRest(t *testing.T) {
 		w.meta[i].(*metav1.PartialObjectMetadata).ResourceVersion = cm.ResourceVersion
 	}
 	run(t, cl, w.meta)
-
-	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-		cm := &corev1.ConfigMap{}
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(w.unread), cm); !apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(w.read), cm); err != nil {
-			return false, err
-		}
-		return len(cm.OwnerReferences) == 1 && cm.OwnerReferences[0].UID == w.pod.UID && cm.OwnerReferences[0].Kind == "Pod", nil
-	})
-	if err != nil {
-		t.Fatalf("the unread snapshot not deleted, or the read one not owned by its pod: %v", err)
-	}
+	awaitTheLook(t, cl, w)
 }
 
 // run starts a controller over cl and the snapshots' metadata meta until

@@ -1,15 +1,11 @@
 package snapshotgc
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -40,20 +36,7 @@ func TestALookAlikeGetsNoPodOwners(t *testing.T) {
 	}
 	run(t, cl, meta)
 
-	// The look is over once the unread snapshot is gone and the read one owned.
-	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-		cm := &corev1.ConfigMap{}
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(w.unread), cm); !apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(w.read), cm); err != nil {
-			return false, err
-		}
-		return len(cm.OwnerReferences) == 1, nil
-	})
-	if err != nil {
-		t.Fatalf("the namespace was not looked at: %v", err)
-	}
+	awaitTheLook(t, cl, w)
 	got := &corev1.ConfigMap{}
 	if err := cl.Get(t.Context(), client.ObjectKeyFromObject(app), got); err != nil {
 		t.Fatal(err)
