@@ -67,10 +67,14 @@ func (h *PinHandler) Handle(ctx context.Context, req admission.Request) admissio
 	var changed []pinning.Rewritten
 	if res.Reason == pinner.Pinned {
 		if err := pinning.Covers(&pod.Spec, res.Held); err != nil {
-			// Called again after another webhook added reads: what an
-			// earlier call pointed at snapshots goes back, so the pod is
-			// unpinned whole, as its annotation will say.
-			changed = pinning.Unpin(pod.Spec.DeepCopy(), res.Snapshots)
+			// Called again after another webhook added reads (the earlier
+			// call marked the pod pinned): what it pointed at snapshots
+			// goes back, so the pod is unpinned whole, as its annotation
+			// will say. On a first call a snapshot's name in the pod is
+			// the pod's own.
+			if pod.Annotations[pinning.PodAnnotation] == "true" {
+				changed = pinning.Unpin(pod.Spec.DeepCopy(), res.Snapshots)
+			}
 			res = pinner.Result{Reason: pinner.NotCovered, Detail: err.Error(), Writes: res.Writes}
 		} else {
 			changed = pinning.Rewrite(pod.Spec.DeepCopy(), res.Snapshots)

@@ -222,3 +222,38 @@ func TestPinCalledAgainUnpinsWhole(t *testing.T) {
 		t.Errorf("unpinned pod: app reads %q, sidecar %q; want both on the live %q", app, side, "app")
 	}
 }
+
+// A pod that, on the first call, reads a snapshot by its name itself (and
+// more of a pinned source than the snapshot holds) keeps reading it: only
+// the names an earlier call of this webhook rewrote go back.
+func TestPinFirstCallLeavesTheNamesAPodChose(t *testing.T) {
+	held := hasher.Reference{Source: appSource, Keys: []string{"level"}, EnvOnly: true}
+	h := pinHandler(&fakePinner{res: pinnedResult(held)})
+	pod := &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "web-", Annotations: map[string]string{contract.ChecksumAnnotation: "v2:x:y"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", EnvFrom: []corev1.EnvFromSource{
+			{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}}},
+			{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app-pin-0123"}}},
+		}}}},
+	}
+	raw, err := json.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID: types.UID("u"), Namespace: "pins", Operation: admissionv1.Create,
+		Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}, Object: runtime.RawExtension{Raw: raw},
+	}}
+	out := &corev1.Pod{}
+	if err := json.Unmarshal(patchedObject(t, req, h.Handle(context.Background(), req)), out); err != nil {
+		t.Fatal(err)
+	}
+	from := out.Spec.Containers[0].EnvFrom
+	if got := out.Annotations[pinning.PodAnnotation]; got != "false: "+string(pinner.NotCovered) {
+		t.Fatalf("annotation %q", got)
+	}
+	if from[0].ConfigMapRef.Name != "app" || from[1].ConfigMapRef.Name != "app-pin-0123" {
+		t.Errorf("the pod reads %q and %q; want what it named, app and app-pin-0123", from[0].ConfigMapRef.Name, from[1].ConfigMapRef.Name)
+	}
+}
