@@ -71,20 +71,21 @@ func (w *slotWaiters) add(r Request) {
 }
 
 // remove forgets r: admitted, settled, or waiting for something else now.
-func (w *slotWaiters) remove(r Request) {
+// It reports whether r was waiting.
+func (w *slotWaiters) remove(r Request) bool {
 	q := w.byNS[r.Namespace]
 	if q == nil {
-		return
+		return false
 	}
 	if _, ok := q.live[r]; !ok {
-		return
+		return false
 	}
 	delete(q.live, r)
 	delete(w.woken, r)
 	if len(q.live) == 0 {
 		delete(w.byNS, r.Namespace)
 		w.turns = slices.DeleteFunc(w.turns, func(ns string) bool { return ns == r.Namespace })
-		return
+		return true
 	}
 	if len(q.order) > 2*len(q.live) {
 		q.order = slices.DeleteFunc(q.order, func(e slotEntry) bool {
@@ -92,26 +93,16 @@ func (w *slotWaiters) remove(r Request) {
 			return !ok || l.seq != e.seq
 		})
 	}
-}
-
-// has reports whether r waits for a slot.
-func (w *slotWaiters) has(r Request) bool {
-	q := w.byNS[r.Namespace]
-	if q == nil {
-		return false
-	}
-	_, ok := q.live[r]
-	return ok
+	return true
 }
 
 // unblock takes r off the slot waiters, if it was one, since it waits for
 // something else now: its namespace no longer counts as waiting, and a slot
 // kept for it goes to the next waiter at once rather than when it lapses.
 func (p *planState) unblock(r Request, now time.Time) []Request {
-	if !p.blocked.has(r) {
+	if !p.blocked.remove(r) {
 		return nil
 	}
-	p.blocked.remove(r)
 	return p.nextWaiters(now)
 }
 
